@@ -1,0 +1,201 @@
+//! The collector owns every histogram. Sessions send small `Copy` events over an
+//! unbounded channel (no lock on the hot path); the collector task folds them into
+//! [`Stats`] and hands the result back when every sender is gone.
+
+use super::stats::Stats;
+use super::{FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// How many example messages are kept per failure kind.
+const EXAMPLES_PER_KIND: usize = 3;
+
+/// What sessions report.
+#[derive(Debug)]
+pub enum Event {
+    Sample(Sample),
+    SessionStarted {
+        persona: PersonaId,
+    },
+    SessionEnded {
+        persona: PersonaId,
+        outcome: SessionOutcome,
+    },
+    /// A scenario step skipped because the server did not declare its capability.
+    Skipped {
+        persona: PersonaId,
+        phase: Phase,
+    },
+    /// A message that explains a failure (error text, stderr tail), kept for the report.
+    Example {
+        kind: FailureKind,
+        text: String,
+    },
+    /// A server→client request or notification, by method.
+    ServerMessage {
+        method: String,
+    },
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOutcome {
+    Completed,
+    Failed,
+    Interrupted,
+}
+
+/// The sending side, one per virtual client. Cloning is cheap.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    tx: mpsc::UnboundedSender<Event>,
+}
+
+impl Recorder {
+    pub fn send(&self, event: Event) {
+        // The collector outlives every recorder; a send error only happens at teardown.
+        let _ = self.tx.send(event);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn sample(
+        &self,
+        phase: Phase,
+        persona: PersonaId,
+        tool: Option<ToolId>,
+        intended: Instant,
+        started: Instant,
+        finished: Instant,
+        outcome: Outcome,
+    ) {
+        self.send(Event::Sample(Sample {
+            phase,
+            persona,
+            tool,
+            intended,
+            started,
+            finished,
+            outcome,
+        }));
+    }
+}
+
+/// The receiving side.
+pub struct Collector {
+    rx: mpsc::UnboundedReceiver<Event>,
+    stats: Stats,
+}
+
+impl Collector {
+    pub fn new(personas: usize, tools: usize) -> (Collector, Recorder) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Collector {
+                rx,
+                stats: Stats::new(personas, tools),
+            },
+            Recorder { tx },
+        )
+    }
+
+    /// Fold events until every recorder is dropped.
+    pub async fn run(mut self) -> Stats {
+        let mut buf = Vec::with_capacity(256);
+        while self.rx.recv_many(&mut buf, 256).await > 0 {
+            for event in buf.drain(..) {
+                self.apply(event);
+            }
+        }
+        self.stats
+    }
+
+    fn apply(&mut self, event: Event) {
+        let s = &mut self.stats;
+        match event {
+            Event::Sample(sample) => {
+                s.phases.get_mut(sample.phase).record(&sample);
+                if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
+                    table.get_mut(sample.phase).record(&sample);
+                }
+                if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
+                    tool.record(&sample);
+                }
+            }
+            Event::SessionStarted { persona } => {
+                s.sessions.started += 1;
+                if let Some((_, c)) = s.personas.get_mut(usize::from(persona)) {
+                    c.started += 1;
+                }
+            }
+            Event::SessionEnded { persona, outcome } => {
+                let bump = |c: &mut super::stats::SessionCounts| match outcome {
+                    SessionOutcome::Completed => c.completed += 1,
+                    SessionOutcome::Failed => c.failed += 1,
+                    SessionOutcome::Interrupted => c.interrupted += 1,
+                };
+                bump(&mut s.sessions);
+                if let Some((_, c)) = s.personas.get_mut(usize::from(persona)) {
+                    bump(c);
+                }
+            }
+            Event::Skipped { persona, phase } => {
+                s.phases.get_mut(phase).skipped += 1;
+                if let Some((table, _)) = s.personas.get_mut(usize::from(persona)) {
+                    table.get_mut(phase).skipped += 1;
+                }
+            }
+            Event::Example { kind, text } => {
+                let list = s.examples.entry(kind).or_default();
+                if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
+                    list.push(text);
+                }
+            }
+            Event::ServerMessage { method } => {
+                *s.server_messages.entry(method).or_insert(0) += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn folds_samples_into_overall_persona_and_tool_slices() {
+        let (collector, rec) = Collector::new(2, 1);
+        let handle = tokio::spawn(collector.run());
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        rec.sample(Phase::ToolsCall, 1, Some(0), t0, ms(10), ms(30), Outcome::Ok);
+        rec.sample(Phase::ToolsCall, 1, Some(0), t0, t0, ms(5), Outcome::ToolError);
+        rec.sample(
+            Phase::ToolsCall,
+            0,
+            None,
+            t0,
+            t0,
+            ms(1),
+            Outcome::Failed(FailureKind::Timeout),
+        );
+        rec.send(Event::SessionStarted { persona: 1 });
+        rec.send(Event::SessionEnded {
+            persona: 1,
+            outcome: SessionOutcome::Failed,
+        });
+        drop(rec);
+        let stats = handle.await.expect("collector task");
+        let call = stats.phases.get(Phase::ToolsCall);
+        assert_eq!((call.count(), call.ok, call.errors(), call.tool_errors), (3, 2, 1, 1));
+        // service = 20 ms for the first sample, response (from intended) = 30 ms.
+        assert_eq!(call.service.max() / 1000, 20);
+        assert_eq!(call.response.max() / 1000, 30);
+        assert_eq!(stats.personas[1].0.get(Phase::ToolsCall).count(), 2);
+        assert_eq!(stats.personas[0].0.get(Phase::ToolsCall).errors(), 1);
+        assert_eq!(stats.tools[0].count(), 2);
+        assert_eq!(stats.sessions.failed, 1);
+        assert_eq!(stats.personas[1].1.started, 1);
+        assert_eq!(stats.failures().get(&FailureKind::Timeout), Some(&1));
+    }
+}

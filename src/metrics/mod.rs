@@ -1,0 +1,91 @@
+//! Measurement vocabulary: phases, outcomes and samples, and the collector that turns a
+//! stream of samples into histograms. Sessions only ever create small `Copy` samples.
+
+mod collector;
+mod phase;
+mod stats;
+
+pub use collector::{Collector, Event, Recorder};
+pub use phase::Phase;
+pub use stats::{PhaseStats, Stats, LATENCY_BOUND_US};
+
+use std::time::Instant;
+
+/// Index of a persona in the plan (interned at plan time).
+pub type PersonaId = u16;
+/// Index of a tool name in the plan's tool table (interned at plan time).
+pub type ToolId = u16;
+
+/// Why a phase failed. Each kind has one stable name used in every report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureKind {
+    /// No answer within the request timeout.
+    Timeout,
+    /// The server answered with a JSON-RPC error of this code.
+    RpcError(i64),
+    /// An HTTP response with an unexpected status.
+    HttpStatus(u16),
+    /// The connection or process ended while we waited.
+    TransportClosed,
+    /// TCP/TLS connection could not be established.
+    ConnectFailed,
+    /// The server process could not be started.
+    SpawnFailed,
+    /// The server sent something that is not valid JSON-RPC / MCP framing.
+    ProtocolViolation,
+    /// The server's result lacks required fields or has wrong types.
+    InvalidResult,
+    /// The server answered a protocol version the persona does not accept.
+    VersionRejected,
+    /// HTTP 404 on a live session: the server forgot the session.
+    SessionExpired,
+    /// Local I/O error while writing to the transport.
+    Io,
+}
+
+impl FailureKind {
+    /// The stable name used in summaries (`rpc_error:-32601`, `http_status:500`, …).
+    pub fn name(self) -> String {
+        match self {
+            FailureKind::Timeout => "timeout".into(),
+            FailureKind::RpcError(code) => format!("rpc_error:{code}"),
+            FailureKind::HttpStatus(status) => format!("http_status:{status}"),
+            FailureKind::TransportClosed => "transport_closed".into(),
+            FailureKind::ConnectFailed => "connect_failed".into(),
+            FailureKind::SpawnFailed => "spawn_failed".into(),
+            FailureKind::ProtocolViolation => "protocol_violation".into(),
+            FailureKind::InvalidResult => "invalid_result".into(),
+            FailureKind::VersionRejected => "version_rejected".into(),
+            FailureKind::SessionExpired => "session_expired".into(),
+            FailureKind::Io => "io_error".into(),
+        }
+    }
+
+    /// Failures after which the session cannot go on (the connection is unusable or the
+    /// handshake did not hold). Others (an RPC error on one call) let the scenario continue.
+    pub fn ends_session(self) -> bool {
+        !matches!(self, FailureKind::RpcError(_) | FailureKind::HttpStatus(_))
+    }
+}
+
+/// How a timed phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// A `tools/call` that succeeded as RPC but returned `isError: true`.
+    ToolError,
+    Failed(FailureKind),
+}
+
+/// One timed phase. `intended` is when the schedule wanted it to start; in a closed
+/// model it equals `started`, in an open model the gap is scheduler lag.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub phase: Phase,
+    pub persona: PersonaId,
+    pub tool: Option<ToolId>,
+    pub intended: Instant,
+    pub started: Instant,
+    pub finished: Instant,
+    pub outcome: Outcome,
+}

@@ -1,0 +1,82 @@
+//! The closed set of phases. An enum indexes arrays directly: no string hashing on the
+//! hot path, and every report uses the same stable names.
+
+/// A named, timed unit of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    Connect,
+    Initialize,
+    Initialized,
+    ToolsList,
+    ResourcesList,
+    ResourcesTemplatesList,
+    PromptsList,
+    ToolsCall,
+    ResourcesRead,
+    PromptsGet,
+    Ping,
+    Close,
+    /// The whole session, connect to close.
+    Session,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 13] = [
+        Phase::Connect,
+        Phase::Initialize,
+        Phase::Initialized,
+        Phase::ToolsList,
+        Phase::ResourcesList,
+        Phase::ResourcesTemplatesList,
+        Phase::PromptsList,
+        Phase::ToolsCall,
+        Phase::ResourcesRead,
+        Phase::PromptsGet,
+        Phase::Ping,
+        Phase::Close,
+        Phase::Session,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stable name used in reports, thresholds and `summary.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Connect => "connect",
+            Phase::Initialize => "initialize",
+            Phase::Initialized => "initialized",
+            Phase::ToolsList => "tools/list",
+            Phase::ResourcesList => "resources/list",
+            Phase::ResourcesTemplatesList => "resources/templates/list",
+            Phase::PromptsList => "prompts/list",
+            Phase::ToolsCall => "tools/call",
+            Phase::ResourcesRead => "resources/read",
+            Phase::PromptsGet => "prompts/get",
+            Phase::Ping => "ping",
+            Phase::Close => "close",
+            Phase::Session => "session",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Phase> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_indices_are_dense() {
+        for (i, p) in Phase::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i);
+            assert_eq!(Phase::from_name(p.name()), Some(p));
+        }
+        assert_eq!(Phase::from_name("tools/list"), Some(Phase::ToolsList));
+        assert_eq!(Phase::from_name("nope"), None);
+    }
+}

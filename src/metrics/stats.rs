@@ -1,0 +1,180 @@
+//! Histograms and counters for one slice of the run (a phase overall, a phase for one
+//! persona, a tool). Latency percentiles are over successful samples; failures are
+//! counted by kind.
+
+use super::{FailureKind, Outcome, Phase, Sample};
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+
+/// Highest latency a histogram holds: one hour, in microseconds. Larger values are
+/// clamped to it and counted in `clamped`, never dropped.
+pub const LATENCY_BOUND_US: u64 = 3_600_000_000;
+
+/// Figures for one phase in one slice.
+#[derive(Debug, Clone)]
+pub struct PhaseStats {
+    /// finished − started, µs.
+    pub service: Histogram<u64>,
+    /// finished − intended, µs (differs from service time only under an open model).
+    pub response: Histogram<u64>,
+    /// Successful samples (including tool errors).
+    pub ok: u64,
+    /// `tools/call` results with `isError: true` (successful RPCs).
+    pub tool_errors: u64,
+    pub failures: BTreeMap<FailureKind, u64>,
+    /// Values above [`LATENCY_BOUND_US`] that were clamped.
+    pub clamped: u64,
+    /// Steps not run because the server did not declare the capability.
+    pub skipped: u64,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 µs .. 1 h at 3 significant figures is a valid configuration by construction.
+    Histogram::new_with_bounds(1, LATENCY_BOUND_US, 3).unwrap_or_else(|_| {
+        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant figures is valid"))
+    })
+}
+
+impl Default for PhaseStats {
+    fn default() -> Self {
+        PhaseStats {
+            service: new_histogram(),
+            response: new_histogram(),
+            ok: 0,
+            tool_errors: 0,
+            failures: BTreeMap::new(),
+            clamped: 0,
+            skipped: 0,
+        }
+    }
+}
+
+impl PhaseStats {
+    pub fn errors(&self) -> u64 {
+        self.failures.values().sum()
+    }
+
+    /// Samples that ran (successful or failed).
+    pub fn count(&self) -> u64 {
+        self.ok + self.errors()
+    }
+
+    pub fn record(&mut self, sample: &Sample) {
+        match sample.outcome {
+            Outcome::Failed(kind) => *self.failures.entry(kind).or_insert(0) += 1,
+            Outcome::Ok | Outcome::ToolError => {
+                self.ok += 1;
+                if sample.outcome == Outcome::ToolError {
+                    self.tool_errors += 1;
+                }
+                let service = micros(sample.finished.duration_since(sample.started));
+                let response = micros(sample.finished.duration_since(sample.intended));
+                self.clamped += u64::from(clamped_record(&mut self.service, service));
+                clamped_record(&mut self.response, response);
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: &PhaseStats) {
+        // Both histograms share bounds, so adding cannot fail.
+        let _ = self.service.add(&other.service);
+        let _ = self.response.add(&other.response);
+        self.ok += other.ok;
+        self.tool_errors += other.tool_errors;
+        self.clamped += other.clamped;
+        self.skipped += other.skipped;
+        for (k, v) in &other.failures {
+            *self.failures.entry(*k).or_insert(0) += v;
+        }
+    }
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Record, clamping to the bound; true when clamped.
+fn clamped_record(h: &mut Histogram<u64>, value: u64) -> bool {
+    let clamped = value > LATENCY_BOUND_US;
+    let v = value.clamp(1, LATENCY_BOUND_US);
+    // In range by construction.
+    let _ = h.record(v);
+    clamped
+}
+
+/// Per-phase figures for one slice of the run.
+#[derive(Debug, Clone)]
+pub struct PhaseTable(pub Vec<PhaseStats>);
+
+impl Default for PhaseTable {
+    fn default() -> Self {
+        PhaseTable((0..Phase::COUNT).map(|_| PhaseStats::default()).collect())
+    }
+}
+
+impl PhaseTable {
+    pub fn get(&self, phase: Phase) -> &PhaseStats {
+        &self.0[phase.index()]
+    }
+    pub fn get_mut(&mut self, phase: Phase) -> &mut PhaseStats {
+        &mut self.0[phase.index()]
+    }
+    /// Phases that have anything to report, in the canonical order.
+    pub fn active(&self) -> impl Iterator<Item = (Phase, &PhaseStats)> {
+        Phase::ALL
+            .into_iter()
+            .map(|p| (p, self.get(p)))
+            .filter(|(_, s)| s.count() > 0 || s.skipped > 0)
+    }
+}
+
+/// Session counters for one slice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionCounts {
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    /// Stopped by the end of the run (deadline or Ctrl-C) before finishing.
+    pub interrupted: u64,
+}
+
+/// Everything the collector knows at the end of a run.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub phases: PhaseTable,
+    pub personas: Vec<(PhaseTable, SessionCounts)>,
+    /// `tools/call` figures per interned tool.
+    pub tools: Vec<PhaseStats>,
+    pub sessions: SessionCounts,
+    /// First examples of each failure kind (bounded), for the report.
+    pub examples: BTreeMap<FailureKind, Vec<String>>,
+    /// Server→client requests answered, notifications received, by method.
+    pub server_messages: BTreeMap<String, u64>,
+}
+
+impl Stats {
+    pub fn new(personas: usize, tools: usize) -> Self {
+        Stats {
+            phases: PhaseTable::default(),
+            personas: (0..personas).map(|_| Default::default()).collect(),
+            tools: (0..tools).map(|_| PhaseStats::default()).collect(),
+            sessions: SessionCounts::default(),
+            examples: BTreeMap::new(),
+            server_messages: BTreeMap::new(),
+        }
+    }
+
+    /// All failures by kind, over every phase except `session` (which repeats them).
+    pub fn failures(&self) -> BTreeMap<FailureKind, u64> {
+        let mut out = BTreeMap::new();
+        for (phase, s) in self.phases.active() {
+            if phase == Phase::Session {
+                continue;
+            }
+            for (k, v) in &s.failures {
+                *out.entry(*k).or_insert(0) += v;
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,370 @@
+//! JSON-RPC 2.0 framing: classify what arrives, encode what leaves.
+//!
+//! Incoming messages are parsed once into [`Incoming`]; anything that is not a valid
+//! JSON-RPC 2.0 object becomes a [`Malformed`] value the session counts as a protocol
+//! violation instead of an error that aborts the run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A JSON-RPC id: a number or a string, never null.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Number(i64),
+    String(String),
+}
+
+impl RequestId {
+    /// Our own requests use integer ids; a server echoing them as strings is tolerated
+    /// by matching the decimal form.
+    pub fn as_own(&self) -> Option<u64> {
+        match self {
+            RequestId::Number(n) => u64::try_from(*n).ok(),
+            RequestId::String(s) => s.parse().ok(),
+        }
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// The `error` member of a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// One message received from the server, classified.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A server→client request that must be answered.
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    /// A response to one of our requests (`id` may be absent when the server could not
+    /// parse what we sent).
+    Response {
+        id: Option<RequestId>,
+        outcome: Result<Value, RpcError>,
+    },
+}
+
+/// Why a received message is not valid JSON-RPC 2.0.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("a JSON-RPC batch (array), which this protocol version does not allow")]
+    Batch,
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("`jsonrpc` is missing or not \"2.0\"")]
+    WrongVersion,
+    #[error("a response with both `result` and `error`, or neither")]
+    ResultAndError,
+    #[error("`method` is not a string")]
+    BadMethod,
+    #[error("`id` is null or not a string or integer")]
+    BadId,
+    #[error("`error` is not an object with an integer `code`")]
+    BadError,
+}
+
+/// The raw shape, deserialized in one pass without an intermediate `Value` tree for the
+/// envelope.
+#[derive(Deserialize)]
+struct Envelope {
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+/// Distinguishes `"result": null` (present) from an absent key.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl Incoming {
+    /// Parse one message from bytes (a stdio line, an SSE `data` payload, a JSON body).
+    pub fn parse(bytes: &[u8]) -> Result<Incoming, Malformed> {
+        let trimmed = trim_ascii(bytes);
+        if trimmed.first() == Some(&b'[') {
+            return Err(Malformed::Batch);
+        }
+        if trimmed.first() != Some(&b'{') {
+            return match serde_json::from_slice::<Value>(trimmed) {
+                Ok(_) => Err(Malformed::NotObject),
+                Err(e) => Err(Malformed::NotJson(e.to_string())),
+            };
+        }
+        let env: Envelope =
+            serde_json::from_slice(trimmed).map_err(|e| Malformed::NotJson(e.to_string()))?;
+        Self::classify(env)
+    }
+
+    fn classify(env: Envelope) -> Result<Incoming, Malformed> {
+        if env.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+            return Err(Malformed::WrongVersion);
+        }
+        let id = match env.id {
+            None => None,
+            Some(Value::Null) => None,
+            Some(v) => Some(serde_json::from_value::<RequestId>(v).map_err(|_| Malformed::BadId)?),
+        };
+        if let Some(method) = env.method {
+            let Value::String(method) = method else {
+                return Err(Malformed::BadMethod);
+            };
+            return Ok(match id {
+                Some(id) => Incoming::Request {
+                    id,
+                    method,
+                    params: env.params,
+                },
+                None => Incoming::Notification {
+                    method,
+                    params: env.params,
+                },
+            });
+        }
+        match (env.result, env.error) {
+            (Some(result), None) => Ok(Incoming::Response {
+                id,
+                outcome: Ok(result),
+            }),
+            (None, Some(error)) => {
+                let error: RpcError =
+                    serde_json::from_value(error).map_err(|_| Malformed::BadError)?;
+                Ok(Incoming::Response {
+                    id,
+                    outcome: Err(error),
+                })
+            }
+            _ => Err(Malformed::ResultAndError),
+        }
+    }
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |p| p + 1);
+    &bytes[start..end]
+}
+
+/// Encode a request. Compact JSON never contains a raw newline, which stdio framing needs.
+pub fn encode_request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        jsonrpc: &'static str,
+        id: u64,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Value>,
+    }
+    to_vec(&Out {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+}
+
+pub fn encode_notification(method: &str, params: Option<&Value>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Value>,
+    }
+    to_vec(&Out {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+}
+
+/// Encode our answer to a server→client request.
+pub fn encode_response(id: &RequestId, outcome: Result<&Value, &RpcError>) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a RpcError>,
+    }
+    let (result, error) = match outcome {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e)),
+    };
+    to_vec(&Out {
+        jsonrpc: "2.0",
+        id,
+        result,
+        error,
+    })
+}
+
+fn to_vec<T: Serialize>(value: &T) -> Vec<u8> {
+    // Serializing plain structs of strings and `Value`s cannot fail.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Standard JSON-RPC error codes used by both sides.
+pub mod codes {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classifies_the_four_shapes() {
+        let req = Incoming::parse(br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#);
+        assert_eq!(
+            req,
+            Ok(Incoming::Request {
+                id: RequestId::String("p1".into()),
+                method: "ping".into(),
+                params: None
+            })
+        );
+        let note = Incoming::parse(
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+        );
+        assert!(matches!(note, Ok(Incoming::Notification { method, .. }) if method == "notifications/progress"));
+        let ok = Incoming::parse(b" {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+        assert_eq!(
+            ok,
+            Ok(Incoming::Response {
+                id: Some(RequestId::Number(7)),
+                outcome: Ok(json!({}))
+            })
+        );
+        let err = Incoming::parse(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        );
+        assert!(matches!(
+            err,
+            Ok(Incoming::Response { id: None, outcome: Err(RpcError { code: -32700, .. }) })
+        ));
+    }
+
+    #[test]
+    fn null_result_is_a_result() {
+        let r = Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"result":null}"#);
+        assert_eq!(
+            r,
+            Ok(Incoming::Response {
+                id: Some(RequestId::Number(1)),
+                outcome: Ok(Value::Null)
+            })
+        );
+    }
+
+    #[test]
+    fn rejects_what_is_not_json_rpc() {
+        assert_eq!(Incoming::parse(b"[]"), Err(Malformed::Batch));
+        assert_eq!(Incoming::parse(b"42"), Err(Malformed::NotObject));
+        assert!(matches!(Incoming::parse(b"{oops"), Err(Malformed::NotJson(_))));
+        assert_eq!(
+            Incoming::parse(br#"{"id":1,"result":{}}"#),
+            Err(Malformed::WrongVersion)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"1.0","id":1,"result":{}}"#),
+            Err(Malformed::WrongVersion)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1}}"#),
+            Err(Malformed::ResultAndError)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"2.0","id":1}"#),
+            Err(Malformed::ResultAndError)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#),
+            Err(Malformed::BadId)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"error":"bad"}"#),
+            Err(Malformed::BadError)
+        );
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":"2.0","method":5}"#),
+            Err(Malformed::BadMethod)
+        );
+    }
+
+    #[test]
+    fn encodes_compactly_without_newlines() {
+        let params = json!({"text": "a\nb"});
+        let bytes = encode_request(3, "tools/call", Some(&params));
+        assert!(!bytes.contains(&b'\n'));
+        assert_eq!(
+            String::from_utf8(bytes).unwrap_or_default(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"text":"a\nb"}}"#
+        );
+        assert_eq!(
+            String::from_utf8(encode_notification("notifications/initialized", None))
+                .unwrap_or_default(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
+        let e = RpcError {
+            code: codes::METHOD_NOT_FOUND,
+            message: "Method not found".into(),
+            data: None,
+        };
+        assert_eq!(
+            String::from_utf8(encode_response(&RequestId::String("s".into()), Err(&e)))
+                .unwrap_or_default(),
+            r#"{"jsonrpc":"2.0","id":"s","error":{"code":-32601,"message":"Method not found"}}"#
+        );
+    }
+
+    #[test]
+    fn own_ids_match_numbers_and_decimal_strings() {
+        assert_eq!(RequestId::Number(5).as_own(), Some(5));
+        assert_eq!(RequestId::String("5".into()).as_own(), Some(5));
+        assert_eq!(RequestId::String("x".into()).as_own(), None);
+        assert_eq!(RequestId::Number(-1).as_own(), None);
+    }
+}

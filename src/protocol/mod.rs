@@ -1,0 +1,9 @@
+//! The wire vocabulary: JSON-RPC 2.0 messages, MCP method names and the protocol-version
+//! table. Everything above the transports speaks these types; nothing here does I/O.
+
+pub mod jsonrpc;
+pub mod methods;
+pub mod version;
+
+pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use version::{Era, ProtocolVersion};

@@ -1,0 +1,1 @@
+//! The built-in reference MCP server (the default target).
