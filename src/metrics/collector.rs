@@ -4,8 +4,8 @@
 
 use super::stats::Stats;
 use super::{FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
-use std::time::Instant;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 /// How many example messages are kept per failure kind.
 const EXAMPLES_PER_KIND: usize = 3;
@@ -34,6 +34,11 @@ pub enum Event {
     /// A server→client request or notification, by method.
     ServerMessage {
         method: String,
+    },
+    /// A message from the server that is not valid JSON-RPC.
+    Malformed {
+        persona: PersonaId,
+        text: String,
     },
 }
 
@@ -153,6 +158,16 @@ impl Collector {
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
+            Event::Malformed { persona: _, text } => {
+                s.malformed += 1;
+                let list = s
+                    .examples
+                    .entry(FailureKind::ProtocolViolation)
+                    .or_default();
+                if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
+                    list.push(text);
+                }
+            }
         }
     }
 }
@@ -168,8 +183,24 @@ mod tests {
         let handle = tokio::spawn(collector.run());
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        rec.sample(Phase::ToolsCall, 1, Some(0), t0, ms(10), ms(30), Outcome::Ok);
-        rec.sample(Phase::ToolsCall, 1, Some(0), t0, t0, ms(5), Outcome::ToolError);
+        rec.sample(
+            Phase::ToolsCall,
+            1,
+            Some(0),
+            t0,
+            ms(10),
+            ms(30),
+            Outcome::Ok,
+        );
+        rec.sample(
+            Phase::ToolsCall,
+            1,
+            Some(0),
+            t0,
+            t0,
+            ms(5),
+            Outcome::ToolError,
+        );
         rec.sample(
             Phase::ToolsCall,
             0,
@@ -187,7 +218,10 @@ mod tests {
         drop(rec);
         let stats = handle.await.expect("collector task");
         let call = stats.phases.get(Phase::ToolsCall);
-        assert_eq!((call.count(), call.ok, call.errors(), call.tool_errors), (3, 2, 1, 1));
+        assert_eq!(
+            (call.count(), call.ok, call.errors(), call.tool_errors),
+            (3, 2, 1, 1)
+        );
         // service = 20 ms for the first sample, response (from intended) = 30 ms.
         assert_eq!(call.service.max() / 1000, 20);
         assert_eq!(call.response.max() / 1000, 30);

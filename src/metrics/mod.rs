@@ -5,11 +5,11 @@ mod collector;
 mod phase;
 mod stats;
 
-pub use collector::{Collector, Event, Recorder};
+pub use collector::{Collector, Event, Recorder, SessionOutcome};
 pub use phase::Phase;
-pub use stats::{PhaseStats, Stats, LATENCY_BOUND_US};
+pub use stats::{PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 /// Index of a persona in the plan (interned at plan time).
 pub type PersonaId = u16;

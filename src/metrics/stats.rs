@@ -150,6 +150,8 @@ pub struct Stats {
     pub examples: BTreeMap<FailureKind, Vec<String>>,
     /// Server→client requests answered, notifications received, by method.
     pub server_messages: BTreeMap<String, u64>,
+    /// Messages from the server that were not valid JSON-RPC (counted, then skipped).
+    pub malformed: u64,
 }
 
 impl Stats {
@@ -161,6 +163,7 @@ impl Stats {
             sessions: SessionCounts::default(),
             examples: BTreeMap::new(),
             server_messages: BTreeMap::new(),
+            malformed: 0,
         }
     }
 

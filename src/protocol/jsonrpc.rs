@@ -269,7 +269,9 @@ mod tests {
         let note = Incoming::parse(
             br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
         );
-        assert!(matches!(note, Ok(Incoming::Notification { method, .. }) if method == "notifications/progress"));
+        assert!(
+            matches!(note, Ok(Incoming::Notification { method, .. }) if method == "notifications/progress")
+        );
         let ok = Incoming::parse(b" {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
         assert_eq!(
             ok,
@@ -283,7 +285,10 @@ mod tests {
         );
         assert!(matches!(
             err,
-            Ok(Incoming::Response { id: None, outcome: Err(RpcError { code: -32700, .. }) })
+            Ok(Incoming::Response {
+                id: None,
+                outcome: Err(RpcError { code: -32700, .. })
+            })
         ));
     }
 
@@ -303,7 +308,10 @@ mod tests {
     fn rejects_what_is_not_json_rpc() {
         assert_eq!(Incoming::parse(b"[]"), Err(Malformed::Batch));
         assert_eq!(Incoming::parse(b"42"), Err(Malformed::NotObject));
-        assert!(matches!(Incoming::parse(b"{oops"), Err(Malformed::NotJson(_))));
+        assert!(matches!(
+            Incoming::parse(b"{oops"),
+            Err(Malformed::NotJson(_))
+        ));
         assert_eq!(
             Incoming::parse(br#"{"id":1,"result":{}}"#),
             Err(Malformed::WrongVersion)

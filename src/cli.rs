@@ -1,0 +1,87 @@
+//! The command line (clap derive). Names here are a contract: users and scripts rely on
+//! them. Each subcommand maps onto one entry point in `lib.rs`.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-fleet",
+    version,
+    about = "Load-test MCP servers with a fleet of mock clients"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a load test. Without a profile or a target: the quickstart against the
+    /// built-in server.
+    Run(RunArgs),
+    /// Run the built-in reference MCP server.
+    Serve(ServeArgs),
+    /// Check a profile and print the resolved plan.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Profile file (TOML). Without it, and without --target/--stdio: the quickstart.
+    pub profile: Option<PathBuf>,
+    /// Server URL; http:// or https:// → Streamable HTTP.
+    #[arg(long, value_name = "URL", conflicts_with = "stdio")]
+    pub target: Option<String>,
+    /// Spawn this command per session and speak stdio to it.
+    #[arg(long, value_name = "\"CMD ARGS...\"")]
+    pub stdio: Option<String>,
+    /// Concurrent virtual clients.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u32>,
+    /// Stop after N sessions in total.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<u64>,
+    /// Stop after this long, e.g. 30s.
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Per-request timeout, e.g. 10s.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Seed for every random choice.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Extra HTTP header, 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'K: V'")]
+    pub headers: Vec<String>,
+    /// Results folder (default: results/<name>-<time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print only the results folder's path and errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["http", "stdio"])))]
+pub struct ServeArgs {
+    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// Serve one session on stdin/stdout.
+    #[arg(long)]
+    pub stdio: bool,
+    /// Items per list page.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub page_size: usize,
+    /// Answer every HTTP request as an SSE stream instead of JSON.
+    #[arg(long)]
+    pub sse_responses: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Profile file (TOML).
+    pub profile: PathBuf,
+}

@@ -1,0 +1,842 @@
+//! Profile + command-line overrides → [`Plan`]: every check and default happens here,
+//! once. Nothing after the plan reads raw input again; names are interned into ids.
+
+use crate::metrics::{PersonaId, Phase, ToolId};
+use crate::profile::{self, Profile, Step as RawStep};
+use crate::protocol::methods;
+use crate::protocol::version::{legacy_versions, LATEST_LEGACY};
+use crate::protocol::ProtocolVersion;
+use rand::distr::weighted::WeightedIndex;
+use serde_json::{json, Value};
+use std::time::Duration;
+use url::Url;
+
+/// Command-line values that override the profile (all optional).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub target: Option<String>,
+    pub stdio: Option<String>,
+    pub clients: Option<u32>,
+    pub sessions: Option<u64>,
+    pub duration: Option<String>,
+    pub seed: Option<u64>,
+    pub timeout: Option<String>,
+    pub headers: Vec<String>,
+}
+
+/// What the fleet connects to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// Streamable HTTP endpoint.
+    Http(Url),
+    /// A command spawned once per session.
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// The built-in reference server, started by the run on a loopback port.
+    BuiltIn,
+}
+
+impl Target {
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Http(url) => url.to_string(),
+            Target::Stdio { program, args, .. } => {
+                shell_words::join(std::iter::once(program).chain(args))
+            }
+            Target::BuiltIn => "built-in reference server".into(),
+        }
+    }
+}
+
+/// The load model. Closed for now; the open model (arrival rate) joins this enum.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadModel {
+    /// A fixed number of virtual clients, each running sessions back to back.
+    Closed { clients: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Load {
+    pub model: LoadModel,
+    /// Stop after this many sessions in total.
+    pub sessions: Option<u64>,
+    /// Stop starting sessions after this long.
+    pub duration: Option<Duration>,
+    /// Pause between sessions of one virtual client.
+    pub think: Duration,
+    /// How long running sessions may take to finish after the deadline.
+    pub grace: Duration,
+}
+
+/// A resolved persona: everything a session needs, pre-built.
+#[derive(Debug, Clone)]
+pub struct Persona {
+    pub id: PersonaId,
+    pub name: String,
+    pub weight: u32,
+    pub protocol_version: ProtocolVersion,
+    pub accept_versions: Vec<String>,
+    /// `params` of `initialize`, built once.
+    pub initialize_params: Value,
+    /// Indices into [`Plan::scenarios`] and their weights.
+    pub scenarios: Vec<usize>,
+    pub scenario_weights: WeightedIndex<u32>,
+}
+
+/// A resolved scenario step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// A paginated list method, followed to the last page.
+    List {
+        phase: Phase,
+        method: &'static str,
+    },
+    CallTool {
+        tool: ToolId,
+        name: String,
+        arguments: Value,
+    },
+    ReadResource {
+        uri: String,
+    },
+    GetPrompt {
+        name: String,
+        arguments: Value,
+    },
+    Ping,
+    Pause(Duration),
+}
+
+impl Step {
+    /// The server capability this step needs, if any.
+    pub fn required_capability(&self) -> Option<&'static str> {
+        match self {
+            Step::List { method, .. } => methods::required_server_capability(method),
+            Step::CallTool { .. } => Some("tools"),
+            Step::ReadResource { .. } => Some("resources"),
+            Step::GetPrompt { .. } => Some("prompts"),
+            Step::Ping | Step::Pause(_) => None,
+        }
+    }
+
+    pub fn phase(&self) -> Option<Phase> {
+        match self {
+            Step::List { phase, .. } => Some(*phase),
+            Step::CallTool { .. } => Some(Phase::ToolsCall),
+            Step::ReadResource { .. } => Some(Phase::ResourcesRead),
+            Step::GetPrompt { .. } => Some(Phase::PromptsGet),
+            Step::Ping => Some(Phase::Ping),
+            Step::Pause(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub weight: u32,
+    pub steps: Vec<Step>,
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub seed: u64,
+    pub target: Target,
+    /// Extra HTTP headers (name, value), validated.
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    pub timeout: Duration,
+    pub load: Load,
+    pub personas: Vec<Persona>,
+    pub persona_weights: WeightedIndex<u32>,
+    pub scenarios: Vec<Scenario>,
+    /// Interned tool names; [`ToolId`] indexes this.
+    pub tools: Vec<String>,
+    /// The profile after overrides, as written to the results folder.
+    pub effective_profile: Profile,
+}
+
+/// A problem in the profile: where, what, and how to fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}: `{key}`: {problem}\nfix: {fix}")]
+pub struct PlanError {
+    pub origin: String,
+    pub key: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_CLIENTS: u32 = 10;
+const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// Sessions when neither a count nor a duration is given.
+const DEFAULT_SESSIONS: u64 = 100;
+
+impl Plan {
+    /// Apply `overrides` to `profile` and resolve. `origin` names the profile in errors.
+    pub fn resolve(
+        mut profile: Profile,
+        overrides: &Overrides,
+        origin: &str,
+    ) -> Result<Plan, PlanError> {
+        let err = |key: &str, problem: String, fix: &str| PlanError {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            problem,
+            fix: fix.to_string(),
+        };
+        apply_overrides(&mut profile, overrides, origin)?;
+
+        let target = resolve_target(&profile.target, origin)?;
+        let timeout = match &profile.target.timeout {
+            Some(t) => parse_duration(t, "target.timeout", origin)?,
+            None => DEFAULT_TIMEOUT,
+        };
+        if timeout.is_zero() {
+            return Err(err(
+                "target.timeout",
+                "must be more than zero".into(),
+                "use e.g. timeout = \"10s\"",
+            ));
+        }
+        let mut headers = Vec::new();
+        for (name, value) in &profile.target.headers {
+            let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                err(
+                    &format!("target.headers.{name}"),
+                    "not a valid HTTP header name".into(),
+                    "use letters, digits and '-' only",
+                )
+            })?;
+            let v = http::HeaderValue::from_str(value).map_err(|_| {
+                err(
+                    &format!("target.headers.{name}"),
+                    "not a valid HTTP header value".into(),
+                    "use visible ASCII characters only",
+                )
+            })?;
+            headers.push((n, v));
+        }
+
+        let load = resolve_load(&profile.load, origin)?;
+
+        // Scenarios (default: discovery of the three lists).
+        if profile.scenarios.is_empty() {
+            profile.scenarios.push(profile::ScenarioSection {
+                name: "discovery".into(),
+                weight: None,
+                steps: vec![
+                    RawStep::ToolsList {},
+                    RawStep::ResourcesList {},
+                    RawStep::PromptsList {},
+                ],
+            });
+        }
+        let mut tools: Vec<String> = Vec::new();
+        let mut scenarios = Vec::new();
+        for (i, s) in profile.scenarios.iter().enumerate() {
+            let key = format!("scenario[{i}]");
+            if scenarios.iter().any(|o: &Scenario| o.name == s.name) {
+                return Err(err(
+                    &format!("{key}.name"),
+                    format!("scenario name {:?} is used twice", s.name),
+                    "give each scenario its own name",
+                ));
+            }
+            let weight = s.weight.unwrap_or(1);
+            let mut steps = Vec::new();
+            for (j, raw) in s.steps.iter().enumerate() {
+                steps.push(resolve_step(
+                    raw,
+                    &format!("{key}.steps[{j}]"),
+                    origin,
+                    &mut tools,
+                )?);
+            }
+            scenarios.push(Scenario {
+                name: s.name.clone(),
+                weight,
+                steps,
+            });
+        }
+
+        // Personas (default: one generic modern-SDK-like client).
+        if profile.personas.is_empty() {
+            profile.personas.push(profile::PersonaSection {
+                name: "default".into(),
+                ..Default::default()
+            });
+        }
+        let mut personas: Vec<Persona> = Vec::new();
+        for (i, p) in profile.personas.iter().enumerate() {
+            let key = format!("persona[{i}]");
+            if p.name.is_empty() {
+                return Err(err(
+                    &format!("{key}.name"),
+                    "is empty".into(),
+                    "give the persona a name",
+                ));
+            }
+            if personas.iter().any(|o| o.name == p.name) {
+                return Err(err(
+                    &format!("{key}.name"),
+                    format!("persona name {:?} is used twice", p.name),
+                    "give each persona its own name",
+                ));
+            }
+            let id = PersonaId::try_from(i).map_err(|_| {
+                err(
+                    "persona",
+                    "too many personas".into(),
+                    "use at most 65535 personas",
+                )
+            })?;
+            personas.push(resolve_persona(p, id, &scenarios, &key, origin)?);
+        }
+        let weights: Vec<u32> = personas.iter().map(|p| p.weight).collect();
+        let persona_weights = WeightedIndex::new(weights).map_err(|_| {
+            err(
+                "persona.weight",
+                "every persona has weight 0".into(),
+                "give at least one persona a weight of 1 or more",
+            )
+        })?;
+        if tools.len() > usize::from(ToolId::MAX) {
+            return Err(err(
+                "scenario",
+                "too many distinct tools".into(),
+                "use fewer than 65535 tool names",
+            ));
+        }
+
+        Ok(Plan {
+            name: profile.name.clone().unwrap_or_else(|| "run".into()),
+            seed: profile.seed.unwrap_or_else(rand::random),
+            target,
+            headers,
+            timeout,
+            load,
+            personas,
+            persona_weights,
+            scenarios,
+            tools,
+            effective_profile: profile,
+        })
+    }
+
+    /// A readable account of the plan (for `validate` and the run banner).
+    pub fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "plan {:?}  seed {}", self.name, self.seed);
+        let _ = writeln!(s, "  target   {}", self.target.describe());
+        let LoadModel::Closed { clients } = self.load.model;
+        let _ = write!(s, "  load     closed, {clients} clients");
+        if let Some(n) = self.load.sessions {
+            let _ = write!(s, ", stop after {n} sessions");
+        }
+        if let Some(d) = self.load.duration {
+            let _ = write!(s, ", stop after {}", humantime::format_duration(d));
+        }
+        let _ = writeln!(
+            s,
+            ", think {}, request timeout {}",
+            humantime::format_duration(self.load.think),
+            humantime::format_duration(self.timeout)
+        );
+        let total: u32 = self.personas.iter().map(|p| p.weight).sum();
+        for p in &self.personas {
+            let scen: Vec<&str> = p
+                .scenarios
+                .iter()
+                .map(|&i| self.scenarios[i].name.as_str())
+                .collect();
+            let _ = writeln!(
+                s,
+                "  persona  {:<20} {:>5.1}%  version {}  capabilities {}  scenarios {}",
+                p.name,
+                f64::from(p.weight) * 100.0 / f64::from(total.max(1)),
+                p.protocol_version,
+                p.initialize_params["capabilities"],
+                scen.join(", ")
+            );
+        }
+        for sc in &self.scenarios {
+            let steps: Vec<String> = sc.steps.iter().map(describe_step).collect();
+            let _ = writeln!(
+                s,
+                "  scenario {:<20} weight {}  {}",
+                sc.name,
+                sc.weight,
+                steps.join(" → ")
+            );
+        }
+        s
+    }
+}
+
+fn describe_step(step: &Step) -> String {
+    match step {
+        Step::List { method, .. } => (*method).to_string(),
+        Step::CallTool { name, .. } => format!("tools/call({name})"),
+        Step::ReadResource { uri } => format!("resources/read({uri})"),
+        Step::GetPrompt { name, .. } => format!("prompts/get({name})"),
+        Step::Ping => "ping".into(),
+        Step::Pause(d) => format!("pause {}", humantime::format_duration(*d)),
+    }
+}
+
+fn parse_duration(text: &str, key: &str, origin: &str) -> Result<Duration, PlanError> {
+    humantime::parse_duration(text.trim()).map_err(|e| PlanError {
+        origin: origin.to_string(),
+        key: key.to_string(),
+        problem: format!("{text:?} is not a duration ({e})"),
+        fix: "write a number with a unit, e.g. \"250ms\", \"10s\", \"5m\"".into(),
+    })
+}
+
+fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), PlanError> {
+    if let Some(url) = &o.target {
+        p.target.url = Some(url.clone());
+        p.target.command = None;
+    }
+    if let Some(cmd) = &o.stdio {
+        p.target.command = Some(profile::Command::Line(cmd.clone()));
+        p.target.url = None;
+    }
+    if let Some(n) = o.clients {
+        p.load.clients = Some(n);
+    }
+    if let Some(n) = o.sessions {
+        p.load.sessions = Some(n);
+    }
+    if let Some(d) = &o.duration {
+        p.load.duration = Some(d.clone());
+    }
+    if let Some(s) = o.seed {
+        p.seed = Some(s);
+    }
+    if let Some(t) = &o.timeout {
+        p.target.timeout = Some(t.clone());
+    }
+    for h in &o.headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(PlanError {
+                origin: origin.to_string(),
+                key: "--header".into(),
+                problem: format!("{h:?} has no ':'"),
+                fix: "write it as 'Name: value'".into(),
+            });
+        };
+        p.target
+            .headers
+            .insert(name.trim().to_string(), value.trim().to_string());
+    }
+    Ok(())
+}
+
+fn resolve_target(t: &profile::TargetSection, origin: &str) -> Result<Target, PlanError> {
+    let err = |key: &str, problem: String, fix: &str| PlanError {
+        origin: origin.to_string(),
+        key: key.to_string(),
+        problem,
+        fix: fix.to_string(),
+    };
+    match (&t.url, &t.command) {
+        (Some(_), Some(_)) => Err(err(
+            "target",
+            "both `url` and `command` are set".into(),
+            "keep one: `url` for HTTP, `command` for stdio",
+        )),
+        (Some(raw), None) => {
+            let url = Url::parse(raw).map_err(|e| {
+                err(
+                    "target.url",
+                    format!("{raw:?} is not a URL ({e})"),
+                    "write it like \"http://127.0.0.1:3000/mcp\"",
+                )
+            })?;
+            match url.scheme() {
+                "http" | "https" => Ok(Target::Http(url)),
+                other => Err(err(
+                    "target.url",
+                    format!("scheme {other:?} is not supported"),
+                    "use http:// or https:// (Streamable HTTP), or `command` for stdio",
+                )),
+            }
+        }
+        (None, Some(cmd)) => {
+            let argv = match cmd {
+                profile::Command::Line(line) => shell_words::split(line).map_err(|e| {
+                    err(
+                        "target.command",
+                        format!("cannot split {line:?}: {e}"),
+                        "balance the quotes, or write the command as a list",
+                    )
+                })?,
+                profile::Command::Argv(v) => v.clone(),
+            };
+            let mut it = argv.into_iter();
+            let program = it.next().filter(|p| !p.is_empty()).ok_or_else(|| {
+                err(
+                    "target.command",
+                    "is empty".into(),
+                    "name the server program, e.g. \"npx -y @modelcontextprotocol/server-everything\"",
+                )
+            })?;
+            Ok(Target::Stdio {
+                program,
+                args: it.collect(),
+                env: t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            })
+        }
+        (None, None) => Ok(Target::BuiltIn),
+    }
+}
+
+fn resolve_load(l: &profile::LoadSection, origin: &str) -> Result<Load, PlanError> {
+    let clients = l.clients.unwrap_or(DEFAULT_CLIENTS);
+    if clients == 0 {
+        return Err(PlanError {
+            origin: origin.to_string(),
+            key: "load.clients".into(),
+            problem: "is 0, so nothing would run".into(),
+            fix: "set clients = 1 or more".into(),
+        });
+    }
+    if l.sessions == Some(0) {
+        return Err(PlanError {
+            origin: origin.to_string(),
+            key: "load.sessions".into(),
+            problem: "is 0, so nothing would run".into(),
+            fix: "set sessions = 1 or more, or leave it out and set a duration".into(),
+        });
+    }
+    let duration = l
+        .duration
+        .as_deref()
+        .map(|d| parse_duration(d, "load.duration", origin))
+        .transpose()?;
+    if duration.is_some_and(|d| d.is_zero()) {
+        return Err(PlanError {
+            origin: origin.to_string(),
+            key: "load.duration".into(),
+            problem: "is zero".into(),
+            fix: "use e.g. duration = \"30s\"".into(),
+        });
+    }
+    let sessions = match (l.sessions, duration) {
+        (None, None) => Some(DEFAULT_SESSIONS),
+        (s, _) => s,
+    };
+    let think = l
+        .think
+        .as_deref()
+        .map(|d| parse_duration(d, "load.think", origin))
+        .transpose()?
+        .unwrap_or_default();
+    let grace = l
+        .grace
+        .as_deref()
+        .map(|d| parse_duration(d, "load.grace", origin))
+        .transpose()?
+        .unwrap_or(DEFAULT_GRACE);
+    Ok(Load {
+        model: LoadModel::Closed { clients },
+        sessions,
+        duration,
+        think,
+        grace,
+    })
+}
+
+fn resolve_step(
+    raw: &RawStep,
+    key: &str,
+    origin: &str,
+    tools: &mut Vec<String>,
+) -> Result<Step, PlanError> {
+    let object_or_empty = |v: &Option<Value>, what: &str| -> Result<Value, PlanError> {
+        match v {
+            None => Ok(json!({})),
+            Some(v @ Value::Object(_)) => Ok(v.clone()),
+            Some(_) => Err(PlanError {
+                origin: origin.to_string(),
+                key: format!("{key}.{what}"),
+                problem: "is not a table".into(),
+                fix: format!("write {what} = {{ name = \"value\" }}"),
+            }),
+        }
+    };
+    Ok(match raw {
+        RawStep::ToolsList {} => Step::List {
+            phase: Phase::ToolsList,
+            method: methods::TOOLS_LIST,
+        },
+        RawStep::ResourcesList {} => Step::List {
+            phase: Phase::ResourcesList,
+            method: methods::RESOURCES_LIST,
+        },
+        RawStep::ResourcesTemplatesList {} => Step::List {
+            phase: Phase::ResourcesTemplatesList,
+            method: methods::RESOURCES_TEMPLATES_LIST,
+        },
+        RawStep::PromptsList {} => Step::List {
+            phase: Phase::PromptsList,
+            method: methods::PROMPTS_LIST,
+        },
+        RawStep::ToolsCall { tool, arguments } => {
+            if tool.is_empty() {
+                return Err(PlanError {
+                    origin: origin.to_string(),
+                    key: format!("{key}.tool"),
+                    problem: "is empty".into(),
+                    fix: "name the tool to call".into(),
+                });
+            }
+            let id = match tools.iter().position(|t| t == tool) {
+                Some(i) => i,
+                None => {
+                    tools.push(tool.clone());
+                    tools.len() - 1
+                }
+            };
+            Step::CallTool {
+                tool: ToolId::try_from(id).unwrap_or(ToolId::MAX),
+                name: tool.clone(),
+                arguments: object_or_empty(arguments, "arguments")?,
+            }
+        }
+        RawStep::ResourcesRead { uri } => Step::ReadResource { uri: uri.clone() },
+        RawStep::PromptsGet { prompt, arguments } => Step::GetPrompt {
+            name: prompt.clone(),
+            arguments: object_or_empty(arguments, "arguments")?,
+        },
+        RawStep::Ping {} => Step::Ping,
+        RawStep::Pause { duration } => Step::Pause(parse_duration(
+            duration,
+            &format!("{key}.duration"),
+            origin,
+        )?),
+    })
+}
+
+fn resolve_persona(
+    p: &profile::PersonaSection,
+    id: PersonaId,
+    scenarios: &[Scenario],
+    key: &str,
+    origin: &str,
+) -> Result<Persona, PlanError> {
+    let err = |k: &str, problem: String, fix: &str| PlanError {
+        origin: origin.to_string(),
+        key: format!("{key}.{k}"),
+        problem,
+        fix: fix.to_string(),
+    };
+    let weight = p.weight.unwrap_or(1);
+    let protocol_version =
+        ProtocolVersion::new(p.protocol_version.as_deref().unwrap_or(LATEST_LEGACY));
+    let accept_versions =
+        match &p.accept_versions {
+            Some(v) if v.is_empty() => return Err(err(
+                "accept_versions",
+                "is empty, so every answer would be rejected".into(),
+                "list at least one version, or leave the key out to accept every legacy version",
+            )),
+            Some(v) => v.clone(),
+            None => legacy_versions().map(String::from).collect(),
+        };
+    let capabilities = match &p.capabilities {
+        None => json!({}),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => {
+            return Err(err(
+                "capabilities",
+                "is not a table".into(),
+                "write capabilities = { sampling = {}, roots = { listChanged = true } }",
+            ))
+        }
+    };
+    let info = p.client_info.clone().unwrap_or_default();
+    let mut client_info = json!({
+        "name": info.name.unwrap_or_else(|| "mcp-fleet".into()),
+        "version": info.version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
+    });
+    for (k, v) in [
+        ("title", info.title),
+        ("description", info.description),
+        ("websiteUrl", info.website_url),
+    ] {
+        if let Some(v) = v {
+            client_info[k] = Value::String(v);
+        }
+    }
+    let initialize_params = json!({
+        "protocolVersion": protocol_version.as_str(),
+        "capabilities": capabilities,
+        "clientInfo": client_info,
+    });
+    let chosen: Vec<usize> = match &p.scenarios {
+        None => (0..scenarios.len()).collect(),
+        Some(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                let i = scenarios.iter().position(|s| &s.name == n).ok_or_else(|| {
+                    let known: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+                    err(
+                        "scenarios",
+                        format!("no scenario is named {n:?}"),
+                        &format!("use one of: {}", known.join(", ")),
+                    )
+                })?;
+                out.push(i);
+            }
+            out
+        }
+    };
+    let scenario_weights = WeightedIndex::new(chosen.iter().map(|&i| scenarios[i].weight))
+        .map_err(|_| {
+            err(
+                "scenarios",
+                "none of this persona's scenarios has a weight above 0".into(),
+                "give one of them weight = 1 or more",
+            )
+        })?;
+    Ok(Persona {
+        id,
+        name: p.name.clone(),
+        weight,
+        protocol_version,
+        accept_versions,
+        initialize_params,
+        scenarios: chosen,
+        scenario_weights,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Result<Plan, PlanError> {
+        Plan::resolve(
+            Profile::parse(text, "p.toml").expect("parses"),
+            &Overrides::default(),
+            "p.toml",
+        )
+    }
+
+    #[test]
+    fn empty_profile_gets_defaults() {
+        let p = plan("").expect("defaults");
+        assert_eq!(p.target, Target::BuiltIn);
+        assert_eq!(p.load.model, LoadModel::Closed { clients: 10 });
+        assert_eq!(p.load.sessions, Some(100));
+        assert_eq!(p.personas.len(), 1);
+        assert_eq!(
+            p.personas[0].initialize_params["protocolVersion"],
+            "2025-11-25"
+        );
+        assert_eq!(p.scenarios[0].name, "discovery");
+        assert_eq!(p.scenarios[0].steps.len(), 3);
+        assert!(p.tools.is_empty(), "discovery calls no tool");
+    }
+
+    #[test]
+    fn overrides_win_over_the_profile() {
+        let profile = Profile::parse(
+            "[target]\nurl = \"http://a/mcp\"\n[load]\nclients = 2\nsessions = 5\n",
+            "p",
+        )
+        .expect("parses");
+        let o = Overrides {
+            stdio: Some("server --flag 'a b'".into()),
+            clients: Some(7),
+            duration: Some("2s".into()),
+            seed: Some(9),
+            headers: vec!["Authorization: Bearer t".into()],
+            ..Default::default()
+        };
+        let p = Plan::resolve(profile, &o, "p").expect("resolves");
+        assert_eq!(
+            p.target,
+            Target::Stdio {
+                program: "server".into(),
+                args: vec!["--flag".into(), "a b".into()],
+                env: vec![]
+            }
+        );
+        assert_eq!(p.load.model, LoadModel::Closed { clients: 7 });
+        assert_eq!(p.load.sessions, Some(5));
+        assert_eq!(p.load.duration, Some(Duration::from_secs(2)));
+        assert_eq!(p.seed, 9);
+        assert_eq!(p.headers[0].0.as_str(), "authorization");
+        assert_eq!(p.effective_profile.load.clients, Some(7));
+    }
+
+    #[test]
+    fn tools_are_interned_once() {
+        let p = plan(
+            r#"
+[[scenario]]
+name = "a"
+steps = [{ op = "tools/call", tool = "echo" }, { op = "tools/call", tool = "add" }]
+[[scenario]]
+name = "b"
+steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
+"#,
+        )
+        .expect("resolves");
+        assert_eq!(p.tools, ["echo", "add"]);
+        assert!(matches!(
+            p.scenarios[1].steps[0],
+            Step::CallTool { tool: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn errors_name_file_key_and_fix() {
+        let cases = [
+            ("[load]\nclients = 0\n", "p.toml: `load.clients`: is 0, so nothing would run\nfix: set clients = 1 or more"),
+            ("[load]\nduration = \"soon\"\n", "p.toml: `load.duration`: \"soon\" is not a duration"),
+            ("[target]\nurl = \"ftp://x\"\n", "p.toml: `target.url`: scheme \"ftp\" is not supported"),
+            ("[target]\nurl = \"http://x\"\ncommand = \"y\"\n", "p.toml: `target`: both `url` and `command` are set"),
+            ("[target]\ncommand = \"\"\n", "p.toml: `target.command`: is empty"),
+            ("[[persona]]\nname = \"a\"\n[[persona]]\nname = \"a\"\n", "p.toml: `persona[1].name`: persona name \"a\" is used twice"),
+            ("[[persona]]\nname = \"a\"\nweight = 0\n", "p.toml: `persona.weight`: every persona has weight 0"),
+            ("[[persona]]\nname = \"a\"\nscenarios = [\"nope\"]\n", "p.toml: `persona[0].scenarios`: no scenario is named \"nope\"\nfix: use one of: discovery"),
+            ("[[persona]]\nname = \"a\"\ncapabilities = 3\n", "p.toml: `persona[0].capabilities`: is not a table"),
+            ("[[persona]]\nname = \"a\"\naccept_versions = []\n", "p.toml: `persona[0].accept_versions`: is empty"),
+            ("[[scenario]]\nname = \"s\"\nsteps = [{ op = \"pause\", duration = \"x\" }]\n", "p.toml: `scenario[0].steps[0].duration`: \"x\" is not a duration"),
+            ("[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"t\", arguments = 5 }]\n", "p.toml: `scenario[0].steps[0].arguments`: is not a table"),
+            ("[target]\nheaders = { \"Bad Name\" = \"x\" }\n", "p.toml: `target.headers.Bad Name`: not a valid HTTP header name"),
+        ];
+        for (text, expected) in cases {
+            let e = plan(text).expect_err(text).to_string();
+            assert!(
+                e.starts_with(expected),
+                "for {text:?}\n got: {e}\nwant: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_header_override_is_explained() {
+        let o = Overrides {
+            headers: vec!["NoColon".into()],
+            ..Default::default()
+        };
+        let e = Plan::resolve(Profile::default(), &o, "cli")
+            .expect_err("bad header")
+            .to_string();
+        assert_eq!(
+            e,
+            "cli: `--header`: \"NoColon\" has no ':'\nfix: write it as 'Name: value'"
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! The profile file, mirrored by serde: every section and key a user can write, with
+//! `deny_unknown_fields` so a typo is an error, and no logic. `plan.rs` gives it meaning.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A whole profile file.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// A short name, used for the results folder.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Seed for every random choice; random when absent (and printed).
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub target: TargetSection,
+    #[serde(default)]
+    pub load: LoadSection,
+    #[serde(default, rename = "persona", skip_serializing_if = "Vec::is_empty")]
+    pub personas: Vec<PersonaSection>,
+    #[serde(default, rename = "scenario", skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<ScenarioSection>,
+}
+
+/// `[target]`: the server under test. Absent `url` and `command` → the built-in server.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    /// `http://` or `https://` → Streamable HTTP.
+    pub url: Option<String>,
+    /// A command to spawn per session (stdio): a string split like a shell, or a list.
+    pub command: Option<Command>,
+    /// Environment variables for the spawned command.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Extra HTTP headers on every request, e.g. `Authorization = "Bearer …"`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Per-request timeout, e.g. `"10s"`.
+    pub timeout: Option<String>,
+}
+
+/// A command line, written either way.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Command {
+    Line(String),
+    Argv(Vec<String>),
+}
+
+/// `[load]`: how much load, for how long.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Concurrent virtual clients (closed model).
+    pub clients: Option<u32>,
+    /// Stop after this many sessions in total.
+    pub sessions: Option<u64>,
+    /// Stop after this long, e.g. `"30s"`.
+    pub duration: Option<String>,
+    /// Pause between one session's end and the client's next session, e.g. `"100ms"`.
+    pub think: Option<String>,
+    /// How long sessions still running at the deadline may take to finish, e.g. `"5s"`.
+    pub grace: Option<String>,
+}
+
+/// `[[persona]]`: a kind of virtual client.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonaSection {
+    pub name: String,
+    /// Relative share of sessions; default 1.
+    pub weight: Option<u32>,
+    /// Sent in `initialize`; any string, so wrong or unknown versions can be tested.
+    pub protocol_version: Option<String>,
+    /// Versions the persona accepts back; default: every legacy version.
+    pub accept_versions: Option<Vec<String>>,
+    pub client_info: Option<ClientInfoSection>,
+    /// Declared client capabilities, free-form: `{ roots = { listChanged = true } }`.
+    pub capabilities: Option<Value>,
+    /// Names of the scenarios this persona runs; default: all.
+    pub scenarios: Option<Vec<String>>,
+}
+
+/// `clientInfo` as sent in `initialize`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientInfoSection {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[serde(rename = "websiteUrl")]
+    pub website_url: Option<String>,
+}
+
+/// `[[scenario]]`: the steps a session performs after the handshake.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSection {
+    pub name: String,
+    /// Relative share among the scenarios a persona runs; default 1.
+    pub weight: Option<u32>,
+    #[serde(default)]
+    pub steps: Vec<Step>,
+}
+
+/// One scenario step, written as `{ op = "tools/call", tool = "echo", … }`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "op", deny_unknown_fields)]
+pub enum Step {
+    #[serde(rename = "tools/list")]
+    ToolsList {},
+    #[serde(rename = "resources/list")]
+    ResourcesList {},
+    #[serde(rename = "resources/templates/list")]
+    ResourcesTemplatesList {},
+    #[serde(rename = "prompts/list")]
+    PromptsList {},
+    #[serde(rename = "tools/call")]
+    ToolsCall {
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
+    },
+    #[serde(rename = "resources/read")]
+    ResourcesRead { uri: String },
+    #[serde(rename = "prompts/get")]
+    PromptsGet {
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
+    },
+    #[serde(rename = "ping")]
+    Ping {},
+    #[serde(rename = "pause")]
+    Pause { duration: String },
+}
+
+/// A profile that could not be read or parsed; the message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read profile {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+impl Profile {
+    pub fn load(path: &Path) -> Result<Profile, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Profile::parse(&text, &path.display().to_string())
+    }
+
+    /// Parse profile text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Profile, ProfileError> {
+        toml::from_str(text).map_err(|e| ProfileError::Parse {
+            path: origin.to_string(),
+            message: explain_toml_error(&e),
+        })
+    }
+
+    /// The profile as TOML (for the results folder).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# could not render: {e}\n"))
+    }
+}
+
+/// toml's message already carries line, column and a caret; add the fix for the common
+/// mistakes.
+fn explain_toml_error(e: &toml::de::Error) -> String {
+    let msg = e.message();
+    let fix = if msg.contains("unknown field") {
+        "\nfix: remove or rename the key; the expected keys are listed above"
+    } else if msg.contains("unknown variant") {
+        "\nfix: `op` must be one of the step kinds listed above"
+    } else if msg.contains("missing field") {
+        "\nfix: add the key named above"
+    } else {
+        ""
+    };
+    format!("{}{fix}", e.to_string().trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_profile() {
+        let p = Profile::parse(
+            r#"
+name = "t"
+seed = 7
+[target]
+url = "http://127.0.0.1:1/mcp"
+headers = { Authorization = "Bearer x" }
+timeout = "5s"
+[load]
+clients = 3
+sessions = 10
+[[persona]]
+name = "a"
+weight = 2
+protocol_version = "2025-06-18"
+capabilities = { roots = { listChanged = true }, sampling = {} }
+client_info = { name = "c", version = "1" }
+[[scenario]]
+name = "s"
+steps = [
+  { op = "tools/list" },
+  { op = "tools/call", tool = "echo", arguments = { message = "hi" } },
+  { op = "pause", duration = "10ms" },
+]
+"#,
+            "t.toml",
+        )
+        .expect("valid profile");
+        assert_eq!(p.personas[0].weight, Some(2));
+        assert_eq!(
+            p.personas[0].capabilities,
+            Some(serde_json::json!({"roots": {"listChanged": true}, "sampling": {}}))
+        );
+        assert_eq!(p.scenarios[0].steps.len(), 3);
+        assert_eq!(
+            p.scenarios[0].steps[1],
+            Step::ToolsCall {
+                tool: "echo".into(),
+                arguments: Some(serde_json::json!({"message": "hi"}))
+            }
+        );
+        // What we write back parses again to the same thing.
+        let again = Profile::parse(&p.to_toml(), "again").expect("round trip");
+        assert_eq!(again.scenarios[0].steps, p.scenarios[0].steps);
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_fix() {
+        let err = Profile::parse("[load]\nclient = 3\n", "bad.toml")
+            .expect_err("unknown key")
+            .to_string();
+        assert!(
+            err.starts_with("bad.toml: TOML parse error at line 2, column 1"),
+            "{err}"
+        );
+        assert!(
+            err.contains("unknown field `client`, expected one of"),
+            "{err}"
+        );
+        assert!(err.contains("fix: remove or rename the key"), "{err}");
+    }
+
+    #[test]
+    fn unknown_step_and_unknown_step_key_are_errors() {
+        let err = Profile::parse(
+            "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/lst\" }]\n",
+            "s.toml",
+        )
+        .expect_err("bad op")
+        .to_string();
+        assert!(err.contains("unknown variant `tools/lst`"), "{err}");
+        let err = Profile::parse(
+            "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"x\", args = {} }]\n",
+            "s.toml",
+        )
+        .expect_err("bad key")
+        .to_string();
+        assert!(err.contains("unknown field `args`"), "{err}");
+    }
+
+    #[test]
+    fn missing_persona_name_is_an_error() {
+        let err = Profile::parse("[[persona]]\nweight = 1\n", "p.toml")
+            .expect_err("missing name")
+            .to_string();
+        assert!(err.contains("missing field `name`"), "{err}");
+        assert!(err.contains("fix: add the key"), "{err}");
+    }
+}

@@ -1,0 +1,244 @@
+//! `summary.json`: the results contract. Built from the collector's [`Stats`] and the run's
+//! facts; its JSON schema is committed beside this file (`summary.schema.json`) and a
+//! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
+
+use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
+use crate::plan::{LoadModel, Plan};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub run: RunInfo,
+    pub sessions: Sessions,
+    pub phases: BTreeMap<String, PhaseSummary>,
+    pub failures: BTreeMap<String, u64>,
+    pub failure_examples: BTreeMap<String, Vec<String>>,
+    pub personas: BTreeMap<String, PersonaSummary>,
+    pub tools: BTreeMap<String, PhaseSummary>,
+    pub server_messages: BTreeMap<String, u64>,
+    pub malformed_messages: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolInfo {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub name: String,
+    pub seed: u64,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_s: f64,
+    pub target: String,
+    pub transport: String,
+    pub load: LoadInfo,
+    /// Why the run ended: `sessions`, `duration`, `interrupted`.
+    pub stopped_by: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadInfo {
+    pub model: &'static str,
+    pub clients: u32,
+    pub sessions: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub think_ms: f64,
+    pub timeout_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sessions {
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub interrupted: u64,
+    pub rate_per_s: f64,
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Latency {
+    pub mean_us: f64,
+    pub min_us: u64,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub p999_us: u64,
+    pub max_us: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseSummary {
+    /// Samples that ran (successful + failed).
+    pub count: u64,
+    pub errors: u64,
+    /// Successful `tools/call` results with `isError: true`.
+    pub tool_errors: u64,
+    /// Steps not run because the server did not declare the capability.
+    pub skipped: u64,
+    pub rate_per_s: f64,
+    /// Service time (finished − started) of successful samples, flattened for scripts.
+    #[serde(flatten)]
+    pub service: Latency,
+    /// Response time (finished − intended start); equals service time in a closed model.
+    pub response: Latency,
+    /// Latencies above the histogram bound, clamped to it.
+    pub clamped: u64,
+    pub failures: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonaSummary {
+    pub sessions: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub interrupted: u64,
+    pub phases: BTreeMap<String, PhaseSummary>,
+}
+
+fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency {
+            mean_us: 0.0,
+            min_us: 0,
+            p50_us: 0,
+            p90_us: 0,
+            p99_us: 0,
+            p999_us: 0,
+            max_us: 0,
+        };
+    }
+    Latency {
+        mean_us: (h.mean() * 10.0).round() / 10.0,
+        min_us: h.min(),
+        p50_us: h.value_at_quantile(0.5),
+        p90_us: h.value_at_quantile(0.9),
+        p99_us: h.value_at_quantile(0.99),
+        p999_us: h.value_at_quantile(0.999),
+        max_us: h.max(),
+    }
+}
+
+fn phase_summary(s: &PhaseStats, duration_s: f64) -> PhaseSummary {
+    PhaseSummary {
+        count: s.count(),
+        errors: s.errors(),
+        tool_errors: s.tool_errors,
+        skipped: s.skipped,
+        rate_per_s: rate(s.count(), duration_s),
+        service: latency(&s.service),
+        response: latency(&s.response),
+        clamped: s.clamped,
+        failures: s.failures.iter().map(|(k, v)| (k.name(), *v)).collect(),
+    }
+}
+
+fn phases(table: &PhaseTable, duration_s: f64) -> BTreeMap<String, PhaseSummary> {
+    table
+        .active()
+        .map(|(p, s)| (p.name().to_string(), phase_summary(s, duration_s)))
+        .collect()
+}
+
+fn rate(n: u64, secs: f64) -> f64 {
+    if secs <= 0.0 {
+        return 0.0;
+    }
+    ((n as f64 / secs) * 100.0).round() / 100.0
+}
+
+/// Facts about the run that the collector does not know.
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    pub started_at: std::time::SystemTime,
+    pub finished_at: std::time::SystemTime,
+    pub duration: std::time::Duration,
+    pub target: String,
+    pub transport: String,
+    pub stopped_by: String,
+}
+
+impl Summary {
+    pub fn build(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
+        let secs = facts.duration.as_secs_f64();
+        let LoadModel::Closed { clients } = plan.load.model;
+        let counts = |c: &SessionCounts| Sessions {
+            started: c.started,
+            completed: c.completed,
+            failed: c.failed,
+            interrupted: c.interrupted,
+            rate_per_s: rate(c.completed + c.failed, secs),
+        };
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo {
+                name: "mcp-fleet",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            run: RunInfo {
+                name: plan.name.clone(),
+                seed: plan.seed,
+                started_at: humantime::format_rfc3339_millis(facts.started_at).to_string(),
+                finished_at: humantime::format_rfc3339_millis(facts.finished_at).to_string(),
+                duration_s: (secs * 1000.0).round() / 1000.0,
+                target: facts.target.clone(),
+                transport: facts.transport.clone(),
+                load: LoadInfo {
+                    model: "closed",
+                    clients,
+                    sessions: plan.load.sessions,
+                    duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
+                    think_ms: plan.load.think.as_secs_f64() * 1000.0,
+                    timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
+                },
+                stopped_by: facts.stopped_by.clone(),
+            },
+            sessions: counts(&stats.sessions),
+            phases: phases(&stats.phases, secs),
+            failures: stats
+                .failures()
+                .into_iter()
+                .map(|(k, v)| (k.name(), v))
+                .collect(),
+            failure_examples: stats
+                .examples
+                .iter()
+                .map(|(k, v)| (k.name(), v.clone()))
+                .collect(),
+            personas: plan
+                .personas
+                .iter()
+                .zip(&stats.personas)
+                .map(|(p, (table, c))| {
+                    (
+                        p.name.clone(),
+                        PersonaSummary {
+                            sessions: c.started,
+                            completed: c.completed,
+                            failed: c.failed,
+                            interrupted: c.interrupted,
+                            phases: phases(table, secs),
+                        },
+                    )
+                })
+                .collect(),
+            tools: plan
+                .tools
+                .iter()
+                .zip(&stats.tools)
+                .filter(|(_, s)| s.count() > 0)
+                .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
+                .collect(),
+            server_messages: stats.server_messages.clone(),
+            malformed_messages: stats.malformed,
+        }
+    }
+}

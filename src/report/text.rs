@@ -1,0 +1,140 @@
+//! The terminal summary: a header with the run's facts, one table row per phase, then
+//! personas, tools and failures — the same figures as `summary.json`.
+
+use super::summary::{Latency, PhaseSummary, Summary};
+use std::fmt::Write;
+
+/// Format microseconds with a unit a person reads at a glance.
+pub fn format_us(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{us:.0}µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.2}ms", us / 1_000.0)
+    } else {
+        format!("{:.2}s", us / 1_000_000.0)
+    }
+}
+
+fn row(out: &mut String, name: &str, p: &PhaseSummary) {
+    let l: &Latency = &p.service;
+    let _ = writeln!(
+        out,
+        "  {name:<26} {:>8} {:>7} {:>7} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
+        p.count,
+        p.errors,
+        p.tool_errors,
+        p.rate_per_s,
+        format_us(l.mean_us),
+        format_us(l.p50_us as f64),
+        format_us(l.p90_us as f64),
+        format_us(l.p99_us as f64),
+        format_us(l.p999_us as f64),
+        format_us(l.max_us as f64),
+        if p.skipped > 0 {
+            format!("  ({} skipped: not declared by the server)", p.skipped)
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn header(out: &mut String, first: &str) {
+    let _ = writeln!(
+        out,
+        "  {first:<26} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "count", "errors", "isError", "rate/s", "mean", "p50", "p90", "p99", "p99.9", "max"
+    );
+}
+
+/// Phases in pipeline order (the map is sorted by name).
+fn ordered(
+    phases: &std::collections::BTreeMap<String, PhaseSummary>,
+) -> Vec<(&str, &PhaseSummary)> {
+    let mut v: Vec<_> = phases.iter().map(|(k, p)| (k.as_str(), p)).collect();
+    v.sort_by_key(|(k, _)| {
+        crate::metrics::Phase::from_name(k).map_or(usize::MAX, crate::metrics::Phase::index)
+    });
+    v
+}
+
+pub fn render(s: &Summary) -> String {
+    let mut out = String::new();
+    let r = &s.run;
+    let _ = writeln!(
+        out,
+        "mcp-fleet {} · {} · seed {} · {:.1}s · {} ({})",
+        s.tool.version, r.name, r.seed, r.duration_s, r.target, r.transport
+    );
+    let ss = &s.sessions;
+    let _ = writeln!(
+        out,
+        "sessions: {} started, {} completed, {} failed, {} interrupted · {:.1} sessions/s · {} clients · stopped by {}",
+        ss.started, ss.completed, ss.failed, ss.interrupted, ss.rate_per_s, r.load.clients, r.stopped_by
+    );
+    let _ = writeln!(out);
+    header(&mut out, "phase");
+    for (name, p) in ordered(&s.phases) {
+        row(&mut out, name, p);
+    }
+    if s.personas.len() > 1 {
+        let _ = writeln!(out, "\nby persona");
+        for (name, p) in &s.personas {
+            let _ = writeln!(
+                out,
+                "  {name}: {} sessions, {} completed, {} failed",
+                p.sessions, p.completed, p.failed
+            );
+            for (phase, ps) in ordered(&p.phases) {
+                if phase == "session" || phase == "initialize" || phase == "tools/call" {
+                    row(&mut out, &format!("  {phase}"), ps);
+                }
+            }
+        }
+    }
+    if !s.tools.is_empty() {
+        let _ = writeln!(out, "\ntools/call by tool");
+        for (name, p) in &s.tools {
+            row(&mut out, name, p);
+        }
+    }
+    if !s.failures.is_empty() || s.malformed_messages > 0 {
+        let _ = writeln!(out, "\nfailures");
+        for (kind, n) in &s.failures {
+            let example = s
+                .failure_examples
+                .get(kind)
+                .and_then(|v| v.first())
+                .map(|e| format!("  e.g. {e}"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "  {kind:<26} {n:>8}{example}");
+        }
+        if s.malformed_messages > 0 {
+            let _ = writeln!(
+                out,
+                "  {:<26} {:>8}  (messages that are not JSON-RPC; skipped)",
+                "malformed messages", s.malformed_messages
+            );
+        }
+    }
+    if !s.server_messages.is_empty() {
+        let list: Vec<String> = s
+            .server_messages
+            .iter()
+            .map(|(m, n)| format!("{m} ×{n}"))
+            .collect();
+        let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_switch_at_thousands() {
+        assert_eq!(format_us(12.0), "12µs");
+        assert_eq!(format_us(1_500.0), "1.50ms");
+        assert_eq!(format_us(2_500_000.0), "2.50s");
+    }
+}

@@ -1,0 +1,199 @@
+//! An incremental `text/event-stream` parser (the WHATWG rules that MCP relies on):
+//! events end at a blank line, `data:` lines join with `\n`, `:` lines are comments,
+//! `id:` and `retry:` are kept, and CR, LF or CRLF all end a line. Feed it body chunks
+//! as they arrive; it yields whole events.
+
+use bytes::{Buf, BytesMut};
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// `event:` field; `message` when absent.
+    pub event: Option<String>,
+    pub data: String,
+    pub id: Option<String>,
+    pub retry_ms: Option<u64>,
+}
+
+impl SseEvent {
+    pub fn event_type(&self) -> &str {
+        self.event.as_deref().unwrap_or("message")
+    }
+}
+
+/// Upper bound on one event (and on a line) to keep a hostile stream from eating memory.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SseError {
+    #[error("an SSE event exceeds {MAX_EVENT_BYTES} bytes")]
+    TooLarge,
+    #[error("an SSE line is not UTF-8")]
+    NotUtf8,
+}
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: BytesMut,
+    current: SseEvent,
+    has_data: bool,
+    has_fields: bool,
+    /// A CR ended the last line; a following LF belongs to it.
+    after_cr: bool,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add bytes; complete events are pushed to `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        self.buf.extend_from_slice(chunk);
+        loop {
+            if self.after_cr && self.buf.first() == Some(&b'\n') {
+                self.buf.advance(1);
+            }
+            self.after_cr = false;
+            let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
+                break;
+            };
+            let line = self.buf.split_to(end);
+            let terminator = self.buf[0];
+            self.buf.advance(1);
+            self.after_cr = terminator == b'\r';
+            self.line(&line, out)?;
+        }
+        if self.buf.len() > MAX_EVENT_BYTES || self.current.data.len() > MAX_EVENT_BYTES {
+            return Err(SseError::TooLarge);
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        if line.is_empty() {
+            if self.has_data {
+                out.push(std::mem::take(&mut self.current));
+            } else if self.has_fields {
+                // An event without data (e.g. a priming event that only sets `id`) is not
+                // dispatched, but its id and retry still count for resumption.
+                let ev = std::mem::take(&mut self.current);
+                out.push(SseEvent {
+                    data: String::new(),
+                    ..ev
+                });
+            }
+            self.current = SseEvent::default();
+            self.has_data = false;
+            self.has_fields = false;
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(()); // comment / keep-alive
+        }
+        let line = std::str::from_utf8(line).map_err(|_| SseError::NotUtf8)?;
+        let (field, value) = match line.find(':') {
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(' ').unwrap_or(v))
+            }
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.current.event = Some(value.to_string()),
+            "id" => {
+                if !value.contains('\0') {
+                    self.current.id = Some(value.to_string());
+                }
+            }
+            "retry" => {
+                if let Ok(ms) = value.parse() {
+                    self.current.retry_ms = Some(ms);
+                }
+            }
+            _ => return Ok(()), // unknown fields are ignored
+        }
+        self.has_fields = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            p.feed(c, &mut out).expect("valid stream");
+        }
+        out
+    }
+
+    #[test]
+    fn joins_data_lines_and_skips_comments() {
+        let ev =
+            parse_all(&[b": keep-alive\n\nevent: message\ndata: {\"a\":\ndata: 1}\nid: 7\n\n"]);
+        assert_eq!(
+            ev,
+            vec![SseEvent {
+                event: Some("message".into()),
+                data: "{\"a\":\n1}".into(),
+                id: Some("7".into()),
+                retry_ms: None
+            }]
+        );
+    }
+
+    #[test]
+    fn priming_event_has_empty_data_and_keeps_id_and_retry() {
+        let ev = parse_all(&[b"id: abc\nretry: 1500\ndata:\n\ndata: x\n\n"]);
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, "");
+        assert_eq!(ev[0].id.as_deref(), Some("abc"));
+        assert_eq!(ev[0].retry_ms, Some(1500));
+        assert_eq!(ev[1].data, "x");
+        assert_eq!(ev[1].event_type(), "message");
+    }
+
+    #[test]
+    fn event_split_across_chunks_and_crlf_endings() {
+        let ev = parse_all(&[b"da", b"ta: he", b"llo\r", b"\n\r", b"\ndata: second\r\r"]);
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, "hello");
+        assert_eq!(ev[1].data, "second");
+    }
+
+    #[test]
+    fn id_only_event_is_reported_without_data() {
+        let ev = parse_all(&[b"id: 5\n\n"]);
+        assert_eq!(ev[0].id.as_deref(), Some("5"));
+        assert!(ev[0].data.is_empty());
+    }
+
+    #[test]
+    fn field_without_colon_and_no_space_after_colon() {
+        let ev = parse_all(&[b"data\ndata:x\n\n"]);
+        assert_eq!(ev[0].data, "\nx");
+    }
+
+    #[test]
+    fn incomplete_event_is_not_dispatched() {
+        assert!(parse_all(&[b"data: partial\n"]).is_empty());
+    }
+
+    #[test]
+    fn rejects_non_utf8() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        assert_eq!(p.feed(b"data: \xff\n\n", &mut out), Err(SseError::NotUtf8));
+    }
+}

@@ -1,0 +1,203 @@
+//! stdio: the server is a child process we spawn per session; one JSON-RPC message per
+//! line on its stdin and stdout. Its stderr is drained (a full pipe would block it) into
+//! a bounded tail kept for failure reports. Shutdown follows the spec: close stdin,
+//! wait, SIGTERM, wait, SIGKILL — sent to the child's whole process group, so servers
+//! started through wrappers (npx, uv, sh) leave nothing behind.
+
+use super::{classify, Received, TransportError};
+use crate::metrics::FailureKind;
+use crate::protocol::jsonrpc::Malformed;
+use futures::StreamExt;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+
+/// Longest line accepted from the server.
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// How much of the server's stderr is kept.
+const STDERR_TAIL_BYTES: usize = 4096;
+
+/// What to spawn; shared by every session of a run.
+#[derive(Debug, Clone)]
+pub struct StdioCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// How long to wait at each shutdown step (after closing stdin, after SIGTERM).
+    pub grace: Duration,
+}
+
+pub struct StdioTransport {
+    child: Child,
+    /// Process group id (= the child's pid, since it leads its own group).
+    pgid: Option<Pid>,
+    stdin: Option<ChildStdin>,
+    stdout: FramedRead<ChildStdout, LinesCodec>,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    grace: Duration,
+}
+
+impl StdioTransport {
+    pub fn spawn(cmd: &StdioCommand) -> Result<StdioTransport, TransportError> {
+        let mut command = Command::new(&cmd.program);
+        command
+            .args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| {
+            TransportError::new(
+                FailureKind::SpawnFailed,
+                format!("cannot start {:?}: {e}", cmd.program),
+            )
+        })?;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        let (Some(stdin), Some(stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(TransportError::new(
+                FailureKind::SpawnFailed,
+                "the child's pipes are missing",
+            ));
+        };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let sink = tail.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut t) = sink.lock() {
+                    t.extend(&buf[..n]);
+                    let excess = t.len().saturating_sub(STDERR_TAIL_BYTES);
+                    t.drain(..excess);
+                }
+            }
+        });
+        Ok(StdioTransport {
+            child,
+            pgid,
+            stdin: Some(stdin),
+            stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
+            stderr: tail,
+            grace: cmd.grace,
+        })
+    }
+
+    pub async fn send(&mut self, mut bytes: Vec<u8>) -> Result<(), TransportError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::new(
+                FailureKind::TransportClosed,
+                "stdin is closed",
+            ));
+        };
+        bytes.push(b'\n');
+        let write = async {
+            stdin.write_all(&bytes).await?;
+            stdin.flush().await
+        };
+        write.await.map_err(|e| {
+            TransportError::new(
+                FailureKind::TransportClosed,
+                format!("writing to the server's stdin: {e}"),
+            )
+        })
+    }
+
+    pub async fn recv(&mut self) -> Received {
+        loop {
+            return match self.stdout.next().await {
+                Some(Ok(line)) if line.trim().is_empty() => continue,
+                Some(Ok(line)) => classify(line.as_bytes()),
+                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => Received::Malformed {
+                    error: Malformed::NotJson(format!("a line longer than {MAX_LINE_BYTES} bytes")),
+                    excerpt: String::new(),
+                },
+                Some(Err(LinesCodecError::Io(e))) => Received::Closed {
+                    detail: format!("reading the server's stdout: {e}"),
+                },
+                None => Received::Closed {
+                    detail: self.exit_detail(),
+                },
+            };
+        }
+    }
+
+    fn exit_detail(&mut self) -> String {
+        let status = match self.child.try_wait() {
+            Ok(Some(s)) => format!("the server exited ({s})"),
+            _ => "the server closed its stdout".to_string(),
+        };
+        match self.stderr_tail() {
+            Some(tail) => format!("{status}; stderr: {tail}"),
+            None => status,
+        }
+    }
+
+    pub fn stderr_tail(&self) -> Option<String> {
+        let t = self.stderr.lock().ok()?;
+        if t.is_empty() {
+            return None;
+        }
+        let (a, b) = t.as_slices();
+        let text = String::from_utf8_lossy(&[a, b].concat()).trim().to_string();
+        Some(text)
+    }
+
+    /// Close stdin, wait; SIGTERM the group, wait; SIGKILL the group.
+    pub async fn close(mut self) -> Result<(), TransportError> {
+        drop(self.stdin.take());
+        if let Ok(Ok(status)) = tokio::time::timeout(self.grace, self.child.wait()).await {
+            self.signal_group(Signal::SIGKILL); // reap helpers the server may have left
+            let _ = status;
+            return Ok(());
+        }
+        self.signal_group(Signal::SIGTERM);
+        if tokio::time::timeout(self.grace, self.child.wait())
+            .await
+            .is_ok()
+        {
+            self.signal_group(Signal::SIGKILL);
+            return Ok(());
+        }
+        self.signal_group(Signal::SIGKILL);
+        let _ = self.child.wait().await;
+        Err(TransportError::new(
+            FailureKind::Timeout,
+            format!(
+                "the server ignored stdin EOF and SIGTERM for {} each; killed",
+                humantime::format_duration(self.grace)
+            ),
+        ))
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (group already gone) is the normal case.
+            let _ = killpg(pgid, signal);
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // A session cancelled mid-way (deadline, Ctrl-C) must not leave processes behind.
+        // After a clean close the group is already gone and this is a no-op.
+        if self.stdin.is_some() || matches!(self.child.try_wait(), Ok(None)) {
+            self.signal_group(Signal::SIGKILL);
+        }
+    }
+}
