@@ -67,7 +67,7 @@ impl Timer<'_> {
 
     fn fail(&mut self, phase: Phase, f: Failure, diagnostics: Option<String>) {
         let mut text = format!("{}: {}", phase.name(), f.detail);
-        if let Some(d) = diagnostics {
+        if let Some(d) = diagnostics.filter(|_| !text.contains("stderr:")) {
             text.push_str(" | server stderr: ");
             text.push_str(&d);
         }

@@ -40,8 +40,13 @@ pub struct StdioTransport {
     stdin: Option<ChildStdin>,
     stdout: FramedRead<ChildStdout, LinesCodec>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
     grace: Duration,
 }
+
+/// How long we wait, after the pipe broke, for the process to exit and its last stderr
+/// to arrive, so the failure can say why.
+const DEATH_NOTE_WAIT: Duration = Duration::from_millis(300);
 
 impl StdioTransport {
     pub fn spawn(cmd: &StdioCommand) -> Result<StdioTransport, TransportError> {
@@ -74,7 +79,7 @@ impl StdioTransport {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
-        tokio::spawn(async move {
+        let stderr_task = tokio::spawn(async move {
             let mut buf = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut buf).await {
                 if n == 0 {
@@ -93,6 +98,7 @@ impl StdioTransport {
             stdin: Some(stdin),
             stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
             stderr: tail,
+            stderr_task: Some(stderr_task),
             grace: cmd.grace,
         })
     }
@@ -109,12 +115,14 @@ impl StdioTransport {
             stdin.write_all(&bytes).await?;
             stdin.flush().await
         };
-        write.await.map_err(|e| {
-            TransportError::new(
+        if let Err(e) = write.await {
+            let note = self.death_note().await;
+            return Err(TransportError::new(
                 FailureKind::TransportClosed,
-                format!("writing to the server's stdin: {e}"),
-            )
-        })
+                format!("writing to the server's stdin: {e}; {note}"),
+            ));
+        }
+        Ok(())
     }
 
     pub async fn recv(&mut self) -> Received {
@@ -130,17 +138,22 @@ impl StdioTransport {
                     detail: format!("reading the server's stdout: {e}"),
                 },
                 None => Received::Closed {
-                    detail: self.exit_detail(),
+                    detail: self.death_note().await,
                 },
             };
         }
     }
 
-    fn exit_detail(&mut self) -> String {
-        let status = match self.child.try_wait() {
-            Ok(Some(s)) => format!("the server exited ({s})"),
+    /// Why the server stopped talking: its exit status and the end of its stderr.
+    async fn death_note(&mut self) -> String {
+        let status = match tokio::time::timeout(DEATH_NOTE_WAIT, self.child.wait()).await {
+            Ok(Ok(s)) => format!("the server exited ({s})"),
             _ => "the server closed its stdout".to_string(),
         };
+        if let Some(task) = self.stderr_task.as_mut() {
+            let _ = tokio::time::timeout(DEATH_NOTE_WAIT, task).await;
+            self.stderr_task = None;
+        }
         match self.stderr_tail() {
             Some(tail) => format!("{status}; stderr: {tail}"),
             None => status,

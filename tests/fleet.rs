@@ -1,0 +1,453 @@
+//! Integration tests: the whole pipeline against real servers on 127.0.0.1:0 and real
+//! processes — the built-in reference server over Streamable HTTP and stdio, and an
+//! independent server built with the official Rust SDK (rmcp). Assertions are on the
+//! numbers in `summary.json`.
+
+use mcp_fleet::cli::RunArgs;
+use mcp_fleet::report::Summary;
+use mcp_fleet::server::{spawn_http, ServerOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Upper bound on any one run in these tests; a hang fails the test instead of CI.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+fn args(out: &Path) -> RunArgs {
+    RunArgs {
+        profile: None,
+        target: None,
+        stdio: None,
+        clients: None,
+        sessions: None,
+        duration: None,
+        timeout: None,
+        seed: Some(1),
+        headers: vec![],
+        out: Some(out.to_path_buf()),
+        quiet: true,
+    }
+}
+
+async fn run(args: RunArgs) -> (Summary, Value) {
+    let out = args.out.clone().expect("tests always set --out");
+    let outcome = tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(args))
+        .await
+        .expect("the run finished in time")
+        .expect("the run could be done");
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json written");
+    let json: Value = serde_json::from_str(&text).expect("summary.json is JSON");
+    (outcome.summary, json)
+}
+
+fn write_profile(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("profile.toml");
+    std::fs::write(&p, text).expect("write profile");
+    p
+}
+
+fn phase<'a>(json: &'a Value, name: &str) -> &'a Value {
+    &json["phases"][name]
+}
+
+fn count(json: &Value, name: &str) -> u64 {
+    phase(json, name)["count"].as_u64().unwrap_or(0)
+}
+
+fn self_exe() -> String {
+    env!("CARGO_BIN_EXE_mcp-fleet").to_string()
+}
+
+fn check_schema(json: &Value) {
+    let schema: Value =
+        serde_json::from_str(mcp_fleet::report::SUMMARY_SCHEMA).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(json)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "summary.json breaks its schema: {errors:#?}"
+    );
+}
+
+#[tokio::test]
+async fn quickstart_against_the_built_in_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (summary, json) = run(args(dir.path())).await;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["started"], 400);
+    assert_eq!(json["sessions"]["completed"], 400);
+    assert_eq!(json["sessions"]["failed"], 0);
+    assert_eq!(json["failures"], serde_json::json!({}));
+    for p in ["connect", "initialize", "initialized", "close", "session"] {
+        assert_eq!(count(&json, p), 400, "{p}");
+        assert_eq!(phase(&json, p)["errors"], 0, "{p}");
+    }
+    // Every session lists tools and prompts; resources/list needs 3 pages of 10 for 25
+    // resources, and only the browse scenario lists resources.
+    assert_eq!(count(&json, "tools/list"), 400);
+    assert_eq!(count(&json, "prompts/list"), 400);
+    let browse = count(&json, "resources/read");
+    assert!(browse > 0 && browse < 400, "both scenarios ran: {browse}");
+    assert_eq!(count(&json, "resources/list"), 3 * browse);
+    assert_eq!(count(&json, "tools/call"), 2 * browse + (400 - browse));
+    // The `fail` tool answers isError: a successful RPC, counted apart from errors.
+    assert_eq!(json["tools"]["fail"]["tool_errors"], 400 - browse);
+    assert_eq!(json["tools"]["fail"]["errors"], 0);
+    // Both personas ran, split by weight (3:1) within reason.
+    let ts = json["personas"]["ts-sdk-v1"]["sessions"]
+        .as_u64()
+        .unwrap_or(0);
+    let old = json["personas"]["legacy-2025-03"]["sessions"]
+        .as_u64()
+        .unwrap_or(0);
+    assert_eq!(ts + old, 400);
+    assert!(ts > 2 * old, "weights 3:1 gave {ts}:{old}");
+    // Latency figures are real and ordered.
+    let init = phase(&json, "initialize");
+    let (p50, p99, max) = (
+        init["p50_us"].as_u64().unwrap_or(0),
+        init["p99_us"].as_u64().unwrap_or(0),
+        init["max_us"].as_u64().unwrap_or(0),
+    );
+    assert!(p50 > 0 && p50 <= p99 && p99 <= max, "{p50} {p99} {max}");
+    assert_eq!(summary.run.seed, 1, "--seed overrides the profile");
+    assert!(dir.path().join("profile.toml").is_file());
+    assert!(dir.path().join("summary.txt").is_file());
+}
+
+#[tokio::test]
+async fn same_seed_same_choices() {
+    let a = tempfile::tempdir().expect("tempdir");
+    let b = tempfile::tempdir().expect("tempdir");
+    let mk = |d: &Path| RunArgs {
+        clients: Some(1),
+        sessions: Some(40),
+        seed: Some(7),
+        ..args(d)
+    };
+    let (_, ja) = run(mk(a.path())).await;
+    let (_, jb) = run(mk(b.path())).await;
+    for key in ["ts-sdk-v1", "legacy-2025-03"] {
+        assert_eq!(
+            ja["personas"][key]["sessions"],
+            jb["personas"][key]["sessions"]
+        );
+    }
+    assert_eq!(count(&ja, "resources/read"), count(&jb, "resources/read"));
+}
+
+#[tokio::test]
+async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        stdio: Some(format!("{} serve --stdio", self_exe())),
+        clients: Some(4),
+        sessions: Some(20),
+        ..args(dir.path())
+    };
+    let (_, json) = run(a).await;
+    check_schema(&json);
+    assert_eq!(json["run"]["transport"], "stdio");
+    assert_eq!(json["sessions"]["completed"], 20);
+    assert_eq!(json["sessions"]["failed"], 0);
+    // Target without a profile: handshake and discovery only, no tool calls.
+    assert_eq!(count(&json, "tools/call"), 0);
+    assert_eq!(count(&json, "tools/list"), 20);
+    assert_eq!(count(&json, "resources/list"), 60);
+    assert_eq!(count(&json, "prompts/list"), 20);
+    assert_eq!(count(&json, "close"), 20);
+}
+
+#[tokio::test]
+async fn quickstart_scenario_over_stdio() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        profile: Some(PathBuf::from("profiles/quickstart.toml")),
+        stdio: Some(format!("{} serve --stdio", self_exe())),
+        clients: Some(4),
+        sessions: Some(24),
+        ..args(dir.path())
+    };
+    let (_, json) = run(a).await;
+    assert_eq!(json["sessions"]["completed"], 24);
+    assert_eq!(json["failures"], serde_json::json!({}));
+    assert!(count(&json, "tools/call") >= 24);
+    assert!(count(&json, "ping") > 0);
+}
+
+#[tokio::test]
+async fn sse_responses_are_parsed() {
+    let server = spawn_http(
+        "127.0.0.1:0".parse().expect("addr"),
+        ServerOptions {
+            sse_responses: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        profile: Some(PathBuf::from("profiles/quickstart.toml")),
+        target: Some(server.url()),
+        clients: Some(4),
+        sessions: Some(40),
+        ..args(dir.path())
+    };
+    let (_, json) = run(a).await;
+    server.shutdown().await;
+    assert_eq!(json["sessions"]["completed"], 40);
+    assert_eq!(json["failures"], serde_json::json!({}));
+    assert_eq!(json["malformed_messages"], 0);
+}
+
+#[tokio::test]
+async fn a_tool_answered_as_an_sse_stream_completes() {
+    // The reference server always streams the `progress` tool's answer as SSE (with a
+    // priming event), whatever the server-wide response mode.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(
+        dir.path(),
+        r#"
+[load]
+clients = 2
+sessions = 6
+[[scenario]]
+name = "progress"
+steps = [{ op = "tools/call", tool = "progress", arguments = { steps = 4 } }, { op = "ping" }]
+"#,
+    );
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    assert_eq!(json["sessions"]["completed"], 6);
+    assert_eq!(count(&json, "tools/call"), 6);
+    assert_eq!(count(&json, "ping"), 6);
+    assert_eq!(json["failures"], serde_json::json!({}));
+}
+
+#[tokio::test]
+async fn a_version_the_persona_does_not_accept_fails_the_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The server echoes 2025-11-25, which this persona refuses.
+    let profile = write_profile(
+        dir.path(),
+        r#"
+[load]
+clients = 2
+sessions = 5
+[[persona]]
+name = "picky"
+protocol_version = "2025-11-25"
+accept_versions = ["2024-11-05"]
+"#,
+    );
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["failed"], 5);
+    assert_eq!(json["failures"]["version_rejected"], 5);
+    assert_eq!(
+        phase(&json, "initialize")["failures"]["version_rejected"],
+        5
+    );
+    // The session never sent notifications/initialized, but it still closed.
+    assert_eq!(count(&json, "initialized"), 0);
+    assert_eq!(count(&json, "close"), 5);
+    let example = json["failure_examples"]["version_rejected"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(example.contains("\"2025-11-25\""), "{example}");
+}
+
+#[tokio::test]
+async fn an_unknown_version_gets_the_servers_counter_offer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(
+        dir.path(),
+        r#"
+[load]
+clients = 1
+sessions = 3
+[[persona]]
+name = "from-the-future"
+protocol_version = "2099-01-01"
+"#,
+    );
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    // The server answers 2025-11-25, which the default accept list includes.
+    assert_eq!(json["sessions"]["completed"], 3);
+}
+
+#[tokio::test]
+async fn a_slow_tool_times_out_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(
+        dir.path(),
+        r#"
+[target]
+timeout = "200ms"
+[load]
+clients = 2
+sessions = 4
+[[scenario]]
+name = "slow"
+steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
+"#,
+    );
+    let started = std::time::Instant::now();
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(10), "no hang");
+    assert_eq!(json["sessions"]["failed"], 4);
+    assert_eq!(json["failures"]["timeout"], 4);
+    assert_eq!(phase(&json, "tools/call")["failures"]["timeout"], 4);
+}
+
+#[tokio::test]
+async fn unknown_tools_are_rpc_errors_that_do_not_end_the_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(
+        dir.path(),
+        r#"
+[load]
+clients = 1
+sessions = 2
+[[scenario]]
+name = "typo"
+steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
+"#,
+    );
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    assert_eq!(json["failures"]["rpc_error:-32602"], 2);
+    assert_eq!(
+        count(&json, "ping"),
+        2,
+        "the scenario went on after the error"
+    );
+    assert_eq!(json["sessions"]["failed"], 2);
+}
+
+#[tokio::test]
+async fn a_duration_stops_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        clients: Some(2),
+        duration: Some("700ms".into()),
+        ..args(dir.path())
+    };
+    let started = std::time::Instant::now();
+    let (_, json) = run(RunArgs {
+        sessions: None,
+        ..a
+    })
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(json["run"]["stopped_by"], "duration");
+    assert!(json["sessions"]["completed"].as_u64().unwrap_or(0) > 0);
+}
+
+#[tokio::test]
+async fn an_unreachable_target_is_an_error_before_the_run() {
+    // Bind then drop to get a port that nothing listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        target: Some(format!("http://127.0.0.1:{port}/mcp")),
+        ..args(dir.path())
+    };
+    let e = mcp_fleet::run(a).await.expect_err("unreachable");
+    assert!(e.to_string().contains("cannot reach 127.0.0.1:"), "{e}");
+}
+
+#[tokio::test]
+async fn a_missing_program_is_an_error_before_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        stdio: Some("/nonexistent/mcp-server --flag".into()),
+        ..args(dir.path())
+    };
+    let e = mcp_fleet::run(a).await.expect_err("missing program");
+    assert!(e.to_string().contains("cannot find the program"), "{e}");
+}
+
+#[tokio::test]
+async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Exits at once: the handshake sees the transport close.
+    let (_, json) = run(RunArgs {
+        stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
+        clients: Some(2),
+        sessions: Some(4),
+        ..args(dir.path())
+    })
+    .await;
+    assert_eq!(json["sessions"]["failed"], 4);
+    assert_eq!(json["failures"]["transport_closed"], 4);
+    let example = json["failure_examples"]["transport_closed"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(example.contains("starting"), "stderr is kept: {example}");
+
+    // Prints garbage and never answers: malformed lines are counted, requests time out.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
+        clients: Some(2),
+        sessions: Some(2),
+        timeout: Some("300ms".into()),
+        ..args(dir.path())
+    })
+    .await;
+    assert_eq!(json["failures"]["timeout"], 2);
+    assert_eq!(json["malformed_messages"], 4);
+}
+
+/// No server process outlives its session: after a run, none of the children we
+/// spawned (marked by a unique argument) is still alive.
+#[tokio::test]
+async fn stdio_children_are_reaped() {
+    let marker = format!("mcp-fleet-test-{}", std::process::id());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
+        clients: Some(3),
+        sessions: Some(3),
+        timeout: Some("200ms".into()),
+        ..args(dir.path())
+    })
+    .await;
+    assert_eq!(json["failures"]["timeout"], 3);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .stdout(Stdio::piped())
+        .output()
+        .expect("ps");
+    let listing = String::from_utf8_lossy(&ps.stdout);
+    let left: Vec<&str> = listing.lines().filter(|l| l.contains(&marker)).collect();
+    assert!(left.is_empty(), "processes left behind: {left:#?}");
+}
