@@ -2,13 +2,13 @@
 //!
 //! Usage:
 //!   rmcp-peer --stdio
-//!   rmcp-peer --http ADDR [--stateless] [--exit-on-stdin-eof]
+//!   rmcp-peer --http ADDR [--stateless [--json-response]] [--exit-on-stdin-eof]
 //!
 //! In `--http` mode the server prints exactly one line, `listening on http://ADDR/mcp`,
 //! once the socket is bound, then serves until SIGTERM/SIGINT (or, with
 //! `--exit-on-stdin-eof`, until stdin is closed).
 
-use std::{io::Write, net::SocketAddr, sync::Arc};
+use std::{io::Write, net::SocketAddr, process::ExitCode, sync::Arc};
 
 use anyhow::{bail, Context as _};
 use rmcp::{
@@ -22,7 +22,7 @@ use rmcp::{
         Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
     },
     prompt, prompt_handler, prompt_router,
-    service::RequestContext,
+    service::{RequestContext, ServerInitializeError},
     tool, tool_handler, tool_router,
     transport::{
         stdio, streamable_http_server::session::local::LocalSessionManager,
@@ -157,17 +157,21 @@ impl ServerHandler for Peer {
 
 enum Mode {
     Stdio,
-    Http {
-        addr: SocketAddr,
-        stateless: bool,
-        exit_on_stdin_eof: bool,
-    },
+    Http(HttpOptions),
+}
+
+struct HttpOptions {
+    addr: SocketAddr,
+    stateless: bool,
+    json_response: bool,
+    exit_on_stdin_eof: bool,
 }
 
 fn parse_args() -> anyhow::Result<Mode> {
     let mut stdio = false;
     let mut http: Option<SocketAddr> = None;
     let mut stateless = false;
+    let mut json_response = false;
     let mut exit_on_stdin_eof = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -182,35 +186,47 @@ fn parse_args() -> anyhow::Result<Mode> {
                 );
             }
             "--stateless" => stateless = true,
+            "--json-response" => json_response = true,
             "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
             other => bail!("unknown argument {other}"),
         }
     }
     match (stdio, http) {
-        (true, None) if !stateless && !exit_on_stdin_eof => Ok(Mode::Stdio),
-        (false, Some(addr)) => Ok(Mode::Http {
+        (true, None) if !stateless && !json_response && !exit_on_stdin_eof => Ok(Mode::Stdio),
+        // rmcp honours json_response only in stateless mode.
+        (false, Some(addr)) if stateless || !json_response => Ok(Mode::Http(HttpOptions {
             addr,
             stateless,
+            json_response,
             exit_on_stdin_eof,
-        }),
+        })),
         _ => bail!(
-            "usage: rmcp-peer --stdio | rmcp-peer --http ADDR [--stateless] [--exit-on-stdin-eof]"
+            "usage: rmcp-peer --stdio | rmcp-peer --http ADDR [--stateless [--json-response]] [--exit-on-stdin-eof]"
         ),
     }
 }
 
 async fn run_stdio() -> anyhow::Result<()> {
-    let running = Peer::new().serve(stdio()).await?;
+    let running = match Peer::new().serve(stdio()).await {
+        Ok(running) => running,
+        // stdin closed before a session began: a normal way to end.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
     running.waiting().await?;
     Ok(())
 }
 
-async fn run_http(
-    addr: SocketAddr,
-    stateless: bool,
-    exit_on_stdin_eof: bool,
-) -> anyhow::Result<()> {
-    let config = StreamableHttpServerConfig::default().with_legacy_session_mode(!stateless);
+async fn run_http(options: HttpOptions) -> anyhow::Result<()> {
+    let HttpOptions {
+        addr,
+        stateless,
+        json_response,
+        exit_on_stdin_eof,
+    } = options;
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(json_response);
     let shutdown = config.cancellation_token.clone();
     let service = StreamableHttpService::new(
         || Ok(Peer::new()),
@@ -267,7 +283,17 @@ async fn shutdown_signal(exit_on_stdin_eof: bool) {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("rmcp-peer: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let mode = parse_args()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -275,11 +301,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let result = match mode {
         Mode::Stdio => runtime.block_on(run_stdio()),
-        Mode::Http {
-            addr,
-            stateless,
-            exit_on_stdin_eof,
-        } => runtime.block_on(run_http(addr, stateless, exit_on_stdin_eof)),
+        Mode::Http(options) => runtime.block_on(run_http(options)),
     };
     // A pending blocking read of stdin must not keep the process alive.
     runtime.shutdown_background();

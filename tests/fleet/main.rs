@@ -451,3 +451,5 @@ async fn stdio_children_are_reaped() {
     let left: Vec<&str> = listing.lines().filter(|l| l.contains(&marker)).collect();
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
+
+mod rmcp_peer;

@@ -1,0 +1,158 @@
+//! The fleet against an independent implementation: a server built with the official
+//! Rust SDK, rmcp (`peers/rmcp-server`), over stdio and Streamable HTTP (stateful, and
+//! stateless). It answers every POST as SSE with a priming event, returns 202 for
+//! DELETE and handles requests concurrently — good tests of our client side.
+
+use super::{args, check_schema, count, run, write_profile};
+use std::path::PathBuf;
+use std::process::Stdio;
+use tokio::io::AsyncBufReadExt;
+
+/// The peer binary, (re)built once per test run so a plain `cargo test` works too and a
+/// stale binary is never used (cargo makes this a no-op when it is fresh).
+fn peer_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let fleet = PathBuf::from(env!("CARGO_BIN_EXE_mcp-fleet"));
+            let dir = fleet.parent().expect("target dir").to_path_buf();
+            let status = std::process::Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "rmcp-peer"])
+                .env("CARGO_TARGET_DIR", dir.parent().expect("target root"))
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building rmcp-peer failed");
+            dir.join("rmcp-peer")
+        })
+        .clone()
+}
+
+/// An rmcp HTTP server on 127.0.0.1:0; killed when dropped.
+struct HttpPeer {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl HttpPeer {
+    async fn start(extra: &[&str]) -> HttpPeer {
+        let mut child = tokio::process::Command::new(peer_binary())
+            .args(["--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("rmcp-peer starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("rmcp-peer announces itself in time")
+            .expect("read")
+            .expect("a line");
+        let url = line
+            .strip_prefix("listening on ")
+            .expect("listening line")
+            .to_string();
+        HttpPeer { child, url }
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+const PEER_PROFILE: &str = r#"
+[load]
+clients = 4
+sessions = 40
+[[persona]]
+name = "ts-like"
+weight = 1
+protocol_version = "2025-11-25"
+[[persona]]
+name = "old"
+weight = 1
+protocol_version = "2025-03-26"
+accept_versions = ["2025-03-26"]
+[[scenario]]
+name = "calls"
+steps = [
+  { op = "tools/list" },
+  { op = "prompts/list" },
+  { op = "resources/list" },
+  { op = "tools/call", tool = "echo", arguments = { message = "hi" } },
+  { op = "tools/call", tool = "add", arguments = { a = 1, b = 2 } },
+  { op = "tools/call", tool = "fail" },
+  { op = "ping" },
+]
+"#;
+
+fn assert_clean_run(json: &serde_json::Value, sessions: u64) {
+    check_schema(json);
+    assert_eq!(json["sessions"]["completed"], sessions, "{json:#}");
+    assert_eq!(
+        json["sessions"]["failed"], 0,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["failures"], serde_json::json!({}));
+    assert_eq!(count(json, "tools/call"), 3 * sessions);
+    assert_eq!(json["tools"]["fail"]["tool_errors"], sessions);
+    assert_eq!(count(json, "ping"), sessions);
+}
+
+#[tokio::test]
+async fn rmcp_over_stdio() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(dir.path(), PEER_PROFILE);
+    let (_, json) = run(super::RunArgs {
+        profile: Some(profile),
+        stdio: Some(peer_binary().display().to_string() + " --stdio"),
+        clients: Some(4),
+        sessions: Some(16),
+        ..args(dir.path())
+    })
+    .await;
+    assert_clean_run(&json, 16);
+}
+
+#[tokio::test]
+async fn rmcp_over_streamable_http() {
+    let peer = HttpPeer::start(&[]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(dir.path(), PEER_PROFILE);
+    let (_, json) = run(super::RunArgs {
+        profile: Some(profile),
+        target: Some(peer.url.clone()),
+        ..args(dir.path())
+    })
+    .await;
+    assert_clean_run(&json, 40);
+    assert_eq!(
+        count(&json, "close"),
+        40,
+        "DELETE answered 202 is a clean close"
+    );
+}
+
+#[tokio::test]
+async fn rmcp_stateless_streamable_http() {
+    for extra in [
+        &["--stateless"][..],
+        &["--stateless", "--json-response"][..],
+    ] {
+        let peer = HttpPeer::start(extra).await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let profile = write_profile(dir.path(), PEER_PROFILE);
+        let (_, json) = run(super::RunArgs {
+            profile: Some(profile),
+            target: Some(peer.url.clone()),
+            ..args(dir.path())
+        })
+        .await;
+        assert_clean_run(&json, 40);
+    }
+}
