@@ -427,10 +427,10 @@ where
             use crate::protocol::Incoming;
             let r = classify(bytes);
             match &r {
-                Received::Message(Incoming::Response { id: Some(rid), .. }) => {
-                    if rid.as_own() == Some(self.id) {
-                        self.answered = true;
-                    }
+                Received::Message(Incoming::Response { id: Some(rid), .. })
+                    if rid.as_own() == Some(self.id) =>
+                {
+                    self.answered = true;
                 }
                 // An error without an id on this POST's stream can only be about the one
                 // request the POST carried.

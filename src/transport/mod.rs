@@ -74,7 +74,8 @@ pub(crate) fn classify(bytes: &[u8]) -> Received {
 /// The transports. Each method is message-level; HTTP details stay inside.
 pub enum Transport {
     Http(http::HttpTransport),
-    Stdio(stdio::StdioTransport),
+    /// Boxed: a process handle is large, and spawning dwarfs the allocation.
+    Stdio(Box<stdio::StdioTransport>),
 }
 
 impl Transport {
@@ -152,7 +153,7 @@ impl Endpoint {
             Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone())
                 .await
                 .map(Transport::Http),
-            Endpoint::Stdio(cmd) => stdio::StdioTransport::spawn(cmd).map(Transport::Stdio),
+            Endpoint::Stdio(cmd) => stdio::StdioTransport::spawn(cmd).map(|t| Transport::Stdio(Box::new(t))),
         }
     }
 }
