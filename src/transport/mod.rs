@@ -153,7 +153,9 @@ impl Endpoint {
             Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone())
                 .await
                 .map(Transport::Http),
-            Endpoint::Stdio(cmd) => stdio::StdioTransport::spawn(cmd).map(|t| Transport::Stdio(Box::new(t))),
+            Endpoint::Stdio(cmd) => {
+                stdio::StdioTransport::spawn(cmd).map(|t| Transport::Stdio(Box::new(t)))
+            }
         }
     }
 }

@@ -165,6 +165,7 @@ struct HttpOptions {
     stateless: bool,
     json_response: bool,
     exit_on_stdin_eof: bool,
+    nagle: bool,
 }
 
 fn parse_args() -> anyhow::Result<Mode> {
@@ -173,6 +174,7 @@ fn parse_args() -> anyhow::Result<Mode> {
     let mut stateless = false;
     let mut json_response = false;
     let mut exit_on_stdin_eof = false;
+    let mut nagle = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -188,20 +190,24 @@ fn parse_args() -> anyhow::Result<Mode> {
             "--stateless" => stateless = true,
             "--json-response" => json_response = true,
             "--exit-on-stdin-eof" => exit_on_stdin_eof = true,
+            "--nagle" => nagle = true,
             other => bail!("unknown argument {other}"),
         }
     }
     match (stdio, http) {
-        (true, None) if !stateless && !json_response && !exit_on_stdin_eof => Ok(Mode::Stdio),
+        (true, None) if !stateless && !json_response && !exit_on_stdin_eof && !nagle => {
+            Ok(Mode::Stdio)
+        }
         // rmcp honours json_response only in stateless mode.
         (false, Some(addr)) if stateless || !json_response => Ok(Mode::Http(HttpOptions {
             addr,
             stateless,
             json_response,
             exit_on_stdin_eof,
+            nagle,
         })),
         _ => bail!(
-            "usage: rmcp-peer --stdio | rmcp-peer --http ADDR [--stateless [--json-response]] [--exit-on-stdin-eof]"
+            "usage: rmcp-peer --stdio | rmcp-peer --http ADDR [--stateless [--json-response]] [--exit-on-stdin-eof] [--nagle]"
         ),
     }
 }
@@ -223,6 +229,7 @@ async fn run_http(options: HttpOptions) -> anyhow::Result<()> {
         stateless,
         json_response,
         exit_on_stdin_eof,
+        nagle,
     } = options;
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!stateless)
@@ -245,7 +252,15 @@ async fn run_http(options: HttpOptions) -> anyhow::Result<()> {
     }
     // No graceful drain: open SSE streams would hold it up, and tests just want the process gone.
     tokio::select! {
-        served = axum::serve(listener, app) => served?,
+        // TCP_NODELAY, as a server should: without it, rmcp's SSE responses (priming event,
+        // then the message, in separate writes) meet the client's delayed ACK and take
+        // ~40 ms on loopback. `--nagle` keeps Nagle on to show that effect.
+        served = axum::serve(
+            axum::serve::ListenerExt::tap_io(listener, move |tcp| {
+                let _ = tcp.set_nodelay(!nagle);
+            }),
+            app,
+        ) => served?,
         () = shutdown_signal(exit_on_stdin_eof) => shutdown.cancel(),
     }
     Ok(())
