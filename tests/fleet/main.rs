@@ -453,3 +453,5 @@ async fn stdio_children_are_reaped() {
 }
 
 mod rmcp_peer;
+mod cli;
+mod scripted_server;

@@ -1,0 +1,98 @@
+//! The binary as a user runs it: exit codes, error messages, `validate`, Ctrl-C.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn fleet() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mcp-fleet"))
+}
+
+#[test]
+fn a_broken_profile_exits_2_and_names_file_key_and_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, "[load]\nclients = 0\n").expect("write");
+    let out = fleet()
+        .args(["run", path.to_str().expect("utf-8")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("broken.toml: `load.clients`: is 0"), "{err}");
+    assert!(err.contains("fix: set clients = 1 or more"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_missing_profile_and_an_unreachable_target_exit_2() {
+    let out = fleet()
+        .args(["run", "/nonexistent/profile.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read profile /nonexistent/profile.toml"));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let out = fleet()
+        .args(["run", "--target", &format!("http://127.0.0.1:{port}/mcp"), "--quiet"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach"));
+}
+
+#[test]
+fn validate_prints_the_resolved_plan() {
+    let out = fleet()
+        .args(["validate", "profiles/quickstart.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("plan \"quickstart\"  seed 42"), "{text}");
+    assert!(text.contains("persona  ts-sdk-v1"), "{text}");
+    assert!(text.contains("75.0%"), "{text}");
+    assert!(text.contains("tools/call(echo)"), "{text}");
+    let out = fleet()
+        .args(["validate", "profiles/handshake.toml"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_keeps_the_results() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let profile = dir.path().join("long.toml");
+    std::fs::write(&profile, "[load]\nclients = 4\nduration = \"60s\"\n").expect("write");
+    let mut child = fleet()
+        .arg("run")
+        .arg(&profile)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "stops promptly");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("results written");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(json["run"]["stopped_by"], "interrupted");
+    assert!(json["sessions"]["completed"].as_u64().unwrap_or(0) > 0);
+    assert!(json["run"]["duration_s"].as_f64().unwrap_or(99.0) < 10.0);
+}

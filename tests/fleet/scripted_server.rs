@@ -1,0 +1,248 @@
+//! A scripted Streamable HTTP server (axum, 127.0.0.1:0) that records every POST and
+//! misbehaves on cue, to check what the fleet puts on the wire: session and version
+//! headers, extra headers, answers to server requests, cancellation after a timeout,
+//! and `session_expired` on a 404.
+
+use super::{args, run, write_profile, RunArgs};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// tools/call answers with an SSE stream carrying server requests before the result.
+    Chatty,
+    /// Every request after initialize gets 404, as if the server forgot the session.
+    Forgetful,
+    /// tools/call never answers in time.
+    Stalling,
+}
+
+#[derive(Debug, Clone)]
+struct Post {
+    session: Option<String>,
+    version: Option<String>,
+    authorization: Option<String>,
+    body: Value,
+}
+
+struct Script {
+    mode: Mode,
+    posts: Mutex<Vec<Post>>,
+}
+
+async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let header = |n: &str| {
+        headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    };
+    s.posts.lock().expect("lock").push(Post {
+        session: header("mcp-session-id"),
+        version: header("mcp-protocol-version"),
+        authorization: header("authorization"),
+        body: body.clone(),
+    });
+    let method = body["method"].as_str().unwrap_or_default().to_string();
+    let id = body.get("id").cloned();
+    if method == "initialize" {
+        let result = json!({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": body["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "scripted", "version": "0"}}});
+        return (
+            [("content-type", "application/json"), ("mcp-session-id", "s-1")],
+            result.to_string(),
+        )
+            .into_response();
+    }
+    if s.mode == Mode::Forgetful {
+        return (StatusCode::NOT_FOUND, "session not found").into_response();
+    }
+    let Some(id) = id.filter(|_| !method.is_empty()) else {
+        return StatusCode::ACCEPTED.into_response(); // a notification or our answer
+    };
+    match (method.as_str(), s.mode) {
+        ("tools/call", Mode::Stalling) => {
+            tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+        ("tools/call", _) => {
+            let events = [
+                "id: 1\ndata:\n\n".to_string(),
+                ": keep-alive comment\n\n".to_string(),
+                format!("event: message\ndata: {}\n\n", json!({"jsonrpc":"2.0","id":"srv-ping","method":"ping"})),
+                format!("data: {}\n\n", json!({"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}})),
+                format!("data: {}\n\n", json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})),
+                format!("data: {}\ndata: \n\n", json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"done"}]}})),
+            ];
+            (
+                [("content-type", "text/event-stream")],
+                Body::from(events.concat()),
+            )
+                .into_response()
+        }
+        _ => (
+            [("content-type", "application/json")],
+            json!({"jsonrpc":"2.0","id":id,"result":{"tools":[]}}).to_string(),
+        )
+            .into_response(),
+    }
+}
+
+/// Start the script; returns its URL, its log, and the server task.
+async fn start(mode: Mode) -> (String, Arc<Script>, tokio::task::JoinHandle<()>) {
+    let script = Arc::new(Script {
+        mode,
+        posts: Mutex::new(Vec::new()),
+    });
+    let app = axum::Router::new()
+        .route(
+            "/mcp",
+            post(mcp).delete(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+        )
+        .with_state(script.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, script, task)
+}
+
+fn profile(dir: &std::path::Path, version: &str, timeout: &str) -> std::path::PathBuf {
+    write_profile(
+        dir,
+        &format!(
+            r#"
+[target]
+timeout = "{timeout}"
+[load]
+clients = 1
+sessions = 2
+[[persona]]
+name = "p"
+protocol_version = "{version}"
+[[scenario]]
+name = "call"
+steps = [{{ op = "tools/list" }}, {{ op = "tools/call", tool = "t" }}]
+"#
+        ),
+    )
+}
+
+#[tokio::test]
+async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
+    let (url, script, task) = start(Mode::Chatty).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        profile: Some(profile(dir.path(), "2025-06-18", "5s")),
+        target: Some(url),
+        headers: vec!["Authorization: Bearer secret".into()],
+        ..args(dir.path())
+    })
+    .await;
+    task.abort();
+    assert_eq!(json["sessions"]["completed"], 2, "{json:#}");
+    assert_eq!(json["failures"], json!({}));
+    // 405 on DELETE is tolerated.
+    assert_eq!(json["phases"]["close"]["errors"], 0);
+    assert_eq!(json["server_messages"]["ping"], 2);
+    assert_eq!(json["server_messages"]["sampling/createMessage"], 2);
+    assert_eq!(json["server_messages"]["notifications/progress"], 2);
+
+    let posts = script.posts.lock().expect("lock").clone();
+    let init = &posts[0];
+    assert_eq!(init.body["method"], "initialize");
+    assert_eq!(init.session, None, "no session header on initialize");
+    assert_eq!(init.version, None, "no version header on initialize");
+    assert_eq!(init.authorization.as_deref(), Some("Bearer secret"));
+    for p in posts.iter().filter(|p| p.body["method"] != "initialize") {
+        assert_eq!(p.session.as_deref(), Some("s-1"), "{:?}", p.body);
+        assert_eq!(p.version.as_deref(), Some("2025-06-18"), "{:?}", p.body);
+        assert_eq!(p.authorization.as_deref(), Some("Bearer secret"));
+    }
+    assert!(posts
+        .iter()
+        .any(|p| p.body["method"] == "notifications/initialized"));
+    let pong = posts
+        .iter()
+        .find(|p| p.body["id"] == "srv-ping")
+        .expect("ping answered");
+    assert_eq!(pong.body["result"], json!({}));
+    let refusal = posts
+        .iter()
+        .find(|p| p.body["id"] == 77)
+        .expect("sampling answered");
+    assert_eq!(refusal.body["error"]["code"], -32601, "undeclared → method not found");
+}
+
+#[tokio::test]
+async fn versions_before_2025_06_18_send_no_version_header() {
+    let (url, script, task) = start(Mode::Chatty).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        profile: Some(profile(dir.path(), "2025-03-26", "5s")),
+        target: Some(url),
+        ..args(dir.path())
+    })
+    .await;
+    task.abort();
+    assert_eq!(json["sessions"]["completed"], 2);
+    let posts = script.posts.lock().expect("lock").clone();
+    assert!(posts.iter().all(|p| p.version.is_none()));
+    assert!(posts
+        .iter()
+        .filter(|p| p.body["method"] != "initialize")
+        .all(|p| p.session.as_deref() == Some("s-1")));
+}
+
+#[tokio::test]
+async fn a_404_on_a_live_session_is_session_expired() {
+    let (url, _script, task) = start(Mode::Forgetful).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        profile: Some(profile(dir.path(), "2025-11-25", "5s")),
+        target: Some(url),
+        ..args(dir.path())
+    })
+    .await;
+    task.abort();
+    assert_eq!(json["sessions"]["failed"], 2);
+    assert_eq!(json["phases"]["initialized"]["failures"]["session_expired"], 2);
+    assert_eq!(json["failures"]["session_expired"], 2);
+}
+
+#[tokio::test]
+async fn a_timed_out_request_is_cancelled() {
+    let (url, script, task) = start(Mode::Stalling).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        profile: Some(profile(dir.path(), "2025-11-25", "300ms")),
+        target: Some(url),
+        ..args(dir.path())
+    })
+    .await;
+    task.abort();
+    assert_eq!(json["phases"]["tools/call"]["failures"]["timeout"], 2);
+    let posts = script.posts.lock().expect("lock").clone();
+    let calls: Vec<&Value> = posts
+        .iter()
+        .filter(|p| p.body["method"] == "tools/call")
+        .map(|p| &p.body["id"])
+        .collect();
+    let cancels: Vec<&Value> = posts
+        .iter()
+        .filter(|p| p.body["method"] == "notifications/cancelled")
+        .map(|p| &p.body["params"]["requestId"])
+        .collect();
+    assert_eq!(calls, cancels, "each timed-out call is cancelled by its id");
+}
