@@ -85,6 +85,7 @@ async fn preflight(endpoint: &Endpoint, timeout: Duration) -> anyhow::Result<()>
                 Err(_) => bail!("cannot reach {}: no answer within {timeout:?}", ep.addr),
             }
         }
+        Endpoint::Sse(_) | Endpoint::Ws(_) => Ok(()),
         Endpoint::Stdio(cmd) => {
             if find_program(&cmd.program).is_none() {
                 bail!(
@@ -149,6 +150,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     preflight(&endpoint, plan.timeout).await?;
     let transport_name = match endpoint {
         Endpoint::Http(_) => "streamable-http",
+        Endpoint::Sse(_) => "sse",
+        Endpoint::Ws(_) => "ws",
         Endpoint::Stdio(_) => "stdio",
     };
 

@@ -40,7 +40,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Shared by every connection: the handler and the live sessions.
 struct AppState {
-    handler: Handler,
+    handler: Arc<Handler>,
     sessions: RwLock<HashMap<String, Arc<Session>>>,
     sse_responses: bool,
 }
@@ -140,8 +140,9 @@ fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr = SocketAdd
 }
 
 fn router(opts: &ServerOptions) -> Router {
+    let handler = Arc::new(Handler::new(opts));
     let state = Arc::new(AppState {
-        handler: Handler::new(opts),
+        handler: handler.clone(),
         sessions: RwLock::new(HashMap::new()),
         sse_responses: opts.sse_responses,
     });
@@ -149,6 +150,8 @@ fn router(opts: &ServerOptions) -> Router {
     Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .with_state(state)
+        .merge(super::ws::routes(handler.clone()))
+        .merge(super::legacy_sse::routes(handler))
 }
 
 async fn post_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {

@@ -4,9 +4,12 @@
 //! reply independently of the transport, and `http` / `stdio` only frame bytes around it.
 
 pub mod catalog;
+pub mod channel;
 pub mod handler;
 pub mod http;
+pub mod legacy_sse;
 pub mod stdio;
+pub mod ws;
 
 pub use http::{serve_http, spawn_http, HttpServer};
 pub use stdio::{serve_io, serve_stdio};

@@ -2,88 +2,57 @@
 //! stream pair (stdin/stdout in production, in-memory pipes in tests).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
-use super::handler::{malformed_reply, Handler, Notifier, Session};
+use super::channel::serve_messages;
+use super::handler::Handler;
 use super::ServerOptions;
-use crate::protocol::methods as m;
-use crate::protocol::Incoming;
-
-/// How long requests still running at stdin EOF may finish (and be answered) before the
-/// server exits anyway; the same grace the SDK clients give before SIGTERM.
-const EOF_GRACE: Duration = Duration::from_secs(2);
 
 /// Serve one client on stdin/stdout until stdin reaches EOF.
 pub async fn serve_stdio(opts: ServerOptions) -> anyhow::Result<()> {
     serve_io(tokio::io::stdin(), tokio::io::stdout(), opts).await
 }
 
-/// Serve one client on `reader`/`writer`: one JSON-RPC message per line each way.
-///
-/// Requests run concurrently (a slow `sleep` must not hold up `ping`); replies go through
-/// a single writer task so lines never interleave.
+/// Serve one client on `reader`/`writer`: one JSON-RPC message per line each way. The
+/// session logic is [`serve_messages`]; this only frames lines.
 pub async fn serve_io<R, W>(reader: R, writer: W, opts: ServerOptions) -> anyhow::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let handler = Arc::new(Handler::new(&opts));
-    let session = Arc::new(Session::new());
-    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writer_task = tokio::spawn(write_lines(writer, rx));
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>(64);
+    let writer_task = tokio::spawn(write_lines(writer, out_rx));
+    let session = tokio::spawn(serve_messages(handler, in_rx, out_tx));
     let mut reader = BufReader::new(reader);
-    let mut line = Vec::with_capacity(1024);
-    let mut inflight = JoinSet::new();
-
+    let mut read_error = None;
     loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .await
-            .context("reading a message from stdin")?;
-        if n == 0 || tx.is_closed() {
-            break; // EOF, or the writer died because stdout closed
-        }
-        // Reap finished requests so a long session does not accumulate handles.
-        while inflight.try_join_next().is_some() {}
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let msg = match Incoming::parse(&line) {
-            Ok(msg) => msg,
-            Err(e) => {
-                let _ = tx.send(malformed_reply(&e));
-                continue;
-            }
-        };
-        let concurrent =
-            matches!(&msg, Incoming::Request { method, .. } if method != m::INITIALIZE);
-        let notifier = Notifier::new(tx.clone());
-        if concurrent {
-            let (handler, session, tx) = (handler.clone(), session.clone(), tx.clone());
-            inflight.spawn(async move {
-                if let Some(reply) = handler.handle(&session, msg, &notifier).await {
-                    let _ = tx.send(reply);
+        let mut line = Vec::with_capacity(256);
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
                 }
-            });
-        } else if let Some(reply) = handler.handle(&session, msg, &notifier).await {
-            // `initialize` and notifications are instant and run in order, so a request
-            // sent right after `initialize` always sees the negotiated version.
-            let _ = tx.send(reply);
+                if in_tx.send(line).await.is_err() {
+                    break; // the session ended (stdout closed)
+                }
+            }
+            Err(e) => {
+                read_error = Some(e);
+                break;
+            }
         }
     }
-
-    let _ = tokio::time::timeout(EOF_GRACE, async {
-        while inflight.join_next().await.is_some() {}
-    })
-    .await;
-    inflight.abort_all();
-    drop(tx);
+    drop(in_tx);
+    let _ = session.await;
+    if let Some(e) = read_error {
+        return Err(e).context("reading a message from stdin");
+    }
     match writer_task.await.context("stdout writer task")? {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("writing a message to stdout")
@@ -113,6 +82,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 mod tests {
     use super::*;
     use serde_json::{json, Value};
+    use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, DuplexStream, Lines};
 
     struct Client {

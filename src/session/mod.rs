@@ -77,7 +77,7 @@ impl Session {
         let id = self.next_id;
         self.next_id += 1;
         let bytes = encode_request(id, method, params.as_ref());
-        self.transport.send_request(id, bytes).await?;
+        self.transport.send_request(id, bytes, &[]).await?;
         let deadline = Instant::now() + self.timeout;
         loop {
             let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await

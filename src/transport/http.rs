@@ -221,9 +221,17 @@ impl HttpTransport {
     }
 
     /// POST a request; its answer is read by `recv`.
-    pub async fn send_request(&mut self, id: u64, body: Vec<u8>) -> Result<(), TransportError> {
+    pub async fn send_request(
+        &mut self,
+        id: u64,
+        body: Vec<u8>,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<(), TransportError> {
         let i = self.ready_conn().await?;
-        let req = self.build(Method::POST, body);
+        let mut req = self.build(Method::POST, body);
+        for (k, v) in headers {
+            req.headers_mut().insert(k.clone(), v.clone());
+        }
         let conn = &mut self.conns[i];
         conn.busy.store(true, Ordering::Release);
         let guard = BusyGuard(Some(conn.busy.clone()));

@@ -3,12 +3,49 @@
 //! every transport; each variant owns its connection or process.
 
 pub mod http;
+pub mod legacy_sse;
 pub mod sse;
 pub mod stdio;
+pub mod ws;
 
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming;
+use ::http::{HeaderName, HeaderValue};
+
+/// The four ways to reach a server. A closed set: reports break results down by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+    /// Legacy HTTP+SSE (2024-11-05).
+    Sse,
+    WebSocket,
+}
+
+impl TransportKind {
+    pub const ALL: [TransportKind; 4] = [
+        TransportKind::Stdio,
+        TransportKind::StreamableHttp,
+        TransportKind::Sse,
+        TransportKind::WebSocket,
+    ];
+
+    /// The stable name used in profiles (`transport = "…"`), on the command line and in
+    /// reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::StreamableHttp => "http",
+            TransportKind::Sse => "sse",
+            TransportKind::WebSocket => "ws",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TransportKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
 
 /// Something that arrived from the server (or the news that nothing more will).
 #[derive(Debug)]
@@ -74,17 +111,30 @@ pub(crate) fn classify(bytes: &[u8]) -> Received {
 /// The transports. Each method is message-level; HTTP details stay inside.
 pub enum Transport {
     Http(http::HttpTransport),
+    /// Legacy HTTP+SSE (2024-11-05).
+    Sse(legacy_sse::SseTransport),
+    /// WebSocket (SDK convention, not a spec transport).
+    Ws(ws::WsTransport),
     /// Boxed: a process handle is large, and spawning dwarfs the allocation.
     Stdio(Box<stdio::StdioTransport>),
 }
 
 impl Transport {
     /// Send a request we expect an answer to (the answer arrives through [`recv`]).
+    /// `headers` are per-request HTTP headers (the 2026-07-28 `Mcp-Method`, `Mcp-Name`,
+    /// `Mcp-Param-*`); transports without headers ignore them.
     ///
     /// [`recv`]: Transport::recv
-    pub async fn send_request(&mut self, id: u64, bytes: Vec<u8>) -> Result<(), TransportError> {
+    pub async fn send_request(
+        &mut self,
+        id: u64,
+        bytes: Vec<u8>,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<(), TransportError> {
         match self {
-            Transport::Http(t) => t.send_request(id, bytes).await,
+            Transport::Http(t) => t.send_request(id, bytes, headers).await,
+            Transport::Sse(t) => t.send_request(id, bytes).await,
+            Transport::Ws(t) => t.send(bytes).await,
             Transport::Stdio(t) => t.send(bytes).await,
         }
     }
@@ -94,6 +144,8 @@ impl Transport {
     pub async fn send_notification(&mut self, bytes: Vec<u8>) -> Result<(), TransportError> {
         match self {
             Transport::Http(t) => t.post_and_wait(bytes).await,
+            Transport::Sse(t) => t.post_and_wait(bytes).await,
+            Transport::Ws(t) => t.send(bytes).await,
             Transport::Stdio(t) => t.send(bytes).await,
         }
     }
@@ -102,6 +154,8 @@ impl Transport {
     pub async fn recv(&mut self) -> Received {
         match self {
             Transport::Http(t) => t.recv().await,
+            Transport::Sse(t) => t.recv().await,
+            Transport::Ws(t) => t.recv().await,
             Transport::Stdio(t) => t.recv().await,
         }
     }
@@ -118,6 +172,8 @@ impl Transport {
     pub async fn close(self) -> Result<(), TransportError> {
         match self {
             Transport::Http(t) => t.close().await,
+            Transport::Sse(t) => t.close().await,
+            Transport::Ws(t) => t.close().await,
             Transport::Stdio(t) => t.close().await,
         }
     }
@@ -126,15 +182,17 @@ impl Transport {
     /// stderr), bounded.
     pub fn diagnostics(&self) -> Option<String> {
         match self {
-            Transport::Http(_) => None,
             Transport::Stdio(t) => t.stderr_tail(),
+            _ => None,
         }
     }
 
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> TransportKind {
         match self {
-            Transport::Http(_) => "streamable-http",
-            Transport::Stdio(_) => "stdio",
+            Transport::Http(_) => TransportKind::StreamableHttp,
+            Transport::Sse(_) => TransportKind::Sse,
+            Transport::Ws(_) => TransportKind::WebSocket,
+            Transport::Stdio(_) => TransportKind::Stdio,
         }
     }
 }
@@ -143,6 +201,8 @@ impl Transport {
 #[derive(Debug, Clone)]
 pub enum Endpoint {
     Http(std::sync::Arc<http::HttpEndpoint>),
+    Sse(std::sync::Arc<legacy_sse::SseEndpoint>),
+    Ws(std::sync::Arc<ws::WsEndpoint>),
     Stdio(std::sync::Arc<stdio::StdioCommand>),
 }
 
@@ -153,6 +213,12 @@ impl Endpoint {
             Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone())
                 .await
                 .map(Transport::Http),
+            Endpoint::Sse(ep) => legacy_sse::SseTransport::connect(ep.clone())
+                .await
+                .map(Transport::Sse),
+            Endpoint::Ws(ep) => ws::WsTransport::connect(ep.clone())
+                .await
+                .map(Transport::Ws),
             Endpoint::Stdio(cmd) => {
                 stdio::StdioTransport::spawn(cmd).map(|t| Transport::Stdio(Box::new(t)))
             }

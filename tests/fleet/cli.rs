@@ -30,14 +30,20 @@ fn a_missing_profile_and_an_unreachable_target_exit_2() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read profile /nonexistent/profile.toml"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot read profile /nonexistent/profile.toml"));
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
     let out = fleet()
-        .args(["run", "--target", &format!("http://127.0.0.1:{port}/mcp"), "--quiet"])
+        .args([
+            "run",
+            "--target",
+            &format!("http://127.0.0.1:{port}/mcp"),
+            "--quiet",
+        ])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
@@ -86,7 +92,10 @@ fn ctrl_c_stops_the_run_and_keeps_the_results() {
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "stops promptly");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "stops promptly"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0));

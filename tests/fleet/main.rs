@@ -452,6 +452,6 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
-mod rmcp_peer;
 mod cli;
+mod rmcp_peer;
 mod scripted_server;

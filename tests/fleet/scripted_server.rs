@@ -57,7 +57,10 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "scripted", "version": "0"}}});
         return (
-            [("content-type", "application/json"), ("mcp-session-id", "s-1")],
+            [
+                ("content-type", "application/json"),
+                ("mcp-session-id", "s-1"),
+            ],
             result.to_string(),
         )
             .into_response();
@@ -77,10 +80,22 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
             let events = [
                 "id: 1\ndata:\n\n".to_string(),
                 ": keep-alive comment\n\n".to_string(),
-                format!("event: message\ndata: {}\n\n", json!({"jsonrpc":"2.0","id":"srv-ping","method":"ping"})),
-                format!("data: {}\n\n", json!({"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}})),
-                format!("data: {}\n\n", json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})),
-                format!("data: {}\ndata: \n\n", json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"done"}]}})),
+                format!(
+                    "event: message\ndata: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":"srv-ping","method":"ping"})
+                ),
+                format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}})
+                ),
+                format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})
+                ),
+                format!(
+                    "data: {}\ndata: \n\n",
+                    json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"done"}]}})
+                ),
             ];
             (
                 [("content-type", "text/event-stream")],
@@ -182,7 +197,10 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
         .iter()
         .find(|p| p.body["id"] == 77)
         .expect("sampling answered");
-    assert_eq!(refusal.body["error"]["code"], -32601, "undeclared → method not found");
+    assert_eq!(
+        refusal.body["error"]["code"], -32601,
+        "undeclared → method not found"
+    );
 }
 
 #[tokio::test]
@@ -217,7 +235,10 @@ async fn a_404_on_a_live_session_is_session_expired() {
     .await;
     task.abort();
     assert_eq!(json["sessions"]["failed"], 2);
-    assert_eq!(json["phases"]["initialized"]["failures"]["session_expired"], 2);
+    assert_eq!(
+        json["phases"]["initialized"]["failures"]["session_expired"],
+        2
+    );
     assert_eq!(json["failures"]["session_expired"], 2);
 }
 
