@@ -20,14 +20,14 @@ pub struct Cli {
 pub enum Command {
     /// Run a load test. Without a profile or a target: the quickstart against the
     /// built-in server.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the built-in reference MCP server.
     Serve(ServeArgs),
     /// Check a profile and print the resolved plan.
     Validate(ValidateArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// Profile file (TOML). Without it, and without --target/--stdio: the quickstart.
     pub profile: Option<PathBuf>,
@@ -52,9 +52,30 @@ pub struct RunArgs {
     /// Seed for every random choice.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Extra HTTP header, 'Name: value' (repeatable).
+    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
     #[arg(long = "header", value_name = "'K: V'")]
     pub headers: Vec<String>,
+    /// Transport for every persona: stdio, http (Streamable HTTP), sse (legacy HTTP+SSE),
+    /// ws (WebSocket). Default: from the URL scheme.
+    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
+    pub transport: Option<String>,
+    /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
+    /// stateless), auto (probe with server/discover).
+    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
+    pub era: Option<String>,
+    /// Protocol version every persona offers (any string).
+    #[arg(long, value_name = "V")]
+    pub protocol_version: Option<String>,
+    /// clientInfo.name for every persona.
+    #[arg(long, value_name = "NAME")]
+    pub client_name: Option<String>,
+    /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
+    /// --capability sampling={} --capability 'roots={"listChanged":true}'.
+    #[arg(long = "capability", value_name = "KEY=JSON")]
+    pub capabilities: Vec<String>,
+    /// Accept any TLS certificate (https://, wss://).
+    #[arg(long)]
+    pub insecure: bool,
     /// Results folder (default: results/<name>-<time>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -78,6 +99,10 @@ pub struct ServeArgs {
     /// Answer every HTTP request as an SSE stream instead of JSON.
     #[arg(long)]
     pub sse_responses: bool,
+    /// Which protocol eras to serve: legacy, modern or both (one endpoint, as the
+    /// TypeScript v2 and Python v2 SDK servers do).
+    #[arg(long, default_value = "both", value_parser = ["legacy", "modern", "both"])]
+    pub era: String,
 }
 
 #[derive(Debug, Args)]

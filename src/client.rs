@@ -1,14 +1,18 @@
-//! One virtual client's session: connect → handshake → scenario steps → close, every
-//! phase timed into a sample. A failure is recorded where it happened; failures that
-//! leave the connection unusable end the session, others let the scenario go on.
+//! One virtual client's session: connect → handshake (per the persona's era) → scenario
+//! steps → close, every phase timed into a sample. A failure is recorded where it
+//! happened; failures that leave the connection unusable end the session, others let the
+//! scenario go on.
 
 use crate::metrics::{
-    Event, FailureKind, Outcome, PersonaId, Phase, Recorder, SessionOutcome, ToolId,
+    Event, FailureKind, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, ToolId,
 };
-use crate::plan::{Persona, Scenario, Step};
-use crate::session::{Failure, Session};
+use crate::plan::{EraMode, Persona, Scenario, Step};
+use crate::protocol::{methods, Era};
+use crate::session::{Failure, ResponseCache, Session};
 use crate::transport::Endpoint;
+use rand::rngs::SmallRng;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -18,7 +22,8 @@ const MAX_PAGES: usize = 10_000;
 /// What a session needs from the run.
 #[derive(Debug, Clone)]
 pub struct SessionContext {
-    pub endpoint: Endpoint,
+    /// Where each persona connects, indexed by persona id.
+    pub endpoints: Arc<Vec<Endpoint>>,
     pub recorder: Recorder,
     pub timeout: Duration,
 }
@@ -27,20 +32,22 @@ pub struct SessionContext {
 struct Timer<'a> {
     recorder: &'a Recorder,
     persona: PersonaId,
+    era: Era,
     first_failure: Option<FailureKind>,
 }
 
 impl Timer<'_> {
     fn record(&mut self, phase: Phase, tool: Option<ToolId>, started: Instant, outcome: Outcome) {
-        self.recorder.sample(
+        self.recorder.sample(Sample {
             phase,
-            self.persona,
+            persona: self.persona,
+            era: self.era,
             tool,
+            intended: started,
             started,
-            started,
-            Instant::now(),
+            finished: Instant::now(),
             outcome,
-        );
+        });
     }
 
     /// Record `result` for `phase`; on failure keep an example and return the kind.
@@ -58,9 +65,10 @@ impl Timer<'_> {
                 Ok(v)
             }
             Err(f) => {
-                self.record(phase, tool, started, Outcome::Failed(f.kind));
+                let kind = f.kind;
+                self.record(phase, tool, started, Outcome::Failed(kind));
                 self.fail(phase, f, diagnostics());
-                Err(self.first_failure.unwrap_or(FailureKind::Io))
+                Err(kind)
             }
         }
     }
@@ -81,6 +89,8 @@ pub async fn run_session(
     ctx: &SessionContext,
     persona: &Persona,
     scenario: &Scenario,
+    rng: SmallRng,
+    cache: &mut ResponseCache,
 ) -> SessionOutcome {
     let rec = &ctx.recorder;
     rec.send(Event::SessionStarted {
@@ -89,19 +99,25 @@ pub async fn run_session(
     let mut timer = Timer {
         recorder: rec,
         persona: persona.id,
+        era: match persona.era {
+            EraMode::Modern => Era::Modern,
+            _ => Era::Legacy,
+        },
         first_failure: None,
     };
     let session_start = Instant::now();
 
     let t = Instant::now();
-    let connected = ctx.endpoint.connect().await.map_err(Failure::from);
+    let endpoint = &ctx.endpoints[usize::from(persona.id)];
+    let connected = endpoint.connect().await.map_err(Failure::from);
     let Ok(transport) = timer.finish(Phase::Connect, None, t, connected, || None) else {
         return end(&mut timer, session_start, persona.id);
     };
-    let mut session = Session::new(transport, ctx.timeout, persona.id, rec.clone());
+    let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
 
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
-        run_steps(&mut session, &mut timer, scenario).await;
+        timer.era = session.era();
+        run_steps(&mut session, &mut timer, scenario, cache).await;
     }
 
     let t = Instant::now();
@@ -122,13 +138,40 @@ fn end(timer: &mut Timer<'_>, session_start: Instant, persona: PersonaId) -> Ses
     outcome
 }
 
+/// The era's handshake: legacy `initialize`; modern `server/discover` (falling back to
+/// `initialize` when only legacy versions are shared); auto probes first.
 async fn handshake(
-    session: &mut Session,
+    session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
 ) -> Result<(), FailureKind> {
+    let legacy = match persona.era {
+        EraMode::Legacy => true,
+        EraMode::Modern | EraMode::Auto => {
+            let probing = persona.era == EraMode::Auto;
+            let phase = if probing {
+                Phase::Probe
+            } else {
+                Phase::Discover
+            };
+            let t = Instant::now();
+            let r = session.discover(probing).await;
+            timer.era = session.era();
+            let diag = session.diagnostics();
+            let verdict = timer.finish(phase, None, t, r, || diag)?;
+            timer.recorder.count(match verdict {
+                Era::Modern => "era_modern",
+                Era::Legacy => "era_legacy",
+            });
+            verdict == Era::Legacy
+        }
+    };
+    if !legacy {
+        return Ok(());
+    }
+    timer.era = Era::Legacy;
     let t = Instant::now();
-    let r = session.initialize(persona).await;
+    let r = session.initialize().await;
     let diag = session.diagnostics();
     timer.finish(Phase::Initialize, None, t, r, || diag)?;
     let t = Instant::now();
@@ -137,7 +180,12 @@ async fn handshake(
     timer.finish(Phase::Initialized, None, t, r, || diag)
 }
 
-async fn run_steps(session: &mut Session, timer: &mut Timer<'_>, scenario: &Scenario) {
+async fn run_steps(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    scenario: &Scenario,
+    cache: &mut ResponseCache,
+) {
     for step in &scenario.steps {
         if let Some(cap) = step.required_capability() {
             let declared = session.server.as_ref().is_some_and(|s| s.declares(cap));
@@ -156,41 +204,19 @@ async fn run_steps(session: &mut Session, timer: &mut Timer<'_>, scenario: &Scen
                 tokio::time::sleep(*d).await;
                 Ok(())
             }
-            Step::List { phase, method } => list_all(session, timer, *phase, method).await,
+            Step::List { phase, method } => list_all(session, timer, *phase, method, cache).await,
             Step::CallTool {
                 tool,
                 name,
                 arguments,
-            } => {
-                let params = json!({"name": name, "arguments": arguments});
-                let t = Instant::now();
-                match session
-                    .request(crate::protocol::methods::TOOLS_CALL, Some(params))
-                    .await
-                {
-                    Ok(result) => {
-                        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-                        let outcome = if is_error {
-                            Outcome::ToolError
-                        } else {
-                            Outcome::Ok
-                        };
-                        timer.record(Phase::ToolsCall, Some(*tool), t, outcome);
-                        Ok(())
-                    }
-                    Err(f) => {
-                        let diag = session.diagnostics();
-                        timer.finish::<()>(Phase::ToolsCall, Some(*tool), t, Err(f), || diag)
-                    }
-                }
-            }
+            } => call_tool(session, timer, *tool, name, arguments).await,
             Step::ReadResource { uri } => {
                 let params = json!({"uri": uri});
                 timed(
                     session,
                     timer,
                     Phase::ResourcesRead,
-                    crate::protocol::methods::RESOURCES_READ,
+                    methods::RESOURCES_READ,
                     Some(params),
                 )
                 .await
@@ -201,33 +227,73 @@ async fn run_steps(session: &mut Session, timer: &mut Timer<'_>, scenario: &Scen
                     session,
                     timer,
                     Phase::PromptsGet,
-                    crate::protocol::methods::PROMPTS_GET,
+                    methods::PROMPTS_GET,
                     Some(params),
                 )
                 .await
             }
-            Step::Ping => {
-                timed(
-                    session,
-                    timer,
-                    Phase::Ping,
-                    crate::protocol::methods::PING,
-                    None,
-                )
-                .await
-            }
+            Step::Ping => timed(session, timer, Phase::Ping, methods::PING, None).await,
         };
         if let Err(kind) = result {
             if kind.ends_session() {
                 return;
             }
         }
+        if refetch_changed_lists(session, timer, cache).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Lists the server announced as changed, fetched again (personas that honour it).
+async fn refetch_changed_lists(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    cache: &mut ResponseCache,
+) -> Result<(), FailureKind> {
+    while let Some(method) = session.pending_refetch.pop() {
+        cache.invalidate(method);
+        let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
+        timer.recorder.count("list_refetch");
+        if let Err(kind) = list_all(session, timer, phase, method, cache).await {
+            if kind.ends_session() {
+                return Err(kind);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn call_tool(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    tool: ToolId,
+    name: &str,
+    arguments: &Value,
+) -> Result<(), FailureKind> {
+    let params = json!({"name": name, "arguments": arguments});
+    let t = Instant::now();
+    match session.request(methods::TOOLS_CALL, Some(params)).await {
+        Ok(result) => {
+            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+            let outcome = if is_error {
+                Outcome::ToolError
+            } else {
+                Outcome::Ok
+            };
+            timer.record(Phase::ToolsCall, Some(tool), t, outcome);
+            Ok(())
+        }
+        Err(f) => {
+            let diag = session.diagnostics();
+            timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || diag)
+        }
     }
 }
 
 /// One request timed as one phase; the result body is not needed.
 async fn timed(
-    session: &mut Session,
+    session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     phase: Phase,
     method: &str,
@@ -240,20 +306,41 @@ async fn timed(
 }
 
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
+/// Modern personas that cache serve fresh pages from the cache instead.
 async fn list_all(
-    session: &mut Session,
+    session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     phase: Phase,
-    method: &str,
+    method: &'static str,
+    cache: &mut ResponseCache,
 ) -> Result<(), FailureKind> {
+    let caching = session.era() == Era::Modern && session.persona().cache;
     let mut cursor: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
     for _ in 0..MAX_PAGES {
-        let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let t = Instant::now();
-        let r = session.request(method, params).await;
-        let diag = session.diagnostics();
-        let result = timer.finish(phase, None, t, r, || diag)?;
+        let cached = caching
+            .then(|| cache.get(method, cursor.as_deref()).cloned())
+            .flatten();
+        let result = match cached {
+            Some(hit) => {
+                timer.recorder.count("cache_hit");
+                hit
+            }
+            None => {
+                let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+                let t = Instant::now();
+                let r = session.request(method, params).await;
+                let diag = session.diagnostics();
+                let result = timer.finish(phase, None, t, r, || diag)?;
+                if caching {
+                    cache.put(method, cursor.as_deref(), &result);
+                }
+                result
+            }
+        };
+        if method == methods::TOOLS_LIST && session.era() == Era::Modern {
+            session.learn_tool_headers(&result);
+        }
         let next = result
             .get("nextCursor")
             .and_then(Value::as_str)

@@ -22,24 +22,19 @@ pub mod protocol;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod targets;
 pub mod transport;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use cli::{RunArgs, ServeArgs, ValidateArgs};
-use plan::{Overrides, Plan, Target};
+use plan::{Overrides, Plan};
 use profile::Profile;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use transport::http::HttpEndpoint;
-use transport::stdio::StdioCommand;
-use transport::Endpoint;
 
 /// The quickstart profile, embedded so `mcp-fleet run` works from any directory.
 pub const QUICKSTART: &str = include_str!("../profiles/quickstart.toml");
-
-/// How long a stdio server gets at each shutdown step (stdin EOF, then SIGTERM).
-const STDIO_GRACE: Duration = Duration::from_secs(2);
 
 /// What a finished run hands back to `main` and to tests.
 #[derive(Debug)]
@@ -59,6 +54,12 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
         seed: args.seed,
         timeout: args.timeout.clone(),
         headers: args.headers.clone(),
+        transport: args.transport.clone(),
+        era: args.era.clone(),
+        protocol_version: args.protocol_version.clone(),
+        client_name: args.client_name.clone(),
+        capabilities: args.capabilities.clone(),
+        insecure: args.insecure,
     };
     let (profile, origin) = match &args.profile {
         Some(path) => (Profile::load(path)?, path.display().to_string()),
@@ -74,86 +75,11 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
     Ok(Plan::resolve(profile, &overrides, &origin)?)
 }
 
-/// Check that the target can be reached before starting clients, so a typo is one
-/// clear error (exit 2) rather than thousands of failed sessions.
-async fn preflight(endpoint: &Endpoint, timeout: Duration) -> anyhow::Result<()> {
-    match endpoint {
-        Endpoint::Http(ep) => {
-            match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(&ep.addr)).await {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => bail!("cannot reach {}: {e} — is the server running?", ep.addr),
-                Err(_) => bail!("cannot reach {}: no answer within {timeout:?}", ep.addr),
-            }
-        }
-        Endpoint::Sse(_) | Endpoint::Ws(_) => Ok(()),
-        Endpoint::Stdio(cmd) => {
-            if find_program(&cmd.program).is_none() {
-                bail!(
-                    "cannot find the program {:?} (not a file, and not on PATH)",
-                    cmd.program
-                );
-            }
-            Ok(())
-        }
-    }
-}
-
-fn find_program(program: &str) -> Option<PathBuf> {
-    let p = std::path::Path::new(program);
-    if program.contains('/') {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(program))
-            .find(|c| c.is_file())
-    })
-}
-
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let plan = Arc::new(plan_from_args(&args)?);
 
-    // The built-in server, when the plan names no target.
-    let mut builtin = None;
-    let (endpoint, target_desc) = match &plan.target {
-        Target::BuiltIn => {
-            let server = server::spawn_http(
-                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-                server::ServerOptions::default(),
-            )
-            .await
-            .context("starting the built-in server")?;
-            let url = url::Url::parse(&server.url())?;
-            builtin = Some(server);
-            let ep = HttpEndpoint::new(&url, plan.headers.clone(), plan.timeout)?;
-            (Endpoint::Http(Arc::new(ep)), format!("{url} (built-in)"))
-        }
-        Target::Http(url) => {
-            let ep = HttpEndpoint::new(url, plan.headers.clone(), plan.timeout)?;
-            (Endpoint::Http(Arc::new(ep)), url.to_string())
-        }
-        Target::Stdio {
-            program,
-            args: a,
-            env,
-        } => {
-            let cmd = StdioCommand {
-                program: program.clone(),
-                args: a.clone(),
-                env: env.clone(),
-                grace: STDIO_GRACE,
-            };
-            (Endpoint::Stdio(Arc::new(cmd)), plan.target.describe())
-        }
-    };
-    preflight(&endpoint, plan.timeout).await?;
-    let transport_name = match endpoint {
-        Endpoint::Http(_) => "streamable-http",
-        Endpoint::Sse(_) => "sse",
-        Endpoint::Ws(_) => "ws",
-        Endpoint::Stdio(_) => "stdio",
-    };
+    let targets = targets::resolve(&plan).await?;
 
     let results_dir = args.out.clone().unwrap_or_else(|| {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
@@ -170,7 +96,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         eprint!("{}", plan.describe());
     }
 
-    let (collector, recorder) = metrics::Collector::new(plan.personas.len(), plan.tools.len());
+    let (collector, recorder) = metrics::Collector::new(
+        plan.personas.iter().map(|p| p.route.transport).collect(),
+        plan.tools.len(),
+    );
     let collecting = tokio::spawn(collector.run());
     let live = Arc::new(fleet::LiveCounters::default());
     let stop = fleet::StopSignals::default();
@@ -198,7 +127,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let started_at = SystemTime::now();
     let started = tokio::time::Instant::now();
     let ctx = client::SessionContext {
-        endpoint,
+        endpoints: Arc::new(targets.endpoints.clone()),
         recorder,
         timeout: plan.timeout,
     };
@@ -210,9 +139,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         let _ = p.await;
     }
     let stats = collecting.await.context("the collector stopped")?;
-    if let Some(server) = builtin {
-        server.shutdown().await;
-    }
+    let (target_desc, transport_name) = (targets.description.clone(), targets.transports.clone());
+    targets.shutdown().await;
 
     let stopped_by = if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
         "interrupted"
@@ -226,7 +154,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         finished_at,
         duration: elapsed,
         target: target_desc,
-        transport: transport_name.to_string(),
+        transport: transport_name,
         stopped_by: stopped_by.to_string(),
     };
     let summary = report::Summary::build(&plan, &stats, &facts);

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => mcp_fleet::run(args).await.map(drop),
+            Command::Run(args) => mcp_fleet::run(*args).await.map(drop),
             Command::Serve(args) => mcp_fleet::serve(args).await,
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| print!("{text}")),
         }

@@ -41,6 +41,8 @@ pub struct TargetSection {
     pub headers: BTreeMap<String, String>,
     /// Per-request timeout, e.g. `"10s"`.
     pub timeout: Option<String>,
+    /// Accept any TLS certificate (self-signed test servers).
+    pub insecure: Option<bool>,
 }
 
 /// A command line, written either way.
@@ -74,15 +76,76 @@ pub struct PersonaSection {
     pub name: String,
     /// Relative share of sessions; default 1.
     pub weight: Option<u32>,
-    /// Sent in `initialize`; any string, so wrong or unknown versions can be tested.
+    /// `legacy` (initialize handshake), `modern` (2026-07-28, stateless) or `auto`
+    /// (probe with `server/discover`, fall back to the handshake). Default: the era of
+    /// `protocol_version`.
+    pub era: Option<String>,
+    /// The version offered: in `initialize` (legacy) or in every request's `_meta`
+    /// (modern). Any string, so wrong or unknown versions can be tested.
     pub protocol_version: Option<String>,
-    /// Versions the persona accepts back; default: every legacy version.
+    /// `auto` only: the version `initialize` offers when the server turns out legacy.
+    pub legacy_version: Option<String>,
+    /// Versions the persona accepts back; default: every known version.
     pub accept_versions: Option<Vec<String>>,
     pub client_info: Option<ClientInfoSection>,
     /// Declared client capabilities, free-form: `{ roots = { listChanged = true } }`.
     pub capabilities: Option<Value>,
     /// Names of the scenarios this persona runs; default: all.
     pub scenarios: Option<Vec<String>>,
+    /// `stdio`, `http` (Streamable HTTP), `sse` (legacy HTTP+SSE) or `ws` (WebSocket).
+    /// Default: from the URL scheme (`ws://` → ws, else http) or stdio for a command.
+    pub transport: Option<String>,
+    /// This persona's own server URL (else `[target].url`).
+    pub url: Option<String>,
+    /// This persona's own server command (else `[target].command`).
+    pub command: Option<Command>,
+    /// Streamable HTTP, legacy era: open the standalone GET stream after the handshake,
+    /// as the TypeScript and Python SDK clients do. Default false.
+    pub get_stream: Option<bool>,
+    /// What `notifications/*/list_changed` makes the persona do: `refetch` the list
+    /// (default) or `ignore` it (counted either way).
+    pub list_changed: Option<String>,
+    /// Modern era: honour `ttlMs` and serve repeated lists from a cache. Default false.
+    pub cache: Option<bool>,
+    /// Modern era: most `input_required` rounds before a request is given up. Default 8.
+    pub max_input_rounds: Option<u32>,
+    /// Start a new session (re-initialize) when the server answers 404 for the session,
+    /// as the SDK clients can. Default true.
+    pub reinitialize: Option<bool>,
+    /// How the persona answers `sampling/createMessage` (needs `sampling` declared).
+    pub sampling: Option<SamplingSection>,
+    /// How the persona answers `elicitation/create` (needs `elicitation` declared).
+    pub elicitation: Option<ElicitationSection>,
+    /// What `roots/list` returns (needs `roots` declared).
+    pub roots: Option<Vec<RootSection>>,
+}
+
+/// `sampling = { text = "…", delay = "20ms" }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSection {
+    pub text: Option<String>,
+    pub model: Option<String>,
+    pub delay: Option<String>,
+}
+
+/// `elicitation = { accept = 8, decline = 1, cancel = 1, delay = "50ms" }`: weights of
+/// the three actions.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitationSection {
+    pub accept: Option<u32>,
+    pub decline: Option<u32>,
+    pub cancel: Option<u32>,
+    pub delay: Option<String>,
+}
+
+/// `{ uri = "file:///work", name = "work" }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootSection {
+    pub uri: String,
+    pub name: Option<String>,
 }
 
 /// `clientInfo` as sent in `initialize`.

@@ -9,6 +9,7 @@ pub use progress::LiveCounters;
 use crate::client::{run_session, SessionContext};
 use crate::metrics::{Event, SessionOutcome};
 use crate::plan::{LoadModel, Plan};
+use crate::session::ResponseCache;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -82,6 +83,7 @@ pub async fn run(plan: Arc<Plan>, ctx: SessionContext, live: Arc<LiveCounters>, 
             budget: budget.clone(),
             stop: stop.clone(),
             rng: SmallRng::seed_from_u64(client_seed(plan.seed, index)),
+            cache: ResponseCache::default(),
         };
         tasks.spawn(client.run());
     }
@@ -99,6 +101,8 @@ struct VirtualClient {
     budget: Arc<Budget>,
     stop: StopSignals,
     rng: SmallRng,
+    /// Modern-era response cache, kept across this client's sessions.
+    cache: ResponseCache,
 }
 
 impl VirtualClient {
@@ -113,8 +117,11 @@ impl VirtualClient {
             let scenario_index = persona.scenarios[persona.scenario_weights.sample(&mut self.rng)];
             let scenario = &plan.scenarios[scenario_index];
             self.live.in_flight.fetch_add(1, Ordering::Relaxed);
+            // Each session gets its own generator, drawn from the client's, so answers
+            // and arguments repeat with the seed whatever the scheduling.
+            let session_rng = SmallRng::from_rng(&mut self.rng);
             let outcome = tokio::select! {
-                o = run_session(&self.ctx, persona, scenario) => o,
+                o = run_session(&self.ctx, persona, scenario, session_rng, &mut self.cache) => o,
                 () = self.stop.abort.cancelled() => {
                     self.ctx.recorder.send(Event::SessionEnded {
                         persona: persona.id,

@@ -3,9 +3,9 @@
 //! [`Stats`] and hands the result back when every sender is gone.
 
 use super::stats::Stats;
-use super::{FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
+use super::{FailureKind, PersonaId, Phase, Sample};
+use crate::transport::TransportKind;
 use tokio::sync::mpsc;
-use tokio::time::Instant;
 
 /// How many example messages are kept per failure kind.
 const EXAMPLES_PER_KIND: usize = 3;
@@ -35,6 +35,11 @@ pub enum Event {
     ServerMessage {
         method: String,
     },
+    /// Something worth counting that has no latency (a re-initialization, an era
+    /// verdict, a list refetch, an input round …), by stable name.
+    Count {
+        name: &'static str,
+    },
     /// A message from the server that is not valid JSON-RPC.
     Malformed {
         persona: PersonaId,
@@ -62,26 +67,12 @@ impl Recorder {
         let _ = self.tx.send(event);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn sample(
-        &self,
-        phase: Phase,
-        persona: PersonaId,
-        tool: Option<ToolId>,
-        intended: Instant,
-        started: Instant,
-        finished: Instant,
-        outcome: Outcome,
-    ) {
-        self.send(Event::Sample(Sample {
-            phase,
-            persona,
-            tool,
-            intended,
-            started,
-            finished,
-            outcome,
-        }));
+    pub fn sample(&self, sample: Sample) {
+        self.send(Event::Sample(sample));
+    }
+
+    pub fn count(&self, name: &'static str) {
+        self.send(Event::Count { name });
     }
 }
 
@@ -89,15 +80,19 @@ impl Recorder {
 pub struct Collector {
     rx: mpsc::UnboundedReceiver<Event>,
     stats: Stats,
+    /// Each persona's transport, for the by-transport breakdown.
+    transports: Vec<TransportKind>,
 }
 
 impl Collector {
-    pub fn new(personas: usize, tools: usize) -> (Collector, Recorder) {
+    /// `transports[i]` is persona i's transport.
+    pub fn new(transports: Vec<TransportKind>, tools: usize) -> (Collector, Recorder) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Collector {
                 rx,
-                stats: Stats::new(personas, tools),
+                stats: Stats::new(transports.len(), tools),
+                transports,
             },
             Recorder { tx },
         )
@@ -125,6 +120,18 @@ impl Collector {
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
                     tool.record(&sample);
                 }
+                if let Some(&kind) = self.transports.get(usize::from(sample.persona)) {
+                    s.by_transport
+                        .entry(kind)
+                        .or_default()
+                        .get_mut(sample.phase)
+                        .record(&sample);
+                }
+                s.by_era
+                    .entry(sample.era)
+                    .or_default()
+                    .get_mut(sample.phase)
+                    .record(&sample);
             }
             Event::SessionStarted { persona } => {
                 s.sessions.started += 1;
@@ -158,6 +165,7 @@ impl Collector {
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
+            Event::Count { name } => *s.counters.entry(name).or_insert(0) += 1,
             Event::Malformed { persona: _, text } => {
                 s.malformed += 1;
                 let list = s
@@ -175,41 +183,37 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::{FailureKind, Outcome};
+    use crate::protocol::Era;
     use std::time::Duration;
+    use tokio::time::Instant;
 
     #[tokio::test]
     async fn folds_samples_into_overall_persona_and_tool_slices() {
-        let (collector, rec) = Collector::new(2, 1);
+        let (collector, rec) =
+            Collector::new(vec![TransportKind::Stdio, TransportKind::WebSocket], 1);
         let handle = tokio::spawn(collector.run());
         let t0 = Instant::now();
         let ms = |n| t0 + Duration::from_millis(n);
-        rec.sample(
-            Phase::ToolsCall,
-            1,
-            Some(0),
-            t0,
-            ms(10),
-            ms(30),
-            Outcome::Ok,
-        );
-        rec.sample(
-            Phase::ToolsCall,
-            1,
-            Some(0),
-            t0,
-            t0,
-            ms(5),
-            Outcome::ToolError,
-        );
-        rec.sample(
-            Phase::ToolsCall,
-            0,
-            None,
-            t0,
-            t0,
-            ms(1),
-            Outcome::Failed(FailureKind::Timeout),
-        );
+        let s = |persona, tool, started, finished, outcome| Sample {
+            phase: Phase::ToolsCall,
+            persona,
+            era: if persona == 1 {
+                Era::Modern
+            } else {
+                Era::Legacy
+            },
+            tool,
+            intended: t0,
+            started,
+            finished,
+            outcome,
+        };
+        rec.sample(s(1, Some(0), ms(10), ms(30), Outcome::Ok));
+        rec.sample(s(1, Some(0), t0, ms(5), Outcome::ToolError));
+        rec.sample(s(0, None, t0, ms(1), Outcome::Failed(FailureKind::Timeout)));
+        rec.count("reinitialized");
+        rec.count("reinitialized");
         rec.send(Event::SessionStarted { persona: 1 });
         rec.send(Event::SessionEnded {
             persona: 1,
@@ -231,5 +235,13 @@ mod tests {
         assert_eq!(stats.sessions.failed, 1);
         assert_eq!(stats.personas[1].1.started, 1);
         assert_eq!(stats.failures().get(&FailureKind::Timeout), Some(&1));
+        assert_eq!(
+            stats.by_transport[&TransportKind::WebSocket]
+                .get(Phase::ToolsCall)
+                .count(),
+            2
+        );
+        assert_eq!(stats.by_era[&Era::Legacy].get(Phase::ToolsCall).errors(), 1);
+        assert_eq!(stats.counters["reinitialized"], 2);
     }
 }

@@ -9,6 +9,7 @@ pub use collector::{Collector, Event, Recorder, SessionOutcome};
 pub use phase::Phase;
 pub use stats::{PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
 
+use crate::protocol::Era;
 use tokio::time::Instant;
 
 /// Index of a persona in the plan (interned at plan time).
@@ -83,6 +84,8 @@ pub enum Outcome {
 pub struct Sample {
     pub phase: Phase,
     pub persona: PersonaId,
+    /// The era the session speaks (for `auto` personas: the probe's verdict).
+    pub era: Era,
     pub tool: Option<ToolId>,
     pub intended: Instant,
     pub started: Instant,

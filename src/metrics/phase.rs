@@ -5,8 +5,14 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
     Connect,
+    /// `auto` personas: the `server/discover` probe that decides the era.
+    Probe,
+    /// Modern era: `server/discover` (the handshake of 2026-07-28).
+    Discover,
     Initialize,
     Initialized,
+    /// A new `initialize` + `initialized` after the server forgot the session (404).
+    Reinitialize,
     ToolsList,
     ResourcesList,
     ResourcesTemplatesList,
@@ -15,16 +21,22 @@ pub enum Phase {
     ResourcesRead,
     PromptsGet,
     Ping,
+    /// Time the fleet spent answering a server request (sampling, elicitation, roots,
+    /// ping), so client-side time is told apart from server latency.
+    Answer,
     Close,
     /// The whole session, connect to close.
     Session,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 13] = [
+    pub const ALL: [Phase; 17] = [
         Phase::Connect,
+        Phase::Probe,
+        Phase::Discover,
         Phase::Initialize,
         Phase::Initialized,
+        Phase::Reinitialize,
         Phase::ToolsList,
         Phase::ResourcesList,
         Phase::ResourcesTemplatesList,
@@ -33,6 +45,7 @@ impl Phase {
         Phase::ResourcesRead,
         Phase::PromptsGet,
         Phase::Ping,
+        Phase::Answer,
         Phase::Close,
         Phase::Session,
     ];
@@ -46,8 +59,11 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Connect => "connect",
+            Phase::Probe => "probe",
+            Phase::Discover => "discover",
             Phase::Initialize => "initialize",
             Phase::Initialized => "initialized",
+            Phase::Reinitialize => "reinitialize",
             Phase::ToolsList => "tools/list",
             Phase::ResourcesList => "resources/list",
             Phase::ResourcesTemplatesList => "resources/templates/list",
@@ -56,6 +72,7 @@ impl Phase {
             Phase::ResourcesRead => "resources/read",
             Phase::PromptsGet => "prompts/get",
             Phase::Ping => "ping",
+            Phase::Answer => "answer",
             Phase::Close => "close",
             Phase::Session => "session",
         }

@@ -3,6 +3,8 @@
 //! counted by kind.
 
 use super::{FailureKind, Outcome, Phase, Sample};
+use crate::protocol::Era;
+use crate::transport::TransportKind;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
@@ -152,6 +154,10 @@ pub struct Stats {
     pub server_messages: BTreeMap<String, u64>,
     /// Messages from the server that were not valid JSON-RPC (counted, then skipped).
     pub malformed: u64,
+    pub by_transport: BTreeMap<TransportKind, PhaseTable>,
+    pub by_era: BTreeMap<Era, PhaseTable>,
+    /// Events without latency, by stable name (see [`super::Event::Count`]).
+    pub counters: BTreeMap<&'static str, u64>,
 }
 
 impl Stats {
@@ -164,6 +170,9 @@ impl Stats {
             examples: BTreeMap::new(),
             server_messages: BTreeMap::new(),
             malformed: 0,
+            by_transport: BTreeMap::new(),
+            by_era: BTreeMap::new(),
+            counters: BTreeMap::new(),
         }
     }
 

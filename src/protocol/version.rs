@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Legacy (initialize handshake) or modern (stateless, `server/discover` + `_meta`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Era {
     Legacy,

@@ -7,7 +7,7 @@ use crate::plan::{LoadModel, Plan};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -22,6 +22,13 @@ pub struct Summary {
     pub tools: BTreeMap<String, PhaseSummary>,
     pub server_messages: BTreeMap<String, u64>,
     pub malformed_messages: u64,
+    /// Phases broken down by transport (`stdio`, `http`, `sse`, `ws`).
+    pub transports: BTreeMap<String, BTreeMap<String, PhaseSummary>>,
+    /// Phases broken down by the era sessions spoke (`legacy`, `modern`).
+    pub eras: BTreeMap<String, BTreeMap<String, PhaseSummary>>,
+    /// Events without latency: re-initializations, era verdicts, list refetches,
+    /// input rounds, cache hits …
+    pub counters: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -239,6 +246,21 @@ impl Summary {
                 .collect(),
             server_messages: stats.server_messages.clone(),
             malformed_messages: stats.malformed,
+            transports: stats
+                .by_transport
+                .iter()
+                .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .collect(),
+            eras: stats
+                .by_era
+                .iter()
+                .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .collect(),
+            counters: stats
+                .counters
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), *v))
+                .collect(),
         }
     }
 }

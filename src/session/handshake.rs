@@ -1,14 +1,18 @@
-//! The legacy-era handshake (2024-11-05 … 2025-11-25): `initialize`, check the answer,
-//! then `notifications/initialized`. A server that answers a version the persona does
-//! not accept ends the session as `version_rejected`, as the spec tells a client to.
+//! How a session starts, per era: the legacy handshake (`initialize`, check the answer,
+//! `notifications/initialized`), the modern `server/discover`, and `auto`'s probe that
+//! decides between them. Also the re-initialization after a server forgot the session.
+//! A server that answers a version the persona does not accept ends the session as
+//! `version_rejected`, as the spec tells a client to.
 
+use super::modern::{discover_params, has_modern_error, DISCOVER, UNSUPPORTED_VERSION};
 use super::{Failure, Session};
-use crate::metrics::FailureKind;
-use crate::plan::Persona;
-use crate::protocol::{methods, ProtocolVersion};
+use crate::metrics::{FailureKind, Phase};
+use crate::protocol::{methods, Era, ProtocolVersion};
+use crate::transport::TransportKind;
 use serde_json::Value;
+use tokio::time::Instant;
 
-/// What the server said about itself in `initialize`.
+/// What the server said about itself (`initialize` or `server/discover`).
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
     pub protocol_version: String,
@@ -58,20 +62,53 @@ impl ServerInfo {
             version: server_version.to_string(),
         })
     }
+
+    /// Check the shape of a `DiscoverResult` (2026-07-28).
+    pub fn from_discover(result: &Value, version: &str) -> Result<ServerInfo, Failure> {
+        let bad = |what: &str| {
+            Failure::new(
+                FailureKind::InvalidResult,
+                format!("server/discover result: {what}"),
+            )
+        };
+        let capabilities = result
+            .get("capabilities")
+            .filter(|c| c.is_object())
+            .ok_or_else(|| bad("`capabilities` is missing or not an object"))?;
+        result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("`supportedVersions` is missing or not an array"))?;
+        let info = result
+            .get("_meta")
+            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+            .or_else(|| result.get("serverInfo"));
+        let field = |k: &str| {
+            info.and_then(|i| i.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok(ServerInfo {
+            protocol_version: version.to_string(),
+            capabilities: capabilities.clone(),
+            name: field("name"),
+            version: field("version"),
+        })
+    }
 }
 
-impl Session {
+impl Session<'_> {
     /// `initialize` and its checks. The caller times it as the `initialize` phase.
-    pub async fn initialize(&mut self, persona: &Persona) -> Result<(), Failure> {
+    pub async fn initialize(&mut self) -> Result<(), Failure> {
+        self.era = Era::Legacy;
+        self.transport.set_protocol_version(None);
+        let persona = self.persona;
         let result = self
             .request(methods::INITIALIZE, Some(persona.initialize_params.clone()))
             .await?;
         let info = ServerInfo::from_result(&result)?;
-        if !persona
-            .accept_versions
-            .iter()
-            .any(|v| v == &info.protocol_version)
-        {
+        if !persona.accepts(&info.protocol_version) {
             return Err(Failure::new(
                 FailureKind::VersionRejected,
                 format!(
@@ -94,6 +131,66 @@ impl Session {
     /// `notifications/initialized`; timed as the `initialized` phase.
     pub async fn initialized(&mut self) -> Result<(), Failure> {
         self.notify(methods::INITIALIZED, None).await
+    }
+
+    /// Modern handshake: `server/discover`. Returns the era to continue in: `Legacy`
+    /// when the server only shares legacy versions with the persona (-32022), so the
+    /// caller falls back to `initialize`. With `probing` (the `auto` era) any answer
+    /// that is not a modern one also means legacy, as the spec's detection rules say.
+    pub async fn discover(&mut self, probing: bool) -> Result<Era, Failure> {
+        self.enter_modern();
+        let outcome = self.request_modern(DISCOVER, Some(discover_params())).await;
+        let verdict = match outcome {
+            Ok(result) => {
+                let info = ServerInfo::from_discover(&result, &self.modern_version.clone())?;
+                self.server = Some(info);
+                return Ok(Era::Modern);
+            }
+            Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) => {
+                if self.mutual_version(f.data.as_ref(), false).is_some() {
+                    Era::Legacy
+                } else {
+                    return Err(Failure::new(
+                        FailureKind::VersionRejected,
+                        format!("{}; no version in common with the persona", f.detail),
+                    ));
+                }
+            }
+            Err(f) if probing && self.looks_legacy(&f) => Era::Legacy,
+            Err(f) => return Err(f),
+        };
+        self.era = Era::Legacy;
+        self.transport.set_protocol_version(None);
+        Ok(verdict)
+    }
+
+    /// The spec's era detection: a JSON-RPC error that is not a modern one, an HTTP 4xx
+    /// without a modern error body, or (stdio) silence means a legacy server.
+    fn looks_legacy(&self, f: &Failure) -> bool {
+        match f.kind {
+            FailureKind::RpcError(code) => !(-32022..=-32020).contains(&code),
+            FailureKind::HttpStatus(400 | 404 | 405) => !has_modern_error(&f.detail),
+            FailureKind::Timeout => self.transport.kind() == TransportKind::Stdio,
+            _ => false,
+        }
+    }
+
+    pub(super) fn can_reinitialize(&self) -> bool {
+        self.persona.reinitialize && self.transport.kind() == TransportKind::StreamableHttp
+    }
+
+    /// The server forgot the session (404): start a new one, as the spec tells a client
+    /// to, timed as the `reinitialize` phase.
+    pub(super) async fn reinitialize(&mut self) -> Result<(), Failure> {
+        self.recorder.count("session_expired");
+        let started = Instant::now();
+        self.transport.reset_session();
+        let result = match Box::pin(self.initialize()).await {
+            Ok(()) => self.initialized().await,
+            Err(e) => Err(e),
+        };
+        self.record(Phase::Reinitialize, started, &result);
+        result
     }
 }
 
@@ -140,5 +237,21 @@ mod tests {
             assert_eq!(e.kind, FailureKind::InvalidResult);
             assert!(e.detail.contains(want), "{} vs {want}", e.detail);
         }
+    }
+
+    #[test]
+    fn discover_results_are_checked() {
+        let ok = ServerInfo::from_discover(
+            &json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "2"}}}),
+            "2026-07-28",
+        )
+        .expect("valid");
+        assert_eq!((ok.name.as_str(), ok.version.as_str()), ("s", "2"));
+        assert!(ok.declares("tools"));
+        let e = ServerInfo::from_discover(&json!({"capabilities": {}}), "2026-07-28")
+            .expect_err("no versions");
+        assert!(e.detail.contains("supportedVersions"));
     }
 }

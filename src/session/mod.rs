@@ -1,18 +1,27 @@
 //! One MCP connection lifecycle on top of a transport: request/response correlation by
 //! id, timeouts with `notifications/cancelled`, answers to what the server asks of a
-//! client, and counting what the server tells us. The session drives its own receive
-//! loop (no task per session): while it waits for a response it also serves everything
-//! else that arrives.
+//! client, and counting what the server tells us. Both eras run through here: a modern
+//! session adds `_meta` and the 2026-07-28 headers to every request and fulfils
+//! `input_required` results (MRTR). The session drives its own receive loop (no task
+//! per session): while it waits for a response it also serves everything else.
 
+pub mod answers;
+mod cache;
 mod handshake;
+mod modern;
 
+pub use cache::ResponseCache;
 pub use handshake::ServerInfo;
 
-use crate::metrics::{Event, FailureKind, PersonaId, Recorder};
-use crate::protocol::jsonrpc::{codes, encode_notification, encode_request, encode_response};
-use crate::protocol::{methods, Incoming, RequestId, RpcError};
+use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
+use crate::plan::Persona;
+use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_response};
+use crate::protocol::{methods, Era, Incoming, RequestId};
 use crate::transport::{Received, Transport, TransportError};
+use http::{HeaderName, HeaderValue};
+use rand::rngs::SmallRng;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -21,6 +30,8 @@ use tokio::time::Instant;
 pub struct Failure {
     pub kind: FailureKind,
     pub detail: String,
+    /// For RPC errors: the error's `data`, kept for version negotiation.
+    pub data: Option<Value>,
 }
 
 impl Failure {
@@ -28,6 +39,7 @@ impl Failure {
         Failure {
             kind,
             detail: detail.into(),
+            data: None,
         }
     }
 }
@@ -41,43 +53,109 @@ impl From<TransportError> for Failure {
 /// How long we give a best-effort `notifications/cancelled` after a timeout.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(1);
 
-pub struct Session {
+/// List methods a `notifications/<list>/list_changed` asks to fetch again.
+fn list_for(notification: &str) -> Option<&'static str> {
+    match notification {
+        "notifications/tools/list_changed" => Some(methods::TOOLS_LIST),
+        "notifications/prompts/list_changed" => Some(methods::PROMPTS_LIST),
+        "notifications/resources/list_changed" => Some(methods::RESOURCES_LIST),
+        _ => None,
+    }
+}
+
+pub struct Session<'p> {
     transport: Transport,
     next_id: u64,
     timeout: Duration,
-    persona: PersonaId,
+    persona: &'p Persona,
     recorder: Recorder,
-    /// What `initialize` told us (legacy era).
+    rng: SmallRng,
+    /// The era this session speaks (for `auto`: the probe's verdict).
+    era: Era,
+    /// Modern era: the version sent in `_meta` (may change after -32022).
+    modern_version: String,
+    /// Modern era: the `_meta` every request carries, built once per version.
+    meta: Value,
+    /// What the handshake told us.
     pub server: Option<ServerInfo>,
+    /// Lists the server said changed, to be fetched again (personas that honour it).
+    pub pending_refetch: Vec<&'static str>,
+    /// Modern era: tool argument → `Mcp-Param-*` header, learnt from `tools/list`.
+    tool_headers: HashMap<String, Vec<(String, HeaderName)>>,
 }
 
-impl Session {
+impl<'p> Session<'p> {
     pub fn new(
         transport: Transport,
         timeout: Duration,
-        persona: PersonaId,
+        persona: &'p Persona,
         recorder: Recorder,
-    ) -> Session {
+        rng: SmallRng,
+    ) -> Session<'p> {
+        let modern_version = persona.protocol_version.as_str().to_string();
         Session {
             transport,
             next_id: 1,
             timeout,
+            meta: persona.modern_meta(&modern_version),
+            modern_version,
             persona,
             recorder,
+            rng,
+            era: Era::Legacy,
             server: None,
+            pending_refetch: Vec::new(),
+            tool_headers: HashMap::new(),
         }
+    }
+
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    pub fn persona(&self) -> &Persona {
+        self.persona
     }
 
     pub fn transport(&self) -> &Transport {
         &self.transport
     }
 
-    /// Send a request and wait for its response, serving the server meanwhile.
+    pub fn transport_mut(&mut self) -> &mut Transport {
+        &mut self.transport
+    }
+
+    /// Send a request and wait for its response, serving the server meanwhile. In the
+    /// modern era the request carries `_meta` and headers, and `input_required` results
+    /// are fulfilled and retried; in the legacy era a forgotten session (404) is
+    /// re-initialized and the request retried once, when the persona does that.
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, Failure> {
+        match self.era {
+            Era::Modern => self.request_modern(method, params).await,
+            Era::Legacy => {
+                let first = self.exchange(method, params.clone(), &[]).await;
+                match first {
+                    Err(f) if f.kind == FailureKind::SessionExpired && self.can_reinitialize() => {
+                        self.reinitialize().await?;
+                        self.exchange(method, params, &[]).await
+                    }
+                    other => other,
+                }
+            }
+        }
+    }
+
+    /// One request/response exchange: send, then receive until our answer arrives.
+    async fn exchange(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<Value, Failure> {
         let id = self.next_id;
         self.next_id += 1;
         let bytes = encode_request(id, method, params.as_ref());
-        self.transport.send_request(id, bytes, &[]).await?;
+        self.transport.send_request(id, bytes, headers).await?;
         let deadline = Instant::now() + self.timeout;
         loop {
             let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await
@@ -96,11 +174,10 @@ impl Session {
                     id: Some(rid),
                     outcome,
                 }) if rid.as_own() == Some(id) => {
-                    return outcome.map_err(|e| {
-                        Failure::new(
-                            FailureKind::RpcError(e.code),
-                            format!("{method}: {} ({})", e.message, e.code),
-                        )
+                    return outcome.map_err(|e| Failure {
+                        kind: FailureKind::RpcError(e.code),
+                        detail: format!("{method}: {} ({})", e.message, e.code),
+                        data: e.data,
                     })
                 }
                 // A late answer to a request we gave up on, or to an id we never used.
@@ -109,13 +186,13 @@ impl Session {
                     self.answer(id, method, params).await?;
                 }
                 Received::Message(Incoming::Notification { method, .. }) => {
-                    self.recorder.send(Event::ServerMessage { method });
+                    self.on_notification(method);
                 }
                 Received::Malformed { error, excerpt } => {
                     // A stray line (a server logging to stdout, say) does not tell us our
                     // answer is lost; count it and keep waiting.
                     self.recorder.send(Event::Malformed {
-                        persona: self.persona,
+                        persona: self.persona.id,
                         text: format!("{error}: {excerpt}"),
                     });
                 }
@@ -124,6 +201,13 @@ impl Session {
                     kind,
                     detail,
                 } if r == id => return Err(Failure::new(kind, detail)),
+                Received::Failed {
+                    request: None,
+                    kind,
+                    detail,
+                } if !kind.is_recoverable_off_request() => {
+                    return Err(Failure::new(kind, detail));
+                }
                 Received::Failed { .. } => {}
                 Received::Closed { detail } => {
                     return Err(Failure::new(FailureKind::TransportClosed, detail))
@@ -132,51 +216,86 @@ impl Session {
         }
     }
 
+    fn on_notification(&mut self, method: String) {
+        if let Some(list) = list_for(&method) {
+            if self.persona.refetch_on_list_changed {
+                if !self.pending_refetch.contains(&list) {
+                    self.pending_refetch.push(list);
+                }
+            } else {
+                self.recorder.count("list_changed_ignored");
+            }
+        }
+        self.recorder.send(Event::ServerMessage { method });
+    }
+
     /// Send a notification (over HTTP: and wait for its 202).
     pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), Failure> {
         let bytes = encode_notification(method, params.as_ref());
+        self.send_bounded(bytes, method).await
+    }
+
+    async fn send_bounded(&mut self, bytes: Vec<u8>, what: &str) -> Result<(), Failure> {
         match tokio::time::timeout(self.timeout, self.transport.send_notification(bytes)).await {
             Ok(r) => r.map_err(Failure::from),
             Err(_) => Err(Failure::new(
                 FailureKind::Timeout,
                 format!(
-                    "{method} not accepted within {}",
+                    "{what} not accepted within {}",
                     humantime::format_duration(self.timeout)
                 ),
             )),
         }
     }
 
-    /// Answer a server→client request. `ping` is always answered; the client features
-    /// (sampling, elicitation, roots) are not offered yet, so they get -32601 as the
-    /// spec prescribes for undeclared capabilities.
+    /// Answer a server→client request as the persona would; the time it takes (the
+    /// persona's configured delay included) is the `answer` phase.
     async fn answer(
         &mut self,
         id: RequestId,
         method: String,
-        _params: Option<Value>,
+        params: Option<Value>,
     ) -> Result<(), Failure> {
-        let reply = if method == methods::PING {
-            encode_response(&id, Ok(&json!({})))
-        } else {
-            let e = RpcError {
-                code: codes::METHOD_NOT_FOUND,
-                message: format!("Method not found: {method}"),
-                data: None,
-            };
-            encode_response(&id, Err(&e))
-        };
-        self.recorder.send(Event::ServerMessage { method });
-        match tokio::time::timeout(self.timeout, self.transport.send_notification(reply)).await {
-            Ok(r) => r.map_err(Failure::from),
-            Err(_) => Err(Failure::new(
-                FailureKind::Timeout,
-                "our answer to a server request was not accepted in time",
-            )),
+        let started = Instant::now();
+        let (outcome, delay) = answers::answer(
+            &self.persona.answers,
+            &method,
+            params.as_ref(),
+            &mut self.rng,
+        );
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
         }
+        let reply = encode_response(&id, outcome.as_ref());
+        self.recorder.send(Event::ServerMessage { method });
+        let sent = self
+            .send_bounded(reply, "our answer to a server request")
+            .await;
+        self.record(Phase::Answer, started, &sent);
+        sent
     }
 
-    /// Tell the server we gave up on request `id` (best effort, bounded).
+    /// Record a phase sample for this session.
+    fn record<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
+        let outcome = match result {
+            Ok(_) => Outcome::Ok,
+            Err(f) => Outcome::Failed(f.kind),
+        };
+        self.recorder.sample(Sample {
+            phase,
+            persona: self.persona.id,
+            era: self.era,
+            tool: None,
+            intended: started,
+            started,
+            finished: Instant::now(),
+            outcome,
+        });
+    }
+
+    /// Tell the server we gave up on request `id` (best effort, bounded). Over modern
+    /// Streamable HTTP closing the stream is the cancellation, but a notification does
+    /// no harm to a server that ignores it.
     async fn cancel(&mut self, id: u64) {
         let params = json!({"requestId": id, "reason": "timeout"});
         let bytes = encode_notification(methods::CANCELLED, Some(&params));
@@ -184,12 +303,38 @@ impl Session {
             tokio::time::timeout(CANCEL_SEND_LIMIT, self.transport.send_notification(bytes)).await;
     }
 
-    /// End the session (DELETE / stdin EOF and signals).
+    /// End the session (DELETE / close frame / stdin EOF and signals).
     pub async fn close(self) -> Result<(), Failure> {
         self.transport.close().await.map_err(Failure::from)
     }
 
     pub fn diagnostics(&self) -> Option<String> {
         self.transport.diagnostics()
+    }
+}
+
+impl FailureKind {
+    /// A failure not tied to one request that the session may ignore while it waits
+    /// (a GET stream that could not be resumed, say).
+    fn is_recoverable_off_request(self) -> bool {
+        !matches!(self, FailureKind::ProtocolViolation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_changed_maps_to_its_list() {
+        assert_eq!(
+            list_for("notifications/tools/list_changed"),
+            Some("tools/list")
+        );
+        assert_eq!(
+            list_for("notifications/resources/list_changed"),
+            Some("resources/list")
+        );
+        assert_eq!(list_for("notifications/progress"), None);
     }
 }

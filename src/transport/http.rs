@@ -216,6 +216,13 @@ impl HttpTransport {
         req
     }
 
+    /// Forget the session id and version header and drop open streams (re-init).
+    pub fn reset_session(&mut self) {
+        self.session_id = None;
+        self.protocol_version = None;
+        self.streams = SelectAll::new();
+    }
+
     pub fn set_protocol_version(&mut self, version: Option<&str>) {
         self.protocol_version = version.and_then(|v| HeaderValue::from_str(v).ok());
     }

@@ -169,6 +169,14 @@ impl Transport {
         }
     }
 
+    /// Forget the server's session (after a 404), so the next `initialize` starts a new
+    /// one. Only Streamable HTTP has sessions to forget.
+    pub fn reset_session(&mut self) {
+        if let Transport::Http(t) = self {
+            t.reset_session();
+        }
+    }
+
     /// End the session the way the transport's spec says.
     pub async fn close(self) -> Result<(), TransportError> {
         match self {

@@ -16,17 +16,10 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 fn args(out: &Path) -> RunArgs {
     RunArgs {
-        profile: None,
-        target: None,
-        stdio: None,
-        clients: None,
-        sessions: None,
-        duration: None,
-        timeout: None,
         seed: Some(1),
-        headers: vec![],
         out: Some(out.to_path_buf()),
         quiet: true,
+        ..RunArgs::default()
     }
 }
 

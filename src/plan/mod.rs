@@ -1,11 +1,13 @@
 //! Profile + command-line overrides → [`Plan`]: every check and default happens here,
 //! once. Nothing after the plan reads raw input again; names are interned into ids.
 
+mod persona;
+
+pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingAnswer};
+
 use crate::metrics::{PersonaId, Phase, ToolId};
 use crate::profile::{self, Profile, Step as RawStep};
 use crate::protocol::methods;
-use crate::protocol::version::{legacy_versions, LATEST_LEGACY};
-use crate::protocol::ProtocolVersion;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -22,13 +24,21 @@ pub struct Overrides {
     pub seed: Option<u64>,
     pub timeout: Option<String>,
     pub headers: Vec<String>,
+    /// Applied to every persona.
+    pub transport: Option<String>,
+    pub era: Option<String>,
+    pub protocol_version: Option<String>,
+    pub client_name: Option<String>,
+    /// `KEY=JSON` capability declarations added to every persona.
+    pub capabilities: Vec<String>,
+    pub insecure: bool,
 }
 
 /// What the fleet connects to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {
-    /// Streamable HTTP endpoint.
-    Http(Url),
+    /// An HTTP(S) or WebSocket URL; the persona's transport says how it is spoken to.
+    Url(Url),
     /// A command spawned once per session.
     Stdio {
         program: String,
@@ -42,7 +52,7 @@ pub enum Target {
 impl Target {
     pub fn describe(&self) -> String {
         match self {
-            Target::Http(url) => url.to_string(),
+            Target::Url(url) => url.to_string(),
             Target::Stdio { program, args, .. } => {
                 shell_words::join(std::iter::once(program).chain(args))
             }
@@ -69,21 +79,6 @@ pub struct Load {
     pub think: Duration,
     /// How long running sessions may take to finish after the deadline.
     pub grace: Duration,
-}
-
-/// A resolved persona: everything a session needs, pre-built.
-#[derive(Debug, Clone)]
-pub struct Persona {
-    pub id: PersonaId,
-    pub name: String,
-    pub weight: u32,
-    pub protocol_version: ProtocolVersion,
-    pub accept_versions: Vec<String>,
-    /// `params` of `initialize`, built once.
-    pub initialize_params: Value,
-    /// Indices into [`Plan::scenarios`] and their weights.
-    pub scenarios: Vec<usize>,
-    pub scenario_weights: WeightedIndex<u32>,
 }
 
 /// A resolved scenario step.
@@ -150,6 +145,8 @@ pub struct Plan {
     /// Extra HTTP headers (name, value), validated.
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     pub timeout: Duration,
+    /// Accept any TLS certificate.
+    pub insecure: bool,
     pub load: Load,
     pub personas: Vec<Persona>,
     pub persona_weights: WeightedIndex<u32>,
@@ -295,7 +292,9 @@ impl Plan {
                     "use at most 65535 personas",
                 )
             })?;
-            personas.push(resolve_persona(p, id, &scenarios, &key, origin)?);
+            personas.push(persona::resolve_persona(
+                p, id, &scenarios, &target, &key, origin,
+            )?);
         }
         let weights: Vec<u32> = personas.iter().map(|p| p.weight).collect();
         let persona_weights = WeightedIndex::new(weights).map_err(|_| {
@@ -319,6 +318,7 @@ impl Plan {
             target,
             headers,
             timeout,
+            insecure: profile.target.insecure.unwrap_or(false),
             load,
             personas,
             persona_weights,
@@ -357,11 +357,13 @@ impl Plan {
                 .collect();
             let _ = writeln!(
                 s,
-                "  persona  {:<20} {:>5.1}%  version {}  capabilities {}  scenarios {}",
+                "  persona  {:<20} {:>5.1}%  {} {} {}  capabilities {}  scenarios {}",
                 p.name,
                 f64::from(p.weight) * 100.0 / f64::from(total.max(1)),
+                p.route.transport.name(),
+                p.era.name(),
                 p.protocol_version,
-                p.initialize_params["capabilities"],
+                p.capabilities,
                 scen.join(", ")
             );
         }
@@ -423,6 +425,53 @@ fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), P
     if let Some(t) = &o.timeout {
         p.target.timeout = Some(t.clone());
     }
+    if o.insecure {
+        p.target.insecure = Some(true);
+    }
+    let capability_overrides = parse_capability_overrides(&o.capabilities, origin)?;
+    if p.personas.is_empty()
+        && (o.transport.is_some()
+            || o.era.is_some()
+            || o.protocol_version.is_some()
+            || o.client_name.is_some()
+            || !capability_overrides.is_empty())
+    {
+        p.personas.push(profile::PersonaSection {
+            name: "default".into(),
+            ..Default::default()
+        });
+    }
+    for persona in &mut p.personas {
+        if let Some(t) = &o.transport {
+            persona.transport = Some(t.clone());
+        }
+        if let Some(e) = &o.era {
+            persona.era = Some(e.clone());
+        }
+        if let Some(v) = &o.protocol_version {
+            persona.protocol_version = Some(v.clone());
+            // An explicit version is sent as is: accept whatever is sent back by default.
+            if o.era.as_deref() != Some("auto") {
+                persona.legacy_version = None;
+            }
+        }
+        if let Some(n) = &o.client_name {
+            let mut info = persona.client_info.clone().unwrap_or_default();
+            info.name = Some(n.clone());
+            persona.client_info = Some(info);
+        }
+        if !capability_overrides.is_empty() {
+            let mut caps = persona
+                .capabilities
+                .clone()
+                .filter(Value::is_object)
+                .unwrap_or_else(|| json!({}));
+            for (k, v) in &capability_overrides {
+                caps[k] = v.clone();
+            }
+            persona.capabilities = Some(caps);
+        }
+    }
     for h in &o.headers {
         let Some((name, value)) = h.split_once(':') else {
             return Err(PlanError {
@@ -439,6 +488,89 @@ fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), P
     Ok(())
 }
 
+/// `--capability KEY=JSON` (the value defaults to `{}`).
+fn parse_capability_overrides(
+    items: &[String],
+    origin: &str,
+) -> Result<Vec<(String, Value)>, PlanError> {
+    items
+        .iter()
+        .map(|item| {
+            let (k, v) = item.split_once('=').unwrap_or((item, "{}"));
+            let value: Value = serde_json::from_str(v).map_err(|e| PlanError {
+                origin: origin.to_string(),
+                key: "--capability".into(),
+                problem: format!("{item:?}: the value is not JSON ({e})"),
+                fix: "write it as KEY=JSON, e.g. --capability 'roots={\"listChanged\":true}'"
+                    .into(),
+            })?;
+            if k.is_empty() || !value.is_object() {
+                return Err(PlanError {
+                    origin: origin.to_string(),
+                    key: "--capability".into(),
+                    problem: format!("{item:?}: needs a name and a JSON object"),
+                    fix: "write it as KEY=JSON, e.g. --capability sampling={}".into(),
+                });
+            }
+            Ok((k.to_string(), value))
+        })
+        .collect()
+}
+
+/// A target URL: http(s) or ws(s).
+fn parse_url(raw: &str, key: &str, origin: &str) -> Result<Target, PlanError> {
+    let err = |problem: String, fix: &str| PlanError {
+        origin: origin.to_string(),
+        key: key.to_string(),
+        problem,
+        fix: fix.to_string(),
+    };
+    let url = Url::parse(raw).map_err(|e| {
+        err(
+            format!("{raw:?} is not a URL ({e})"),
+            "write it like \"http://127.0.0.1:3000/mcp\"",
+        )
+    })?;
+    match url.scheme() {
+        "http" | "https" | "ws" | "wss" => Ok(Target::Url(url)),
+        other => Err(err(
+            format!("scheme {other:?} is not supported"),
+            "use http:// or https:// (Streamable HTTP, or legacy SSE with transport = \"sse\"), ws:// or wss:// (WebSocket), or `command` for stdio",
+        )),
+    }
+}
+
+/// A command line to spawn per session.
+fn parse_command(cmd: &profile::Command, key: &str, origin: &str) -> Result<Target, PlanError> {
+    let err = |problem: String, fix: &str| PlanError {
+        origin: origin.to_string(),
+        key: key.to_string(),
+        problem,
+        fix: fix.to_string(),
+    };
+    let argv = match cmd {
+        profile::Command::Line(line) => shell_words::split(line).map_err(|e| {
+            err(
+                format!("cannot split {line:?}: {e}"),
+                "balance the quotes, or write the command as a list",
+            )
+        })?,
+        profile::Command::Argv(v) => v.clone(),
+    };
+    let mut it = argv.into_iter();
+    let program = it.next().filter(|p| !p.is_empty()).ok_or_else(|| {
+        err(
+            "is empty".into(),
+            "name the server program, e.g. \"npx -y @modelcontextprotocol/server-everything\"",
+        )
+    })?;
+    Ok(Target::Stdio {
+        program,
+        args: it.collect(),
+        env: Vec::new(),
+    })
+}
+
 fn resolve_target(t: &profile::TargetSection, origin: &str) -> Result<Target, PlanError> {
     let err = |key: &str, problem: String, fix: &str| PlanError {
         origin: origin.to_string(),
@@ -452,48 +584,15 @@ fn resolve_target(t: &profile::TargetSection, origin: &str) -> Result<Target, Pl
             "both `url` and `command` are set".into(),
             "keep one: `url` for HTTP, `command` for stdio",
         )),
-        (Some(raw), None) => {
-            let url = Url::parse(raw).map_err(|e| {
-                err(
-                    "target.url",
-                    format!("{raw:?} is not a URL ({e})"),
-                    "write it like \"http://127.0.0.1:3000/mcp\"",
-                )
-            })?;
-            match url.scheme() {
-                "http" | "https" => Ok(Target::Http(url)),
-                other => Err(err(
-                    "target.url",
-                    format!("scheme {other:?} is not supported"),
-                    "use http:// or https:// (Streamable HTTP), or `command` for stdio",
-                )),
-            }
-        }
-        (None, Some(cmd)) => {
-            let argv = match cmd {
-                profile::Command::Line(line) => shell_words::split(line).map_err(|e| {
-                    err(
-                        "target.command",
-                        format!("cannot split {line:?}: {e}"),
-                        "balance the quotes, or write the command as a list",
-                    )
-                })?,
-                profile::Command::Argv(v) => v.clone(),
-            };
-            let mut it = argv.into_iter();
-            let program = it.next().filter(|p| !p.is_empty()).ok_or_else(|| {
-                err(
-                    "target.command",
-                    "is empty".into(),
-                    "name the server program, e.g. \"npx -y @modelcontextprotocol/server-everything\"",
-                )
-            })?;
-            Ok(Target::Stdio {
+        (Some(raw), None) => parse_url(raw, "target.url", origin),
+        (None, Some(cmd)) => match parse_command(cmd, "target.command", origin)? {
+            Target::Stdio { program, args, .. } => Ok(Target::Stdio {
                 program,
-                args: it.collect(),
+                args,
                 env: t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            })
-        }
+            }),
+            other => Ok(other),
+        },
         (None, None) => Ok(Target::BuiltIn),
     }
 }
@@ -622,100 +721,6 @@ fn resolve_step(
             &format!("{key}.duration"),
             origin,
         )?),
-    })
-}
-
-fn resolve_persona(
-    p: &profile::PersonaSection,
-    id: PersonaId,
-    scenarios: &[Scenario],
-    key: &str,
-    origin: &str,
-) -> Result<Persona, PlanError> {
-    let err = |k: &str, problem: String, fix: &str| PlanError {
-        origin: origin.to_string(),
-        key: format!("{key}.{k}"),
-        problem,
-        fix: fix.to_string(),
-    };
-    let weight = p.weight.unwrap_or(1);
-    let protocol_version =
-        ProtocolVersion::new(p.protocol_version.as_deref().unwrap_or(LATEST_LEGACY));
-    let accept_versions =
-        match &p.accept_versions {
-            Some(v) if v.is_empty() => return Err(err(
-                "accept_versions",
-                "is empty, so every answer would be rejected".into(),
-                "list at least one version, or leave the key out to accept every legacy version",
-            )),
-            Some(v) => v.clone(),
-            None => legacy_versions().map(String::from).collect(),
-        };
-    let capabilities = match &p.capabilities {
-        None => json!({}),
-        Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => {
-            return Err(err(
-                "capabilities",
-                "is not a table".into(),
-                "write capabilities = { sampling = {}, roots = { listChanged = true } }",
-            ))
-        }
-    };
-    let info = p.client_info.clone().unwrap_or_default();
-    let mut client_info = json!({
-        "name": info.name.unwrap_or_else(|| "mcp-fleet".into()),
-        "version": info.version.unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
-    });
-    for (k, v) in [
-        ("title", info.title),
-        ("description", info.description),
-        ("websiteUrl", info.website_url),
-    ] {
-        if let Some(v) = v {
-            client_info[k] = Value::String(v);
-        }
-    }
-    let initialize_params = json!({
-        "protocolVersion": protocol_version.as_str(),
-        "capabilities": capabilities,
-        "clientInfo": client_info,
-    });
-    let chosen: Vec<usize> = match &p.scenarios {
-        None => (0..scenarios.len()).collect(),
-        Some(names) => {
-            let mut out = Vec::new();
-            for n in names {
-                let i = scenarios.iter().position(|s| &s.name == n).ok_or_else(|| {
-                    let known: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
-                    err(
-                        "scenarios",
-                        format!("no scenario is named {n:?}"),
-                        &format!("use one of: {}", known.join(", ")),
-                    )
-                })?;
-                out.push(i);
-            }
-            out
-        }
-    };
-    let scenario_weights = WeightedIndex::new(chosen.iter().map(|&i| scenarios[i].weight))
-        .map_err(|_| {
-            err(
-                "scenarios",
-                "none of this persona's scenarios has a weight above 0".into(),
-                "give one of them weight = 1 or more",
-            )
-        })?;
-    Ok(Persona {
-        id,
-        name: p.name.clone(),
-        weight,
-        protocol_version,
-        accept_versions,
-        initialize_params,
-        scenarios: chosen,
-        scenario_weights,
     })
 }
 

@@ -1,0 +1,275 @@
+//! The 2026-07-28 request model: every request carries `_meta` (version, capabilities,
+//! clientInfo) and, over HTTP, `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers;
+//! -32022 is answered by retrying at a mutually supported version; `input_required`
+//! results are fulfilled from the persona's answers and retried with a new id, the
+//! `inputResponses` and the byte-exact `requestState`, up to the persona's round cap.
+
+use super::{answers, Failure, Session};
+use crate::metrics::{FailureKind, Phase};
+use crate::protocol::{methods, ProtocolVersion};
+use base64::Engine;
+use http::{HeaderName, HeaderValue};
+use serde_json::{json, Map, Value};
+use tokio::time::Instant;
+
+pub const DISCOVER: &str = "server/discover";
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+const SENTINEL_PREFIX: &str = "=?base64?";
+
+impl Session<'_> {
+    /// Switch this session to the modern era (headers follow the `_meta` version).
+    pub(super) fn enter_modern(&mut self) {
+        self.era = crate::protocol::Era::Modern;
+        let v = self.modern_version.clone();
+        self.transport.set_protocol_version(Some(&v));
+    }
+
+    fn set_modern_version(&mut self, version: &str) {
+        self.modern_version = version.to_string();
+        self.meta = self.persona.modern_meta(version);
+        self.transport.set_protocol_version(Some(version));
+    }
+
+    /// A modern version from a -32022 `data.supported` list that the persona accepts.
+    pub(super) fn mutual_version(&self, data: Option<&Value>, modern: bool) -> Option<String> {
+        data?
+            .get("supported")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|v| {
+                let era = ProtocolVersion::new(*v).era();
+                (era == crate::protocol::Era::Modern) == modern && self.persona.accepts(v)
+            })
+            .map(String::from)
+    }
+
+    pub(super) async fn request_modern(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, Failure> {
+        let base = match params {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let mut renegotiated = false;
+        let mut rounds = 0u32;
+        let mut retry: Option<(Value, Option<Value>)> = None;
+        loop {
+            let mut p = base.clone();
+            let mut meta = match p.remove("_meta") {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
+            if let Value::Object(ours) = &self.meta {
+                for (k, v) in ours {
+                    meta.insert(k.clone(), v.clone());
+                }
+            }
+            p.insert("_meta".into(), Value::Object(meta));
+            if let Some((responses, state)) = &retry {
+                p.insert("inputResponses".into(), responses.clone());
+                if let Some(s) = state {
+                    p.insert("requestState".into(), s.clone());
+                }
+            }
+            let params = Value::Object(p);
+            let headers = self.modern_headers(method, &params);
+            let result = match self.exchange(method, Some(params), &headers).await {
+                Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
+                    match self.mutual_version(f.data.as_ref(), true) {
+                        Some(v) if v != self.modern_version => {
+                            renegotiated = true;
+                            self.set_modern_version(&v);
+                            continue;
+                        }
+                        _ => return Err(f),
+                    }
+                }
+                other => other?,
+            };
+            match result.get("resultType").and_then(Value::as_str) {
+                None | Some("complete") => return Ok(result),
+                Some("input_required") => {
+                    rounds += 1;
+                    self.recorder.count("input_rounds");
+                    if rounds > self.persona.max_input_rounds {
+                        return Err(Failure::new(
+                            FailureKind::ProtocolViolation,
+                            format!(
+                                "{method}: still input_required after {} rounds",
+                                self.persona.max_input_rounds
+                            ),
+                        ));
+                    }
+                    let responses = self.fulfil(method, result.get("inputRequests")).await?;
+                    retry = Some((responses, result.get("requestState").cloned()));
+                }
+                Some(other) => {
+                    return Err(Failure::new(
+                        FailureKind::InvalidResult,
+                        format!("{method}: unknown resultType {other:?}"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Answer every entry of `inputRequests` as the persona would.
+    async fn fulfil(&mut self, method: &str, requests: Option<&Value>) -> Result<Value, Failure> {
+        let mut out = Map::new();
+        let Some(requests) = requests.and_then(Value::as_object) else {
+            return Ok(Value::Object(out)); // only requestState: retry at once
+        };
+        for (key, req) in requests {
+            let started = Instant::now();
+            let asked = req
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let (outcome, delay) = answers::answer(
+                &self.persona.answers,
+                asked,
+                req.get("params"),
+                &mut self.rng,
+            );
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let result = outcome.map_err(|e| {
+                Failure::new(
+                    FailureKind::ProtocolViolation,
+                    format!(
+                        "{method}: the server asked for {asked:?}, which persona {:?} did not declare ({})",
+                        self.persona.name, e.message
+                    ),
+                )
+            });
+            self.record(Phase::Answer, started, &result);
+            out.insert(key.clone(), result?);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` for a modern request.
+    fn modern_headers(&self, method: &str, params: &Value) -> Vec<(HeaderName, HeaderValue)> {
+        let mut out = Vec::new();
+        if let Ok(v) = HeaderValue::from_str(method) {
+            out.push((HeaderName::from_static("mcp-method"), v));
+        }
+        let name = match method {
+            methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
+            methods::RESOURCES_READ => params.get("uri"),
+            _ => None,
+        };
+        if let Some(v) = name.and_then(Value::as_str).and_then(header_value) {
+            out.push((HeaderName::from_static("mcp-name"), v));
+        }
+        if method == methods::TOOLS_CALL {
+            let tool = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if let Some(mapping) = self.tool_headers.get(tool) {
+                for (arg, header) in mapping {
+                    let value = params.get("arguments").and_then(|a| a.get(arg));
+                    let text = match value {
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(Value::Bool(b)) => Some(b.to_string()),
+                        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                        _ => None, // absent or null: no header
+                    };
+                    if let Some(v) = text.as_deref().and_then(header_value) {
+                        out.push((header.clone(), v));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Learn `x-mcp-header` annotations from a `tools/list` page.
+    pub fn learn_tool_headers(&mut self, page: &Value) {
+        let tools = page.get("tools").and_then(Value::as_array);
+        for tool in tools.into_iter().flatten() {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let props = tool
+                .get("inputSchema")
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object);
+            let mut mapping = Vec::new();
+            for (arg, schema) in props.into_iter().flatten() {
+                let Some(h) = schema.get("x-mcp-header").and_then(Value::as_str) else {
+                    continue;
+                };
+                match HeaderName::from_bytes(format!("mcp-param-{h}").as_bytes()) {
+                    Ok(header) if !h.is_empty() => mapping.push((arg.clone(), header)),
+                    _ => self.recorder.count("invalid_x_mcp_header"),
+                }
+            }
+            if !mapping.is_empty() {
+                self.tool_headers.insert(name.to_string(), mapping);
+            }
+        }
+    }
+}
+
+/// A header value per SEP-2243: plain when it is safe visible ASCII, else base64 in the
+/// `=?base64?…?=` sentinel.
+fn header_value(text: &str) -> Option<HeaderValue> {
+    let plain = text.is_ascii()
+        && !text.chars().any(|c| c.is_ascii_control())
+        && text.trim() == text
+        && !text.starts_with(SENTINEL_PREFIX);
+    if plain {
+        HeaderValue::from_str(text).ok()
+    } else {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        HeaderValue::from_str(&format!("{SENTINEL_PREFIX}{encoded}?=")).ok()
+    }
+}
+
+/// Whether an HTTP error body carries one of the modern-era JSON-RPC errors (which
+/// tells a probing client the server is modern even though the status is 4xx).
+pub fn has_modern_error(detail: &str) -> bool {
+    ["-32020", "-32021", "-32022"]
+        .iter()
+        .any(|code| detail.contains(&format!("\"code\":{code}")))
+}
+
+/// Params of `server/discover` (only `_meta`, added by the request path).
+pub fn discover_params() -> Value {
+    json!({})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_follow_the_base64_rule() {
+        let v = |s: &str| {
+            header_value(s)
+                .expect("valid")
+                .to_str()
+                .expect("ascii")
+                .to_string()
+        };
+        assert_eq!(v("Seattle"), "Seattle");
+        assert_eq!(v("Zürich"), "=?base64?WsO8cmljaA==?=");
+        assert_eq!(v(" padded"), "=?base64?IHBhZGRlZA==?=");
+        assert_eq!(v("a\nb"), "=?base64?YQpi?=");
+        assert_eq!(v("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    }
+
+    #[test]
+    fn modern_errors_are_recognised_in_bodies() {
+        assert!(has_modern_error(
+            r#"HTTP 400: {"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x"}}"#
+        ));
+        assert!(!has_modern_error(r#"HTTP 400: {"error":{"code":-32600}}"#));
+    }
+}
