@@ -97,7 +97,12 @@ fn endpoint(
     let url = match &route.target {
         Target::Url(u) => u.clone(),
         Target::BuiltIn if route.transport == TransportKind::Stdio => {
-            let exe = std::env::current_exe().context("locating this program")?;
+            // The built-in server over stdio is this program run as `serve --stdio`
+            // (MCP_FLEET_SERVER_BIN names another build of it, e.g. from tests).
+            let exe = match std::env::var_os("MCP_FLEET_SERVER_BIN") {
+                Some(p) => PathBuf::from(p),
+                None => std::env::current_exe().context("locating this program")?,
+            };
             let cmd = StdioCommand {
                 program: exe.display().to_string(),
                 args: vec!["serve".into(), "--stdio".into()],

@@ -57,6 +57,9 @@ fn ordered(
     v
 }
 
+/// The phases shown in the breakdowns (the full table has them all).
+const KEY_PHASES: [&str; 5] = ["probe", "discover", "initialize", "tools/call", "session"];
+
 pub fn render(s: &Summary) -> String {
     let mut out = String::new();
     let r = &s.run;
@@ -85,8 +88,21 @@ pub fn render(s: &Summary) -> String {
                 p.sessions, p.completed, p.failed
             );
             for (phase, ps) in ordered(&p.phases) {
-                if phase == "session" || phase == "initialize" || phase == "tools/call" {
+                if KEY_PHASES.contains(&phase) {
                     row(&mut out, &format!("  {phase}"), ps);
+                }
+            }
+        }
+    }
+    for (title, table) in [("by transport", &s.transports), ("by era", &s.eras)] {
+        if table.len() > 1 {
+            let _ = writeln!(out, "\n{title}");
+            for (name, phases) in table {
+                let _ = writeln!(out, "  {name}");
+                for (phase, ps) in ordered(phases) {
+                    if KEY_PHASES.contains(&phase) {
+                        row(&mut out, &format!("  {phase}"), ps);
+                    }
                 }
             }
         }
@@ -115,6 +131,10 @@ pub fn render(s: &Summary) -> String {
                 "malformed messages", s.malformed_messages
             );
         }
+    }
+    if !s.counters.is_empty() {
+        let list: Vec<String> = s.counters.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        let _ = writeln!(out, "\ncounted: {}", list.join(", "));
     }
     if !s.server_messages.is_empty() {
         let list: Vec<String> = s

@@ -1,0 +1,59 @@
+//! Every transport against the built-in server (which serves all four on one port, and
+//! stdio by spawning itself), separately and mixed in one run.
+
+use super::{args, check_schema, count, run, write_profile, RunArgs};
+use std::path::PathBuf;
+
+#[tokio::test]
+async fn the_quickstart_over_each_transport() {
+    for transport in ["http", "sse", "ws", "stdio"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, json) = run(RunArgs {
+            profile: Some(PathBuf::from("profiles/quickstart.toml")),
+            transport: Some(transport.into()),
+            clients: Some(4),
+            sessions: Some(24),
+            ..args(dir.path())
+        })
+        .await;
+        check_schema(&json);
+        assert_eq!(json["run"]["transport"], transport);
+        assert_eq!(json["sessions"]["completed"], 24, "{transport}: {json:#}");
+        assert_eq!(json["failures"], serde_json::json!({}), "{transport}");
+        assert!(count(&json, "tools/call") >= 24, "{transport}");
+        assert_eq!(json["transports"][transport]["session"]["count"], 24);
+    }
+}
+
+#[tokio::test]
+async fn four_transports_in_one_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut text = String::from("[load]\nclients = 8\nsessions = 80\n");
+    for t in ["http", "sse", "ws", "stdio"] {
+        text.push_str(&format!(
+            "[[persona]]\nname = \"{t}-client\"\ntransport = \"{t}\"\n"
+        ));
+    }
+    text.push_str(
+        "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }, { op = \"tools/call\", tool = \"echo\", arguments = { message = \"x\" } }]\n",
+    );
+    let profile = write_profile(dir.path(), &text);
+    let (_, json) = run(RunArgs {
+        profile: Some(profile),
+        ..args(dir.path())
+    })
+    .await;
+    check_schema(&json);
+    assert_eq!(json["run"]["transport"], "http+sse+stdio+ws");
+    assert_eq!(json["sessions"]["completed"], 80);
+    assert_eq!(json["failures"], serde_json::json!({}));
+    let mut total = 0;
+    for t in ["http", "sse", "ws", "stdio"] {
+        let n = json["transports"][t]["session"]["count"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(n > 0, "{t} ran");
+        total += n;
+    }
+    assert_eq!(total, 80);
+}
