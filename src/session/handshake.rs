@@ -141,11 +141,16 @@ impl Session<'_> {
         self.enter_modern();
         let outcome = self.request_modern(DISCOVER, Some(discover_params())).await;
         let verdict = match outcome {
-            Ok(result) => {
-                let info = ServerInfo::from_discover(&result, &self.modern_version.clone())?;
-                self.server = Some(info);
-                return Ok(Era::Modern);
-            }
+            Ok(result) => match ServerInfo::from_discover(&result, &self.modern_version.clone()) {
+                Ok(info) => {
+                    self.server = Some(info);
+                    return Ok(Era::Modern);
+                }
+                // A probe answered with something that is not a DiscoverResult: not a
+                // modern server (Python v2 falls back the same way).
+                Err(_) if probing => Era::Legacy,
+                Err(f) => return Err(f),
+            },
             Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) => {
                 if self.mutual_version(f.data.as_ref(), false).is_some() {
                     Era::Legacy

@@ -156,3 +156,51 @@ async fn rmcp_stateless_streamable_http() {
         assert_clean_run(&json, 40);
     }
 }
+
+/// rmcp 3.11 serves the 2026-07-28 era too: modern and auto personas over stdio and
+/// Streamable HTTP (stateful and stateless) must complete without falling back.
+#[tokio::test]
+async fn rmcp_in_the_modern_era() {
+    let peers = [
+        HttpPeer::start(&[]).await,
+        HttpPeer::start(&["--stateless"]).await,
+    ];
+    for era in ["modern", "auto"] {
+        let targets = [
+            (None, Some(peer_binary().display().to_string() + " --stdio")),
+            (Some(peers[0].url.clone()), None),
+            (Some(peers[1].url.clone()), None),
+        ];
+        for (target, stdio) in targets {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let profile = write_profile(dir.path(), PEER_PROFILE);
+            let (_, json) = run(super::RunArgs {
+                profile: Some(profile),
+                target: target.clone(),
+                stdio: stdio.clone(),
+                era: Some(era.into()),
+                protocol_version: Some("2026-07-28".into()),
+                clients: Some(2),
+                sessions: Some(8),
+                ..args(dir.path())
+            })
+            .await;
+            check_schema(&json);
+            let what = format!("{era} {target:?} {stdio:?}");
+            assert_eq!(
+                json["sessions"]["completed"], 8,
+                "{what}: {:#}",
+                json["failure_examples"]
+            );
+            assert_eq!(json["counters"]["era_modern"], 8, "{what}");
+            assert_eq!(count(&json, "initialize"), 0, "{what}: no handshake");
+            let phase = if era == "auto" { "probe" } else { "discover" };
+            assert_eq!(count(&json, phase), 8, "{what}");
+            // `ping` does not exist in the modern era: skipped, not sent.
+            assert_eq!(count(&json, "tools/call"), 24, "{what}");
+            assert_eq!(json["phases"]["ping"]["skipped"], 8, "{what}");
+            assert_eq!(count(&json, "ping"), 0, "{what}");
+            assert_eq!(json["eras"]["modern"]["session"]["count"], 8, "{what}");
+        }
+    }
+}
