@@ -143,7 +143,7 @@ mod tests {
             .await;
         assert_eq!(
             c.recv().await["result"]["tools"].as_array().map(Vec::len),
-            Some(5)
+            Some(9)
         );
         drop(c.to_server);
         let done = tokio::time::timeout(Duration::from_secs(5), c.server)

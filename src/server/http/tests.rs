@@ -151,7 +151,7 @@ async fn http_session_rules() {
     assert_eq!(ok.status, StatusCode::OK);
     assert_eq!(
         ok.json()["result"]["tools"].as_array().map(Vec::len),
-        Some(5)
+        Some(9)
     );
     let no_version = post(&server, &[("mcp-session-id", &sid)], list).await;
     assert_eq!(no_version.status, StatusCode::OK);
