@@ -135,7 +135,8 @@ impl Session {
         self.client_initialized.load(Ordering::Relaxed)
     }
 
-    /// A fresh SSE event id, unique within the session as resumption requires.
+    /// A fresh number, unique within the session; HTTP numbers its SSE streams with it
+    /// (event ids are `<stream>-<n>`), as resumption requires.
     pub fn next_event_id(&self) -> u64 {
         self.next_event_id.fetch_add(1, Ordering::Relaxed)
     }
