@@ -18,15 +18,27 @@ pub enum Tool {
     Sleep,
     Fail,
     Progress,
+    /// Asks the client's model (`sampling/createMessage`).
+    AskSampling,
+    /// Asks the user through the client (`elicitation/create`, form mode).
+    AskElicitation,
+    /// Asks the client for its roots (`roots/list`).
+    AskRoots,
+    /// Emits `notifications/<list>/list_changed`.
+    NotifyListChanged,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 9] = [
         Tool::Echo,
         Tool::Add,
         Tool::Sleep,
         Tool::Fail,
         Tool::Progress,
+        Tool::AskSampling,
+        Tool::AskElicitation,
+        Tool::AskRoots,
+        Tool::NotifyListChanged,
     ];
 
     pub fn name(self) -> &'static str {
@@ -36,6 +48,10 @@ impl Tool {
             Tool::Sleep => "sleep",
             Tool::Fail => "fail",
             Tool::Progress => "progress",
+            Tool::AskSampling => "ask_sampling",
+            Tool::AskElicitation => "ask_elicitation",
+            Tool::AskRoots => "ask_roots",
+            Tool::NotifyListChanged => "notify_list_changed",
         }
     }
 
@@ -94,8 +110,87 @@ impl Tool {
                     "required": []},
                 "annotations": hints("Progress"),
             }),
+            Tool::AskSampling => json!({
+                "name": "ask_sampling", "title": "Ask the model",
+                "description": "Asks the client's model (sampling/createMessage) and returns its reply text. Needs the client's `sampling` capability.",
+                "inputSchema": {"type": "object",
+                    "properties": {"prompt": {"type": "string", "description": "What to ask"}},
+                    "required": ["prompt"]},
+                "annotations": hints("Ask the model"),
+            }),
+            Tool::AskElicitation => json!({
+                "name": "ask_elicitation", "title": "Ask the user",
+                "description": "Asks the user for a form (elicitation/create) and returns the action and content. Needs the client's `elicitation` capability (form mode).",
+                "inputSchema": {"type": "object",
+                    "properties": {"message": {"type": "string", "description": "Text shown to the user"}},
+                    "required": []},
+                "annotations": hints("Ask the user"),
+            }),
+            Tool::AskRoots => json!({
+                "name": "ask_roots", "title": "Ask for roots",
+                "description": "Asks the client for its roots (roots/list) and returns their number and URIs. Needs the client's `roots` capability.",
+                "inputSchema": {"type": "object", "properties": {}, "required": []},
+                "annotations": hints("Ask for roots"),
+            }),
+            Tool::NotifyListChanged => json!({
+                "name": "notify_list_changed", "title": "Notify list changed",
+                "description": "Sends notifications/<list>/list_changed to the client (the lists do not actually change).",
+                "inputSchema": {"type": "object",
+                    "properties": {"list": {"type": "string", "enum": ["tools", "prompts", "resources"],
+                                            "default": "tools"}},
+                    "required": []},
+                "annotations": hints("Notify list changed"),
+            }),
         }
     }
+}
+
+/// Colours offered by the elicitation form's `color` enum.
+pub const ELICITATION_COLORS: [&str; 3] = ["red", "green", "blue"];
+const MAX_AGE: i64 = 150;
+
+/// The `requestedSchema` of the `ask_elicitation` form.
+pub fn elicitation_schema() -> Value {
+    json!({"type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer", "minimum": 0, "maximum": MAX_AGE},
+            "subscribe": {"type": "boolean"},
+            "color": {"type": "string", "enum": ELICITATION_COLORS},
+        },
+        "required": ["name"]})
+}
+
+/// Check accepted form content against [`elicitation_schema`]; the error names the first
+/// field that does not fit. Unknown fields are tolerated (the schema does not forbid them).
+pub fn check_elicited(content: Option<&Value>) -> Result<(), String> {
+    let Some(Value::Object(fields)) = content else {
+        return Err("accepted content must be an object".into());
+    };
+    match fields.get("name") {
+        Some(Value::String(_)) => {}
+        Some(_) => return Err("`name` must be a string".into()),
+        None => return Err("`name` is required".into()),
+    }
+    if let Some(age) = fields.get("age") {
+        match age.as_i64() {
+            Some(n) if (0..=MAX_AGE).contains(&n) => {}
+            Some(_) => return Err(format!("`age` must be between 0 and {MAX_AGE}")),
+            None => return Err("`age` must be an integer".into()),
+        }
+    }
+    if fields.get("subscribe").is_some_and(|v| !v.is_boolean()) {
+        return Err("`subscribe` must be a boolean".into());
+    }
+    if let Some(color) = fields.get("color") {
+        if !color
+            .as_str()
+            .is_some_and(|c| ELICITATION_COLORS.contains(&c))
+        {
+            return Err("`color` must be one of red, green, blue".into());
+        }
+    }
+    Ok(())
 }
 
 /// The prompts, a closed set like the tools.
@@ -293,5 +388,25 @@ mod tests {
             assert!(d["title"].is_string() && d["description"].is_string());
             assert_eq!(Tool::from_name(t.name()), Some(t));
         }
+    }
+
+    #[test]
+    fn elicited_content_is_checked_against_the_schema() {
+        assert!(check_elicited(Some(&json!({"name": "Ada"}))).is_ok());
+        let full = json!({"name": "Ada", "age": 36, "subscribe": true, "color": "red"});
+        assert!(check_elicited(Some(&full)).is_ok());
+        for bad in [
+            json!({}),
+            json!({"name": 3}),
+            json!({"name": "Ada", "age": 151}),
+            json!({"name": "Ada", "age": 1.5}),
+            json!({"name": "Ada", "subscribe": "yes"}),
+            json!({"name": "Ada", "color": "pink"}),
+            json!("Ada"),
+        ] {
+            assert!(check_elicited(Some(&bad)).is_err(), "{bad}");
+        }
+        assert!(check_elicited(None).is_err());
+        assert_eq!(elicitation_schema()["required"], json!(["name"]));
     }
 }

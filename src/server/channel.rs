@@ -1,7 +1,9 @@
 //! One client session over a message channel, whatever frames the messages: stdio lines,
 //! WebSocket text frames, legacy HTTP+SSE (POST in, SSE out). Requests run concurrently
 //! (a slow `sleep` must not hold up `ping`); every reply and notification leaves through
-//! one outbound queue, so the framing side never interleaves messages.
+//! one outbound queue, so the framing side never interleaves messages. The client's
+//! answers to the server's own requests (`ask_*` tools) come back on the same inbound
+//! channel and are routed to the request awaiting them, by the id the server gave it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +41,10 @@ pub async fn serve_messages(
                 continue;
             }
         };
+        if let Incoming::Response { id, outcome } = msg {
+            session.deliver(id.as_ref(), outcome);
+            continue;
+        }
         let concurrent =
             matches!(&msg, Incoming::Request { method, .. } if method != m::INITIALIZE);
         let notifier = Notifier::new(outbound.clone());

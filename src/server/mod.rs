@@ -1,7 +1,9 @@
 //! The built-in reference MCP server (the default target): public entry points and options.
 //!
 //! `catalog` holds what the server offers, `handler` turns one JSON-RPC message into its
-//! reply independently of the transport, and `http` / `stdio` only frame bytes around it.
+//! reply independently of the transport (both eras: the legacy `initialize` session and
+//! the stateless 2026-07-28 requests), and `http` / `stdio` / `channel` only frame bytes
+//! around it.
 
 pub mod catalog;
 pub mod channel;
@@ -14,6 +16,30 @@ pub mod ws;
 pub use http::{serve_http, spawn_http, HttpServer};
 pub use stdio::{serve_io, serve_stdio};
 
+/// Which protocol eras the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Eras {
+    /// Only the `initialize` handshake (2024-11-05 … 2025-11-25); a modern request is
+    /// treated as a legacy server would treat it, and `server/discover` is unknown.
+    Legacy,
+    /// Only stateless 2026-07-28 requests; `initialize` and session requests are refused
+    /// with -32600 naming the supported version.
+    Modern,
+    /// Both, chosen per request: `params._meta` with a protocol version → modern.
+    #[default]
+    Both,
+}
+
+impl Eras {
+    pub fn legacy(self) -> bool {
+        self != Eras::Modern
+    }
+
+    pub fn modern(self) -> bool {
+        self != Eras::Legacy
+    }
+}
+
 /// Knobs of the reference server.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -23,6 +49,15 @@ pub struct ServerOptions {
     pub sse_responses: bool,
     /// `serverInfo.name` in the initialize result.
     pub name: String,
+    /// The protocol eras served.
+    pub eras: Eras,
+    /// Fault: a legacy `tools/call` answered as SSE sends its priming event (with
+    /// `retry: 200`), at most this many messages, then ends the connection without the
+    /// response, which the client must fetch with `GET` + `Last-Event-ID`.
+    pub sse_drop_after: Option<usize>,
+    /// Fault: after this many POSTs carrying a Streamable HTTP session id, the session is
+    /// forgotten (the next one gets 404 "Session not found").
+    pub expire_sessions_after: Option<u32>,
 }
 
 impl Default for ServerOptions {
@@ -31,6 +66,9 @@ impl Default for ServerOptions {
             page_size: 10,
             sse_responses: false,
             name: "mcp-fleet-reference".into(),
+            eras: Eras::Both,
+            sse_drop_after: None,
+            expire_sessions_after: None,
         }
     }
 }

@@ -143,7 +143,7 @@ mod tests {
             .await;
         assert_eq!(
             c.recv().await["result"]["tools"].as_array().map(Vec::len),
-            Some(5)
+            Some(9)
         );
         drop(c.to_server);
         let done = tokio::time::timeout(Duration::from_secs(5), c.server)
@@ -183,5 +183,25 @@ mod tests {
             );
         }
         assert_eq!(c.recv().await["id"], 9);
+    }
+
+    #[tokio::test]
+    async fn stdio_routes_the_clients_answer_to_the_asking_tool() {
+        let mut c = start();
+        c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}}}}"#).await;
+        c.recv().await;
+        c.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask_roots"}}"#)
+            .await;
+        let request = c.recv().await;
+        assert_eq!(request["method"], "roots/list");
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"],
+                            "result": {"roots": [{"uri": "file:///x"}]}});
+        c.send(&answer.to_string()).await;
+        let reply = c.recv().await;
+        assert_eq!(reply["id"], 2);
+        assert_eq!(reply["result"]["content"][0]["text"], "1 roots: file:///x");
+        // A stateless request on the same pipe.
+        c.send(r#"{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
+        assert_eq!(c.recv().await["result"]["resultType"], "complete");
     }
 }

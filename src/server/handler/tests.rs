@@ -3,6 +3,7 @@
 
 use super::*;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 fn handler() -> Handler {
     Handler::new(&ServerOptions::default())
@@ -158,7 +159,20 @@ async fn tools_answer_and_reject() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(names, ["echo", "add", "sleep", "fail", "progress"]);
+    assert_eq!(
+        names,
+        [
+            "echo",
+            "add",
+            "sleep",
+            "fail",
+            "progress",
+            "ask_sampling",
+            "ask_elicitation",
+            "ask_roots",
+            "notify_list_changed"
+        ]
+    );
 
     let echo = call(
         &h,
@@ -353,4 +367,546 @@ fn malformed_input_gets_id_less_errors() {
     assert_eq!(parse["id"], Value::Null);
     let batch: Value = serde_json::from_slice(&malformed_reply(&Malformed::Batch)).expect("json");
     assert_eq!(batch["error"]["code"], -32600);
+}
+
+// ---- 2026-07-28 (stateless) era ----
+
+fn meta(caps: Value) -> Value {
+    json!({
+        META_PROTOCOL_VERSION: "2026-07-28",
+        META_CLIENT_CAPABILITIES: caps,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    })
+}
+
+/// `params` plus a modern `_meta` declaring `caps`.
+fn modern(params: Value, caps: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = meta(caps);
+    params
+}
+
+fn handler_with(eras: Eras) -> Handler {
+    Handler::new(&ServerOptions {
+        eras,
+        ..ServerOptions::default()
+    })
+}
+
+fn server_info_name(reply: &Value) -> &Value {
+    &reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+}
+
+#[tokio::test]
+async fn modern_discover_lists_and_calls_need_no_initialize() {
+    let h = handler();
+    let s = Session::new();
+    let d = call(&h, &s, "server/discover", modern(json!({}), json!({}))).await;
+    let r = &d["result"];
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(
+        r["supportedVersions"],
+        json!([
+            "2026-07-28",
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ])
+    );
+    assert_eq!(r["capabilities"]["tools"], json!({"listChanged": true}));
+    assert!(r["instructions"].is_string());
+    assert_eq!(server_info_name(&d), "mcp-fleet-reference");
+    assert_eq!(r["ttlMs"], 60_000);
+    assert_eq!(r["cacheScope"], "public");
+
+    let list = call(&h, &s, "tools/list", modern(json!({}), json!({}))).await;
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(9));
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["cacheScope"], "public");
+    assert_eq!(server_info_name(&list), "mcp-fleet-reference");
+    let page = call(
+        &h,
+        &s,
+        "resources/list",
+        modern(json!({"cursor": "p1"}), json!({})),
+    )
+    .await;
+    assert_eq!(page["result"]["nextCursor"], "p2");
+    assert_eq!(page["result"]["ttlMs"], 60_000);
+    let read = call(
+        &h,
+        &s,
+        "resources/read",
+        modern(json!({"uri": "fleet://resources/3"}), json!({})),
+    )
+    .await;
+    assert!(read["result"]["contents"][0]["text"].is_string());
+    assert_eq!(read["result"]["ttlMs"], 60_000);
+    let echo = call(
+        &h,
+        &s,
+        "tools/call",
+        modern(
+            json!({"name": "echo", "arguments": {"message": "hi"}}),
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(echo["result"]["content"][0]["text"], "hi");
+    assert_eq!(echo["result"]["resultType"], "complete");
+    assert_eq!(server_info_name(&echo), "mcp-fleet-reference");
+    assert!(echo["result"].get("ttlMs").is_none());
+    let prompt = call(
+        &h,
+        &s,
+        "prompts/get",
+        modern(
+            json!({"name": "greeting", "arguments": {"name": "Ada"}}),
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(prompt["result"]["resultType"], "complete");
+    // Nothing of the legacy lifecycle happened.
+    assert_eq!(s.version(), None);
+
+    let missing = call(
+        &h,
+        &s,
+        "resources/read",
+        modern(json!({"uri": "fleet://resources/99"}), json!({})),
+    )
+    .await;
+    assert_eq!(error_code(&missing), -32602);
+    for gone in ["ping", "logging/setLevel", "no/such"] {
+        let r = call(&h, &s, gone, modern(json!({"level": "info"}), json!({}))).await;
+        assert_eq!(error_code(&r), -32601, "{gone}");
+    }
+}
+
+#[tokio::test]
+async fn modern_meta_is_required_and_versions_are_checked() {
+    let h = handler();
+    let s = Session::new();
+    let bare = call(&h, &s, "server/discover", json!({})).await;
+    assert_eq!(error_code(&bare), -32602);
+    let no_caps = call(
+        &h,
+        &s,
+        "tools/list",
+        json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}),
+    )
+    .await;
+    assert_eq!(error_code(&no_caps), -32602);
+    let future = call(
+        &h,
+        &s,
+        "server/discover",
+        json!({"_meta": {META_PROTOCOL_VERSION: "2099-01-01", META_CLIENT_CAPABILITIES: {}}}),
+    )
+    .await;
+    assert_eq!(error_code(&future), -32022);
+    assert_eq!(future["error"]["message"], "Unsupported protocol version");
+    assert_eq!(future["error"]["data"]["requested"], "2099-01-01");
+    let supported = future["error"]["data"]["supported"]
+        .as_array()
+        .expect("supported list");
+    assert_eq!(supported[0], "2026-07-28");
+    assert!(supported.contains(&json!("2025-11-25")));
+    // Retrying at a listed version works.
+    let retry = call(&h, &s, "server/discover", modern(json!({}), json!({}))).await;
+    assert_eq!(retry["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn legacy_and_modern_requests_mix_on_one_connection() {
+    let h = handler();
+    let s = Session::new();
+    let m = call(&h, &s, "tools/list", modern(json!({}), json!({}))).await;
+    assert_eq!(m["result"]["resultType"], "complete");
+    let l = call(&h, &s, "tools/list", json!({})).await;
+    assert_eq!(error_code(&l), -32600, "legacy still needs initialize");
+    call(
+        &h,
+        &s,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25"}),
+    )
+    .await;
+    let l = call(&h, &s, "tools/list", json!({})).await;
+    assert!(l["result"].get("resultType").is_none());
+    assert!(l["result"]["tools"].is_array());
+}
+
+#[tokio::test]
+async fn legacy_only_and_modern_only_servers() {
+    let legacy = handler_with(Eras::Legacy);
+    let s = Session::new();
+    let d = call(&legacy, &s, "server/discover", modern(json!({}), json!({}))).await;
+    assert_eq!(error_code(&d), -32601);
+    let l = call(&legacy, &s, "tools/list", modern(json!({}), json!({}))).await;
+    assert_eq!(error_code(&l), -32600);
+    assert_eq!(l["error"]["message"], "Server not initialized");
+
+    let modern_only = handler_with(Eras::Modern);
+    let s = Session::new();
+    let init = call(
+        &modern_only,
+        &s,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25"}),
+    )
+    .await;
+    assert_eq!(error_code(&init), -32600);
+    let message = init["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("2026-07-28"), "{message}");
+    assert_eq!(s.version(), None);
+    let session_request = call(&modern_only, &s, "tools/list", json!({})).await;
+    assert_eq!(error_code(&session_request), -32600);
+    let d = call(
+        &modern_only,
+        &s,
+        "server/discover",
+        modern(json!({}), json!({})),
+    )
+    .await;
+    assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]));
+    let future = call(
+        &modern_only,
+        &s,
+        "server/discover",
+        json!({"_meta": {META_PROTOCOL_VERSION: "2099-01-01", META_CLIENT_CAPABILITIES: {}}}),
+    )
+    .await;
+    assert_eq!(future["error"]["data"]["supported"], json!(["2026-07-28"]));
+}
+
+/// Run one MRTR exchange: the first call must ask for input under `key`; the retry carries
+/// `answer`. Returns the retry's reply.
+async fn round_trip(h: &Handler, tool: &str, args: Value, key: &str, answer: Value) -> Value {
+    let s = Session::new();
+    let caps = json!({"sampling": {}, "elicitation": {}, "roots": {}});
+    let first = call(
+        h,
+        &s,
+        "tools/call",
+        modern(json!({"name": tool, "arguments": args}), caps.clone()),
+    )
+    .await;
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    assert!(r["inputRequests"][key]["method"].is_string(), "{first}");
+    assert_eq!(server_info_name(&first), "mcp-fleet-reference");
+    let state = r["requestState"].clone();
+    assert!(state.is_string());
+    call(
+        h,
+        &s,
+        "tools/call",
+        modern(
+            json!({"name": tool, "arguments": args, "inputResponses": {key: answer},
+                   "requestState": state}),
+            caps,
+        ),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn modern_ask_tools_use_multi_round_trip_requests() {
+    let h = handler();
+    let s = Session::new();
+    let first = call(
+        &h,
+        &s,
+        "tools/call",
+        modern(
+            json!({"name": "ask_sampling", "arguments": {"prompt": "2+2?"}}),
+            json!({"sampling": {}}),
+        ),
+    )
+    .await;
+    let ask = &first["result"]["inputRequests"]["sampling"];
+    assert_eq!(ask["method"], "sampling/createMessage");
+    assert_eq!(
+        ask["params"],
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+               "maxTokens": 64})
+    );
+
+    let model = json!({"role": "assistant", "content": {"type": "text", "text": "4"},
+                       "model": "mock-model", "stopReason": "endTurn"});
+    let done = round_trip(
+        &h,
+        "ask_sampling",
+        json!({"prompt": "2+2?"}),
+        "sampling",
+        model,
+    )
+    .await;
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["content"][0]["text"], "4");
+
+    let accept = json!({"action": "accept", "content": {"name": "Ada", "age": 36}});
+    let done = round_trip(&h, "ask_elicitation", json!({}), "elicitation", accept).await;
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("action=accept") && text.contains("Ada"),
+        "{text}"
+    );
+    assert!(done["result"].get("isError").is_none());
+    let bad = json!({"action": "accept", "content": {"name": "Ada", "color": "pink"}});
+    let done = round_trip(&h, "ask_elicitation", json!({}), "elicitation", bad).await;
+    assert_eq!(done["result"]["isError"], true);
+    let declined = json!({"action": "decline"});
+    let done = round_trip(&h, "ask_elicitation", json!({}), "elicitation", declined).await;
+    assert_eq!(done["result"]["content"][0]["text"], "action=decline");
+
+    let roots = json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b", "name": "b"}]});
+    let done = round_trip(&h, "ask_roots", json!({}), "roots", roots).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "2 roots: file:///a, file:///b"
+    );
+
+    // A request state from another call (different arguments) is refused.
+    let caps = json!({"sampling": {}});
+    let state = first["result"]["requestState"].clone();
+    let forged = call(
+        &h,
+        &s,
+        "tools/call",
+        modern(
+            json!({"name": "ask_sampling", "arguments": {"prompt": "other"},
+                   "inputResponses": {"sampling": {"content": {"type": "text", "text": "x"}}},
+                   "requestState": state}),
+            caps,
+        ),
+    )
+    .await;
+    assert_eq!(error_code(&forged), -32602);
+}
+
+#[tokio::test]
+async fn modern_ask_without_the_capability_is_32021() {
+    let h = handler();
+    let s = Session::new();
+    for (tool, cap) in [
+        ("ask_sampling", "sampling"),
+        ("ask_elicitation", "elicitation"),
+        ("ask_roots", "roots"),
+    ] {
+        let r = call(
+            &h,
+            &s,
+            "tools/call",
+            modern(
+                json!({"name": tool, "arguments": {"prompt": "x"}}),
+                json!({"elicitation": {"url": {}}}),
+            ),
+        )
+        .await;
+        assert_eq!(error_code(&r), -32021, "{tool}");
+        assert!(
+            r["error"]["data"]["requiredCapabilities"][cap].is_object(),
+            "{r}"
+        );
+    }
+}
+
+// ---- legacy server→client requests ----
+
+/// A legacy session whose client declared `caps`, and a running `tools/call` of `tool`
+/// whose outgoing messages arrive on the returned receiver.
+async fn legacy_call(
+    caps: Value,
+    tool: &str,
+    args: Value,
+) -> (
+    Arc<Handler>,
+    Arc<Session>,
+    mpsc::UnboundedReceiver<Vec<u8>>,
+    tokio::task::JoinHandle<Value>,
+) {
+    let h = Arc::new(handler());
+    let s = Arc::new(Session::new());
+    call(
+        &h,
+        &s,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": caps}),
+    )
+    .await;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let msg = Incoming::Request {
+        id: RequestId::Number(7),
+        method: "tools/call".into(),
+        params: Some(json!({"name": tool, "arguments": args})),
+    };
+    assert!(Handler::wants_stream(&msg));
+    let (h2, s2) = (h.clone(), s.clone());
+    let task = tokio::spawn(async move {
+        let reply = h2.handle(&s2, msg, &Notifier::new(tx)).await;
+        serde_json::from_slice(&reply.expect("reply")).expect("json")
+    });
+    (h, s, rx, task)
+}
+
+/// The server's request to the client, within a second.
+async fn next_request(rx: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> Value {
+    let bytes = tokio::time::timeout(Duration::from_secs(1), rx.recv())
+        .await
+        .expect("a request within 1 s")
+        .expect("channel open");
+    serde_json::from_slice(&bytes).expect("json")
+}
+
+async fn answer(h: &Handler, s: &Session, request: &Value, outcome: Result<Value, RpcError>) {
+    let id = serde_json::from_value(request["id"].clone()).expect("id");
+    let msg = Incoming::Response {
+        id: Some(id),
+        outcome,
+    };
+    assert!(h.handle(s, msg, &Notifier::none()).await.is_none());
+}
+
+async fn finished(task: tokio::task::JoinHandle<Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(1), task)
+        .await
+        .expect("tool finishes within 1 s")
+        .expect("task")
+}
+
+#[tokio::test]
+async fn legacy_ask_tools_send_requests_and_use_the_answers() {
+    let caps = json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}});
+    let (h, s, mut rx, task) =
+        legacy_call(caps.clone(), "ask_sampling", json!({"prompt": "hi?"})).await;
+    let req = next_request(&mut rx).await;
+    assert_eq!(req["method"], "sampling/createMessage");
+    assert_eq!(req["params"]["maxTokens"], 64);
+    assert_eq!(req["params"]["messages"][0]["content"]["text"], "hi?");
+    let model = json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
+                       "model": "mock-model", "stopReason": "endTurn"});
+    answer(&h, &s, &req, Ok(model)).await;
+    let r = finished(task).await;
+    assert_eq!(r["id"], 7);
+    assert_eq!(r["result"]["content"][0]["text"], "hello");
+
+    let (h, s, mut rx, task) =
+        legacy_call(caps.clone(), "ask_elicitation", json!({"message": "Who?"})).await;
+    let req = next_request(&mut rx).await;
+    assert_eq!(req["method"], "elicitation/create");
+    assert_eq!(req["params"]["mode"], "form");
+    assert_eq!(req["params"]["message"], "Who?");
+    assert_eq!(
+        req["params"]["requestedSchema"]["required"],
+        json!(["name"])
+    );
+    let accepted = json!({"action": "accept",
+                          "content": {"name": "Ada", "subscribe": true, "color": "blue"}});
+    answer(&h, &s, &req, Ok(accepted)).await;
+    let r = finished(task).await;
+    assert!(r["result"].get("isError").is_none(), "{r}");
+    assert_eq!(r["result"]["structuredContent"]["action"], "accept");
+
+    let (h, s, mut rx, task) = legacy_call(caps.clone(), "ask_elicitation", json!({})).await;
+    let req = next_request(&mut rx).await;
+    answer(
+        &h,
+        &s,
+        &req,
+        Ok(json!({"action": "accept", "content": {"age": 3}})),
+    )
+    .await;
+    let r = finished(task).await;
+    assert_eq!(r["result"]["isError"], true, "missing required name: {r}");
+
+    let (h, s, mut rx, task) = legacy_call(caps, "ask_roots", json!({})).await;
+    let req = next_request(&mut rx).await;
+    assert_eq!(req["method"], "roots/list");
+    answer(&h, &s, &req, Ok(json!({"roots": [{"uri": "file:///w"}]}))).await;
+    let r = finished(task).await;
+    assert_eq!(r["result"]["content"][0]["text"], "1 roots: file:///w");
+}
+
+#[tokio::test]
+async fn legacy_ask_without_capability_or_with_client_error_is_a_tool_error() {
+    for tool in ["ask_sampling", "ask_elicitation", "ask_roots"] {
+        let (_h, _s, mut rx, task) = legacy_call(
+            json!({"elicitation": {"url": {}}}),
+            tool,
+            json!({"prompt": "x"}),
+        )
+        .await;
+        let r = finished(task).await;
+        assert_eq!(r["result"]["isError"], true, "{tool}: {r}");
+        assert!(rx.try_recv().is_err(), "{tool}: nothing may be sent");
+    }
+    let (h, s, mut rx, task) = legacy_call(json!({"roots": {}}), "ask_roots", json!({})).await;
+    let req = next_request(&mut rx).await;
+    let refusal = RpcError {
+        code: -32601,
+        message: "no roots here".into(),
+        data: None,
+    };
+    answer(&h, &s, &req, Err(refusal)).await;
+    let r = finished(task).await;
+    assert_eq!(r["result"]["isError"], true);
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("-32601") && text.contains("no roots here"),
+        "{text}"
+    );
+    // A late or unknown answer is dropped quietly.
+    assert!(!s.deliver(Some(&RequestId::Number(999)), Ok(json!({}))));
+}
+
+#[tokio::test]
+async fn notify_list_changed_prefers_the_standalone_stream() {
+    let (_h, _s, mut rx, task) =
+        legacy_call(json!({}), "notify_list_changed", json!({"list": "prompts"})).await;
+    let note = next_request(&mut rx).await;
+    assert_eq!(note["method"], "notifications/prompts/list_changed");
+    assert_eq!(finished(task).await["result"]["content"][0]["text"], "sent");
+
+    let h = handler();
+    let s = initialized(&h, "2025-11-25").await;
+    let (standalone, mut unrelated) = mpsc::unbounded_channel();
+    assert!(s.open_standalone(standalone.clone()));
+    assert!(!s.open_standalone(standalone), "one standalone stream");
+    let (tx, mut related) = mpsc::unbounded_channel();
+    let msg = Incoming::Request {
+        id: RequestId::Number(1),
+        method: "tools/call".into(),
+        params: Some(json!({"name": "notify_list_changed"})),
+    };
+    h.handle(&s, msg, &Notifier::new(tx)).await.expect("reply");
+    let note: Value =
+        serde_json::from_slice(&unrelated.try_recv().expect("on standalone")).expect("json");
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+    assert!(related.try_recv().is_err());
+
+    let bad = call(
+        &h,
+        &s,
+        "tools/call",
+        json!({"name": "notify_list_changed", "arguments": {"list": "roots"}}),
+    )
+    .await;
+    assert_eq!(error_code(&bad), -32602);
+    let m = call(
+        &h,
+        &Session::new(),
+        "tools/call",
+        modern(json!({"name": "notify_list_changed"}), json!({})),
+    )
+    .await;
+    assert_eq!(m["result"]["resultType"], "complete");
+    assert!(m["result"].get("isError").is_none());
 }
