@@ -126,11 +126,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
             .context("starting the built-in server")?;
             let url = url::Url::parse(&server.url())?;
             builtin = Some(server);
-            let ep = HttpEndpoint::new(&url, plan.headers.clone(), plan.timeout)?;
+            let ep = HttpEndpoint::new(&url, plan.headers.clone(), plan.timeout, false)?;
             (Endpoint::Http(Arc::new(ep)), format!("{url} (built-in)"))
         }
         Target::Http(url) => {
-            let ep = HttpEndpoint::new(url, plan.headers.clone(), plan.timeout)?;
+            let ep = HttpEndpoint::new(url, plan.headers.clone(), plan.timeout, false)?;
             (Endpoint::Http(Arc::new(ep)), url.to_string())
         }
         Target::Stdio {
