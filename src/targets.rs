@@ -140,7 +140,7 @@ fn endpoint(
     let desc = format!("{url}{builtin_note}");
     let ep = match route.transport {
         TransportKind::StreamableHttp => {
-            Endpoint::Http(Arc::new(HttpEndpoint::new(&url, headers, timeout)?))
+            Endpoint::Http(Arc::new(HttpEndpoint::new(&url, headers, timeout, insecure)?))
         }
         TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint {
             url,

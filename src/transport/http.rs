@@ -2,36 +2,43 @@
 //!
 //! Each session owns its connections, as a real client process would: the first one is
 //! opened by [`HttpTransport::connect`] (timed as the `connect` phase), more are opened
-//! only while all are busy (an SSE response or a parallel request holds one). Every
-//! client message is its own POST; a request's answer comes back as one JSON body or an
-//! SSE stream, and both are turned into a stream of [`Received`] items that `recv` polls
-//! together, so server requests and notifications can interleave with responses.
+//! only while all are busy (an SSE response, the GET stream or a parallel request holds
+//! one). `https://` runs the same code over rustls. Every client message is its own
+//! POST; a request's answer comes back as one JSON body or an SSE stream, and each of
+//! those, like the optional standalone GET stream, becomes a [`flow`] of [`Received`]
+//! items that `recv` polls together, so server requests and notifications can
+//! interleave with responses. Flows that lose their SSE stream resume it with `GET` +
+//! `Last-Event-ID`.
 //!
 //! We use hyper rather than reqwest because the session must see connection setup as
 //! its own phase and must own its connections; a shared client pool hides both.
 
-use super::sse::{SseEvent, SseParser};
-use super::{classify, excerpt, Received, TransportError};
+mod conn;
+mod flow;
+#[cfg(test)]
+mod tests;
+
+use super::{excerpt, Received, TransportError};
 use crate::metrics::FailureKind;
-use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
+use conn::Pool;
+use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use rustls::pki_types::ServerName;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+const ACCEPT_SSE: &str = "text/event-stream";
 /// Largest JSON body we read; larger is a protocol violation, not an OOM.
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
@@ -46,22 +53,39 @@ pub struct HttpEndpoint {
     pub path: http::Uri,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub connect_timeout: Duration,
+    /// Set for `https://`.
+    tls: Option<TlsTarget>,
+}
+
+/// What every TLS handshake of an endpoint needs; the config is built once.
+#[derive(Debug)]
+struct TlsTarget {
+    config: Arc<rustls::ClientConfig>,
+    server_name: ServerName<'static>,
 }
 
 impl HttpEndpoint {
+    /// `insecure` accepts any server certificate (`--insecure`); only used for https.
     pub fn new(
         url: &url::Url,
         headers: Vec<(HeaderName, HeaderValue)>,
         connect_timeout: Duration,
+        insecure: bool,
     ) -> Result<HttpEndpoint, TransportError> {
         let bad = |what: &str| TransportError::new(FailureKind::ConnectFailed, what.to_string());
-        if url.scheme() != "http" {
-            return Err(bad(&format!(
-                "{url}: only http:// is supported by this build (TLS comes with the transports work)"
-            )));
-        }
+        let https = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            other => {
+                return Err(bad(&format!(
+                    "{url}: scheme {other}:// is not Streamable HTTP (use http:// or https://)"
+                )))
+            }
+        };
         let host = url.host_str().ok_or_else(|| bad("the URL has no host"))?;
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = url
+            .port_or_known_default()
+            .unwrap_or(if https { 443 } else { 80 });
         let host_for_connect = host.trim_start_matches('[').trim_end_matches(']');
         let addr = if host_for_connect.contains(':') {
             format!("[{host_for_connect}]:{port}")
@@ -77,154 +101,93 @@ impl HttpEndpoint {
             path.push('?');
             path.push_str(q);
         }
+        let tls = if https {
+            let server_name = ServerName::try_from(host_for_connect.to_string())
+                .map_err(|e| bad(&format!("{url}: {host} cannot be a TLS server name: {e}")))?;
+            Some(TlsTarget {
+                config: super::tls::client_config(insecure),
+                server_name,
+            })
+        } else {
+            None
+        };
         Ok(HttpEndpoint {
             addr,
             authority: HeaderValue::from_str(&authority).map_err(|_| bad("bad host"))?,
             path: path.parse().map_err(|_| bad("bad path"))?,
             headers,
             connect_timeout,
+            tls,
         })
     }
 }
 
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    /// Set while a response body on this connection is still being read.
-    busy: Arc<AtomicBool>,
+/// What the standalone GET stream request found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GetStream {
+    /// The stream is open; its messages arrive through `recv`.
+    Open,
+    /// The server answered 405: it offers no GET stream.
+    NotOffered,
 }
 
-/// Clears a connection's busy flag when the response that used it is done or dropped.
-struct BusyGuard(Option<Arc<AtomicBool>>);
-
-impl BusyGuard {
-    fn release(&mut self) {
-        if let Some(flag) = self.0.take() {
-            flag.store(false, Ordering::Release);
-        }
-    }
+/// Connection and stream counts of one session, for its report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpStats {
+    pub connections_opened: u32,
+    /// POST response streams resumed with `GET` + `Last-Event-ID`.
+    pub resumptions: u32,
+    /// Times the standalone GET stream was reopened after it ended or broke.
+    pub get_stream_reconnects: u32,
 }
 
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        self.release();
-    }
-}
-
-/// Items produced by one POST's response.
-enum Item {
-    SessionId(HeaderValue),
-    Received(Received),
+/// The session headers every request after `initialize` carries.
+#[derive(Debug, Clone, Default)]
+struct SessionHeaders {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
 }
 
 pub struct HttpTransport {
-    endpoint: Arc<HttpEndpoint>,
-    conns: Vec<Conn>,
+    pool: Arc<Pool>,
     streams: SelectAll<BoxStream<'static, Item>>,
-    session_id: Option<HeaderValue>,
-    protocol_version: Option<HeaderValue>,
+    session: SessionHeaders,
 }
 
 impl HttpTransport {
     /// Open the first connection.
     pub async fn connect(endpoint: Arc<HttpEndpoint>) -> Result<HttpTransport, TransportError> {
-        let mut t = HttpTransport {
-            endpoint,
-            conns: Vec::new(),
+        let pool = Pool::new(endpoint);
+        pool.open_idle().await?;
+        Ok(HttpTransport {
+            pool,
             streams: SelectAll::new(),
-            session_id: None,
-            protocol_version: None,
-        };
-        let conn = Self::open(&t.endpoint).await?;
-        t.conns.push(conn);
-        Ok(t)
-    }
-
-    async fn open(ep: &HttpEndpoint) -> Result<Conn, TransportError> {
-        let connect = async {
-            let tcp = TcpStream::connect(&ep.addr).await?;
-            tcp.set_nodelay(true)?;
-            Ok::<_, std::io::Error>(tcp)
-        };
-        let tcp = match tokio::time::timeout(ep.connect_timeout, connect).await {
-            Ok(Ok(tcp)) => tcp,
-            Ok(Err(e)) => {
-                return Err(TransportError::new(
-                    FailureKind::ConnectFailed,
-                    format!("connect to {}: {e}", ep.addr),
-                ))
-            }
-            Err(_) => {
-                return Err(TransportError::new(
-                    FailureKind::Timeout,
-                    format!("connect to {}: no answer", ep.addr),
-                ))
-            }
-        };
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-            .await
-            .map_err(|e| TransportError::new(FailureKind::ConnectFailed, e.to_string()))?;
-        // The connection task ends when the server closes or every sender is dropped.
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(Conn {
-            sender,
-            busy: Arc::new(AtomicBool::new(false)),
+            session: SessionHeaders::default(),
         })
     }
 
-    /// A connection ready for a new request: an idle one, else a new one.
-    async fn ready_conn(&mut self) -> Result<usize, TransportError> {
-        self.conns.retain(|c| !c.sender.is_closed());
-        for i in 0..self.conns.len() {
-            if self.conns[i].busy.load(Ordering::Acquire) {
-                continue;
-            }
-            if self.conns[i].sender.ready().await.is_ok() {
-                return Ok(i);
-            }
-        }
-        self.conns.retain(|c| !c.sender.is_closed());
-        let endpoint = self.endpoint.clone();
-        let conn = Self::open(&endpoint).await?;
-        self.conns.push(conn);
-        Ok(self.conns.len() - 1)
+    pub fn set_protocol_version(&mut self, version: Option<&str>) {
+        self.session.version = version.and_then(|v| HeaderValue::from_str(v).ok());
     }
 
-    fn build(&self, method: Method, body: Vec<u8>) -> Request<Full<Bytes>> {
-        let ep = &self.endpoint;
-        let mut req = Request::builder()
-            .method(method.clone())
-            .uri(ep.path.clone())
-            .body(Full::new(Bytes::from(body)))
-            .unwrap_or_default();
-        let h = req.headers_mut();
-        h.insert(HOST, ep.authority.clone());
-        if method == Method::POST {
-            h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        }
-        if let Some(id) = &self.session_id {
-            h.insert(HeaderName::from_static(SESSION_HEADER), id.clone());
-        }
-        if let Some(v) = &self.protocol_version {
-            h.insert(HeaderName::from_static(VERSION_HEADER), v.clone());
-        }
-        for (k, v) in &ep.headers {
-            h.insert(k.clone(), v.clone());
-        }
-        req
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.id.as_ref().and_then(|v| v.to_str().ok())
     }
 
-    /// Forget the session id and version header and drop open streams (re-init).
+    /// Forget the session (id and protocol-version header) and drop every open stream,
+    /// keeping the idle connections: the way to re-initialize after a 404.
     pub fn reset_session(&mut self) {
-        self.session_id = None;
-        self.protocol_version = None;
+        self.session = SessionHeaders::default();
         self.streams = SelectAll::new();
     }
 
-    pub fn set_protocol_version(&mut self, version: Option<&str>) {
-        self.protocol_version = version.and_then(|v| HeaderValue::from_str(v).ok());
+    pub fn stats(&self) -> HttpStats {
+        HttpStats {
+            connections_opened: self.pool.connections_opened.load(Ordering::Relaxed),
+            resumptions: self.pool.resumptions.load(Ordering::Relaxed),
+            get_stream_reconnects: self.pool.get_stream_reconnects.load(Ordering::Relaxed),
+        }
     }
 
     /// POST a request; its answer is read by `recv`.
@@ -234,44 +197,90 @@ impl HttpTransport {
         body: Vec<u8>,
         headers: &[(HeaderName, HeaderValue)],
     ) -> Result<(), TransportError> {
-        let i = self.ready_conn().await?;
-        let mut req = self.build(Method::POST, body);
+        let mut lease = self.pool.lease().await?;
+        let mut req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
         for (k, v) in headers {
             req.headers_mut().insert(k.clone(), v.clone());
         }
-        let conn = &mut self.conns[i];
-        conn.busy.store(true, Ordering::Release);
-        let guard = BusyGuard(Some(conn.busy.clone()));
-        let response = conn.sender.send_request(req);
-        let had_session = self.session_id.is_some();
-        self.streams
-            .push(response_stream(response, id, had_session, guard).boxed());
+        let response = lease.send(req);
+        let flow = Flow::post(self.pool.clone(), id, self.session.clone(), lease, response);
+        self.streams.push(flow.into_stream());
         Ok(())
     }
 
     /// POST a notification or a response and wait for the server's 202.
     pub async fn post_and_wait(&mut self, body: Vec<u8>) -> Result<(), TransportError> {
-        let i = self.ready_conn().await?;
-        let req = self.build(Method::POST, body);
-        let had_session = self.session_id.is_some();
-        let conn = &mut self.conns[i];
-        let resp = conn
-            .sender
-            .send_request(req)
+        let mut lease = self.pool.lease().await?;
+        let req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
+        let resp = lease
+            .send(req)
             .await
-            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e.to_string()))?;
+            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
         let status = resp.status();
         let body = read_body(resp.into_body()).await;
+        if body.is_ok() {
+            lease.release();
+        }
         match status {
             StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => Ok(()),
-            s => Err(status_error(s, had_session, &body.unwrap_or_default())),
+            s => Err(status_error(
+                s,
+                self.session.id.is_some(),
+                &body.unwrap_or_default(),
+            )),
+        }
+    }
+
+    /// Open the standalone GET stream on a connection of its own. Its messages (server
+    /// requests and notifications) arrive through `recv`; if it ends or breaks it is
+    /// reopened with `Last-Event-ID`, up to three times in a row.
+    pub async fn open_get_stream(&mut self) -> Result<GetStream, TransportError> {
+        let mut lease = self.pool.lease().await?;
+        let req = build_request(
+            &self.pool.endpoint,
+            Method::GET,
+            Vec::new(),
+            &self.session,
+            None,
+        );
+        let resp = lease
+            .send(req)
+            .await
+            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
+        let status = resp.status();
+        if status == StatusCode::OK && flow::is_event_stream(&resp) {
+            let flow = Flow::listen(
+                self.pool.clone(),
+                self.session.clone(),
+                lease,
+                resp.into_body(),
+            );
+            self.streams.push(flow.into_stream());
+            return Ok(GetStream::Open);
+        }
+        let content_type = resp.headers().get(CONTENT_TYPE).cloned();
+        let body = read_body(resp.into_body()).await;
+        if body.is_ok() {
+            lease.release();
+        }
+        match status {
+            StatusCode::METHOD_NOT_ALLOWED => Ok(GetStream::NotOffered),
+            StatusCode::OK => Err(TransportError::new(
+                FailureKind::ProtocolViolation,
+                format!("the GET stream answered 200 with Content-Type {content_type:?}, not text/event-stream"),
+            )),
+            s => Err(status_error(
+                s,
+                self.session.id.is_some(),
+                &body.unwrap_or_default(),
+            )),
         }
     }
 
     pub async fn recv(&mut self) -> Received {
         loop {
             match self.streams.next().await {
-                Some(Item::SessionId(id)) => self.session_id = Some(id),
+                Some(Item::SessionId(id)) => self.session.id = Some(id),
                 Some(Item::Received(r)) => return r,
                 // Nothing outstanding: wait until the caller's timeout (a server message
                 // cannot arrive without an open stream).
@@ -283,16 +292,21 @@ impl HttpTransport {
     /// DELETE the session (405 means the server does not allow it: fine).
     pub async fn close(mut self) -> Result<(), TransportError> {
         self.streams = SelectAll::new();
-        if self.session_id.is_none() {
+        if self.session.id.is_none() {
             return Ok(());
         }
-        let i = self.ready_conn().await?;
-        let req = self.build(Method::DELETE, Vec::new());
-        let resp = self.conns[i]
-            .sender
-            .send_request(req)
+        let mut lease = self.pool.lease().await?;
+        let req = build_request(
+            &self.pool.endpoint,
+            Method::DELETE,
+            Vec::new(),
+            &self.session,
+            None,
+        );
+        let resp = lease
+            .send(req)
             .await
-            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e.to_string()))?;
+            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
         let status = resp.status();
         let _ = read_body(resp.into_body()).await;
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
@@ -304,6 +318,41 @@ impl HttpTransport {
             ))
         }
     }
+}
+
+/// A request to the endpoint with the session's headers. A GET asks for an event stream,
+/// resuming after `last_event_id` when given.
+fn build_request(
+    ep: &HttpEndpoint,
+    method: Method,
+    body: Vec<u8>,
+    session: &SessionHeaders,
+    last_event_id: Option<&str>,
+) -> Request<Full<Bytes>> {
+    let mut req = Request::new(Full::new(Bytes::from(body)));
+    *req.uri_mut() = ep.path.clone();
+    let h = req.headers_mut();
+    h.insert(HOST, ep.authority.clone());
+    if method == Method::POST {
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+    } else if method == Method::GET {
+        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_SSE));
+        if let Some(v) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+            h.insert(HeaderName::from_static(LAST_EVENT_ID), v);
+        }
+    }
+    if let Some(id) = &session.id {
+        h.insert(HeaderName::from_static(SESSION_HEADER), id.clone());
+    }
+    if let Some(v) = &session.version {
+        h.insert(HeaderName::from_static(VERSION_HEADER), v.clone());
+    }
+    for (k, v) in &ep.headers {
+        h.insert(k.clone(), v.clone());
+    }
+    *req.method_mut() = method;
+    req
 }
 
 fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> TransportError {
@@ -331,217 +380,4 @@ async fn read_body(mut body: Body) -> Result<Vec<u8>, String> {
         }
     }
     Ok(out)
-}
-
-/// The state of one POST's response as it is read.
-enum State<F> {
-    Waiting(F),
-    Sse { body: Body, parser: SseParser },
-    Done,
-}
-
-/// Turn one POST's response into items: its session id, then every message in it, then
-/// a failure for request `id` if the response never came.
-fn response_stream<F>(
-    response: F,
-    id: u64,
-    had_session: bool,
-    guard: BusyGuard,
-) -> impl futures::Stream<Item = Item> + Send + 'static
-where
-    F: std::future::Future<Output = hyper::Result<hyper::Response<Body>>> + Send + 'static,
-{
-    struct Ctx<F> {
-        state: State<F>,
-        queue: VecDeque<Item>,
-        id: u64,
-        had_session: bool,
-        answered: bool,
-        guard: BusyGuard,
-    }
-    let ctx = Ctx {
-        state: State::Waiting(response),
-        queue: VecDeque::new(),
-        id,
-        had_session,
-        answered: false,
-        guard,
-    };
-    let stream = futures::stream::unfold(ctx, |mut cx| async move {
-        loop {
-            if let Some(item) = cx.queue.pop_front() {
-                return Some((item, cx));
-            }
-            match std::mem::replace(&mut cx.state, State::Done) {
-                State::Done => {
-                    cx.guard.release();
-                    return None;
-                }
-                State::Waiting(fut) => {
-                    let resp = match fut.await {
-                        Ok(r) => r,
-                        Err(e) => {
-                            cx.fail(FailureKind::TransportClosed, format!("POST failed: {e}"));
-                            continue;
-                        }
-                    };
-                    cx.state = cx.on_response(resp).await;
-                }
-                State::Sse {
-                    mut body,
-                    mut parser,
-                } => match body.frame().await {
-                    None => {
-                        cx.guard.release();
-                        if !cx.answered {
-                            cx.fail(
-                                FailureKind::TransportClosed,
-                                "the SSE stream ended before the response".into(),
-                            );
-                        }
-                    }
-                    Some(Err(e)) => {
-                        cx.guard.release();
-                        if !cx.answered {
-                            cx.fail(
-                                FailureKind::TransportClosed,
-                                format!("SSE stream broke: {e}"),
-                            );
-                        }
-                    }
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            cx.feed_sse(&mut parser, &data);
-                        }
-                        if cx.answered {
-                            // The server should end the stream after the response; if the
-                            // end is already here, free the connection before the session
-                            // sends its next request.
-                            if let Some(None) = body.frame().now_or_never() {
-                                cx.guard.release();
-                                continue;
-                            }
-                        }
-                        cx.state = State::Sse { body, parser };
-                    }
-                },
-            }
-        }
-    });
-
-    impl<F> Ctx<F> {
-        fn fail(&mut self, kind: FailureKind, detail: String) {
-            self.queue.push_back(Item::Received(Received::Failed {
-                request: Some(self.id),
-                kind,
-                detail,
-            }));
-        }
-
-        fn push_message(&mut self, bytes: &[u8]) {
-            use crate::protocol::Incoming;
-            let r = classify(bytes);
-            match &r {
-                Received::Message(Incoming::Response { id: Some(rid), .. })
-                    if rid.as_own() == Some(self.id) =>
-                {
-                    self.answered = true;
-                }
-                // An error without an id on this POST's stream can only be about the one
-                // request the POST carried.
-                Received::Message(Incoming::Response {
-                    id: None,
-                    outcome: Err(e),
-                }) if !self.answered => {
-                    self.answered = true;
-                    let (kind, detail) = (FailureKind::RpcError(e.code), e.message.clone());
-                    self.fail(kind, detail);
-                    return;
-                }
-                _ => {}
-            }
-            self.queue.push_back(Item::Received(r));
-        }
-
-        fn feed_sse(&mut self, parser: &mut SseParser, data: &[u8]) {
-            let mut events: Vec<SseEvent> = Vec::new();
-            if let Err(e) = parser.feed(data, &mut events) {
-                self.queue.push_back(Item::Received(Received::Malformed {
-                    error: Malformed::NotJson(e.to_string()),
-                    excerpt: excerpt(data),
-                }));
-            }
-            for ev in events {
-                // Priming events (id only, empty data) and non-message events carry no
-                // JSON-RPC message.
-                if ev.data.is_empty() || ev.event_type() != "message" {
-                    continue;
-                }
-                self.push_message(ev.data.as_bytes());
-            }
-        }
-
-        async fn on_response(&mut self, resp: hyper::Response<Body>) -> State<F> {
-            let status = resp.status();
-            if status.is_success() {
-                if let Some(sid) = resp.headers().get(SESSION_HEADER) {
-                    self.queue.push_back(Item::SessionId(sid.clone()));
-                }
-            }
-            let content_type = resp
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            let body = resp.into_body();
-            if status != StatusCode::OK {
-                let bytes = read_body(body).await.unwrap_or_default();
-                self.guard.release();
-                let e = if status == StatusCode::ACCEPTED {
-                    TransportError::new(
-                        FailureKind::ProtocolViolation,
-                        "the server answered a request with 202 Accepted and no response",
-                    )
-                } else {
-                    status_error(status, self.had_session, &bytes)
-                };
-                self.fail(e.kind, e.detail);
-                return State::Done;
-            }
-            if content_type.starts_with("text/event-stream") {
-                return State::Sse {
-                    body,
-                    parser: SseParser::new(),
-                };
-            }
-            match read_body(body).await {
-                Ok(bytes) => {
-                    self.guard.release();
-                    if content_type.starts_with("application/json") {
-                        self.push_message(&bytes);
-                        if !self.answered {
-                            // A JSON body that is not our response (or is malformed) leaves
-                            // the request unanswered; the session sees both.
-                            self.fail(
-                                FailureKind::ProtocolViolation,
-                                "the JSON body does not answer the request".into(),
-                            );
-                        }
-                    } else {
-                        self.fail(
-                            FailureKind::ProtocolViolation,
-                            format!(
-                                "unexpected Content-Type {content_type:?} (want application/json or text/event-stream)"
-                            ),
-                        );
-                    }
-                }
-                Err(e) => self.fail(FailureKind::TransportClosed, format!("reading body: {e}")),
-            }
-            State::Done
-        }
-    }
-
-    stream
 }

@@ -1,0 +1,410 @@
+//! One flow of server messages: the answer to a POSTed request (one JSON body or an SSE
+//! stream), or the standalone GET stream. A flow that loses its SSE stream reconnects
+//! itself with `GET` + `Last-Event-ID` after the server's `retry` delay: a POST's stream
+//! to resume the request it still owes an answer to (2025-11-25), the GET stream to
+//! keep listening. Each flow becomes one stream of [`Item`]s that `recv` polls.
+
+use super::conn::{Lease, Pool};
+use super::{build_request, read_body, status_error, SessionHeaders};
+use crate::metrics::FailureKind;
+use crate::protocol::jsonrpc::Malformed;
+use crate::protocol::Incoming as Message;
+use crate::transport::sse::{SseEvent, SseParser};
+use crate::transport::{classify, excerpt, Received};
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Method, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming as Body;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Reconnects in a row (without a message in between) before a flow gives up.
+pub(super) const MAX_RECONNECTS: u32 = 3;
+/// The wait before reconnecting when the server sent no `retry:` field.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// What a flow yields to the transport.
+pub(super) enum Item {
+    SessionId(HeaderValue),
+    Received(Received),
+}
+
+/// What a flow is for.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Purpose {
+    /// The answer to our request `id`.
+    Post { id: u64 },
+    /// The standalone GET stream: server requests and notifications, no answer owed.
+    Listen,
+}
+
+type ResponseFuture = BoxFuture<'static, Result<hyper::Response<Body>, String>>;
+
+enum State {
+    Waiting(ResponseFuture),
+    Sse { body: Body, parser: SseParser },
+    Reconnect,
+    Done,
+}
+
+pub(super) struct Flow {
+    pool: Arc<Pool>,
+    purpose: Purpose,
+    /// The headers a reconnecting GET carries (a POST flow learns the session id from
+    /// its own response when it carried `initialize`).
+    session: SessionHeaders,
+    had_session: bool,
+    state: State,
+    lease: Option<Lease>,
+    queue: VecDeque<Item>,
+    answered: bool,
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    /// Reconnects since the last message.
+    attempts: u32,
+}
+
+impl Flow {
+    /// The answer to a POSTed request, whose response head is `response`.
+    pub fn post(
+        pool: Arc<Pool>,
+        id: u64,
+        session: SessionHeaders,
+        lease: Lease,
+        response: impl std::future::Future<Output = Result<hyper::Response<Body>, String>>
+            + Send
+            + 'static,
+    ) -> Flow {
+        Flow::new(
+            pool,
+            Purpose::Post { id },
+            session,
+            lease,
+            State::Waiting(response.boxed()),
+        )
+    }
+
+    /// The standalone GET stream, whose 200 `text/event-stream` head has arrived.
+    pub fn listen(pool: Arc<Pool>, session: SessionHeaders, lease: Lease, body: Body) -> Flow {
+        let state = State::Sse {
+            body,
+            parser: SseParser::new(),
+        };
+        Flow::new(pool, Purpose::Listen, session, lease, state)
+    }
+
+    fn new(
+        pool: Arc<Pool>,
+        purpose: Purpose,
+        session: SessionHeaders,
+        lease: Lease,
+        state: State,
+    ) -> Flow {
+        Flow {
+            pool,
+            purpose,
+            had_session: session.id.is_some(),
+            session,
+            state,
+            lease: Some(lease),
+            queue: VecDeque::new(),
+            answered: false,
+            last_event_id: None,
+            retry: None,
+            attempts: 0,
+        }
+    }
+
+    pub fn into_stream(self) -> BoxStream<'static, Item> {
+        futures::stream::unfold(self, |mut flow| async move {
+            let item = flow.next_item().await?;
+            Some((item, flow))
+        })
+        .boxed()
+    }
+
+    async fn next_item(&mut self) -> Option<Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            match std::mem::replace(&mut self.state, State::Done) {
+                State::Done => {
+                    self.release();
+                    return None;
+                }
+                State::Waiting(fut) => match fut.await {
+                    Ok(resp) => self.state = self.on_response(resp).await,
+                    Err(e) => {
+                        self.lease = None;
+                        self.lost(format!("POST failed: {e}"));
+                    }
+                },
+                State::Sse {
+                    mut body,
+                    mut parser,
+                } => match body.frame().await {
+                    None => {
+                        self.release();
+                        self.lost("the SSE stream ended before the response".into());
+                    }
+                    Some(Err(e)) => {
+                        self.lease = None;
+                        self.lost(format!("SSE stream broke: {e}"));
+                    }
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            self.feed_sse(&mut parser, &data);
+                        }
+                        if !self.answered {
+                            self.state = State::Sse { body, parser };
+                            continue;
+                        }
+                        // Answered: if the end of the body is already here, free the
+                        // connection before the session sends its next request.
+                        match body.frame().now_or_never() {
+                            Some(None) => self.release(),
+                            Some(Some(Err(_))) => self.lease = None,
+                            Some(Some(Ok(frame))) => {
+                                if let Ok(data) = frame.into_data() {
+                                    self.feed_sse(&mut parser, &data);
+                                }
+                                self.state = State::Sse { body, parser };
+                            }
+                            None => self.state = State::Sse { body, parser },
+                        }
+                    }
+                },
+                State::Reconnect => self.state = self.reconnect().await,
+            }
+        }
+    }
+
+    fn release(&mut self) {
+        if let Some(mut lease) = self.lease.take() {
+            lease.release();
+        }
+    }
+
+    fn request_id(&self) -> Option<u64> {
+        match self.purpose {
+            Purpose::Post { id } => Some(id),
+            Purpose::Listen => None,
+        }
+    }
+
+    fn fail(&mut self, kind: FailureKind, detail: String) {
+        self.queue.push_back(Item::Received(Received::Failed {
+            request: self.request_id(),
+            kind,
+            detail,
+        }));
+    }
+
+    /// The stream ended or broke: reconnect if that can still help, else report.
+    fn lost(&mut self, detail: String) {
+        if self.answered {
+            return;
+        }
+        let resumable = match self.purpose {
+            Purpose::Post { .. } => self.last_event_id.is_some(),
+            Purpose::Listen => true,
+        };
+        if resumable && self.attempts < MAX_RECONNECTS {
+            self.state = State::Reconnect;
+            return;
+        }
+        let detail = match (self.purpose, self.attempts) {
+            (_, 0) => detail,
+            (Purpose::Post { .. }, n) => format!("{detail} (not resumed after {n} attempts)"),
+            (Purpose::Listen, n) => format!("GET stream lost: {detail} (after {n} reconnects)"),
+        };
+        self.fail(FailureKind::TransportClosed, detail);
+    }
+
+    /// Wait the server's `retry` delay, then `GET` with `Last-Event-ID`.
+    async fn reconnect(&mut self) -> State {
+        self.attempts += 1;
+        tokio::time::sleep(self.retry.unwrap_or(DEFAULT_RETRY)).await;
+        let mut lease = match self.pool.lease().await {
+            Ok(lease) => lease,
+            Err(e) => {
+                self.lost(format!("reconnecting: {}", e.detail));
+                return std::mem::replace(&mut self.state, State::Done);
+            }
+        };
+        let req = build_request(
+            &self.pool.endpoint,
+            Method::GET,
+            Vec::new(),
+            &self.session,
+            self.last_event_id.as_deref(),
+        );
+        let resp = match lease.send(req).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                self.lost(format!("reconnecting GET failed: {e}"));
+                return std::mem::replace(&mut self.state, State::Done);
+            }
+        };
+        let status = resp.status();
+        if status == StatusCode::OK && is_event_stream(&resp) {
+            let counter = match self.purpose {
+                Purpose::Post { .. } => &self.pool.resumptions,
+                Purpose::Listen => &self.pool.get_stream_reconnects,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            self.lease = Some(lease);
+            return State::Sse {
+                body: resp.into_body(),
+                parser: SseParser::new(),
+            };
+        }
+        // The server refused the stream: asking again would not change its mind.
+        let body = read_body(resp.into_body()).await;
+        if body.is_ok() {
+            lease.release();
+        }
+        let e = status_error(status, self.had_session, &body.unwrap_or_default());
+        let kind = match e.kind {
+            FailureKind::SessionExpired => FailureKind::SessionExpired,
+            _ => FailureKind::TransportClosed,
+        };
+        let what = match self.purpose {
+            Purpose::Post { .. } => "the response stream could not be resumed",
+            Purpose::Listen => "the GET stream could not be reopened",
+        };
+        self.fail(kind, format!("{what}: GET answered {}", e.detail));
+        State::Done
+    }
+
+    fn push_message(&mut self, bytes: &[u8]) {
+        let r = classify(bytes);
+        if let Purpose::Post { id } = self.purpose {
+            match &r {
+                Received::Message(Message::Response { id: Some(rid), .. })
+                    if rid.as_own() == Some(id) =>
+                {
+                    self.answered = true;
+                }
+                // An error without an id on this POST's stream can only be about the one
+                // request the POST carried.
+                Received::Message(Message::Response {
+                    id: None,
+                    outcome: Err(e),
+                }) if !self.answered => {
+                    let (kind, detail) = (FailureKind::RpcError(e.code), e.message.clone());
+                    self.fail(kind, detail);
+                    self.answered = true;
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.queue.push_back(Item::Received(r));
+    }
+
+    fn feed_sse(&mut self, parser: &mut SseParser, data: &[u8]) {
+        let mut events: Vec<SseEvent> = Vec::new();
+        if let Err(e) = parser.feed(data, &mut events) {
+            self.queue.push_back(Item::Received(Received::Malformed {
+                error: Malformed::NotJson(e.to_string()),
+                excerpt: excerpt(data),
+            }));
+        }
+        for ev in events {
+            if let Some(id) = ev.id.as_deref() {
+                // An empty `id:` resets the cursor (WHATWG).
+                self.last_event_id = (!id.is_empty()).then(|| id.to_string());
+            }
+            if let Some(ms) = ev.retry_ms {
+                self.retry = Some(Duration::from_millis(ms));
+            }
+            // Priming events (id only, empty data) and non-message events carry no
+            // JSON-RPC message.
+            if ev.data.is_empty() || ev.event_type() != "message" {
+                continue;
+            }
+            self.attempts = 0;
+            self.push_message(ev.data.as_bytes());
+        }
+    }
+
+    async fn on_response(&mut self, resp: hyper::Response<Body>) -> State {
+        let status = resp.status();
+        if status.is_success() {
+            if let Some(sid) = resp.headers().get(super::SESSION_HEADER) {
+                self.session.id = Some(sid.clone());
+                self.queue.push_back(Item::SessionId(sid.clone()));
+            }
+        }
+        let content_type = content_type(&resp);
+        let event_stream = is_event_stream(&resp);
+        let body = resp.into_body();
+        if status != StatusCode::OK {
+            let bytes = read_body(body).await.unwrap_or_default();
+            self.release();
+            let e = if status == StatusCode::ACCEPTED {
+                crate::transport::TransportError::new(
+                    FailureKind::ProtocolViolation,
+                    "the server answered a request with 202 Accepted and no response",
+                )
+            } else {
+                status_error(status, self.had_session, &bytes)
+            };
+            self.fail(e.kind, e.detail);
+            return State::Done;
+        }
+        if event_stream {
+            return State::Sse {
+                body,
+                parser: SseParser::new(),
+            };
+        }
+        match read_body(body).await {
+            Ok(bytes) => {
+                self.release();
+                if content_type.starts_with("application/json") {
+                    self.push_message(&bytes);
+                    if !self.answered {
+                        // A JSON body that is not our response (or is malformed) leaves
+                        // the request unanswered; the session sees both.
+                        self.fail(
+                            FailureKind::ProtocolViolation,
+                            "the JSON body does not answer the request".into(),
+                        );
+                    }
+                } else {
+                    self.fail(
+                        FailureKind::ProtocolViolation,
+                        format!(
+                            "unexpected Content-Type {content_type:?} (want application/json or text/event-stream)"
+                        ),
+                    );
+                }
+            }
+            Err(e) => {
+                self.lease = None;
+                self.fail(FailureKind::TransportClosed, format!("reading body: {e}"));
+            }
+        }
+        State::Done
+    }
+}
+
+fn content_type(resp: &hyper::Response<Body>) -> String {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+pub(super) fn is_event_stream(resp: &hyper::Response<Body>) -> bool {
+    content_type(resp).starts_with("text/event-stream")
+}
