@@ -9,7 +9,7 @@ use crate::metrics::{
 use crate::plan::{EraMode, Persona, Scenario, Step};
 use crate::protocol::{methods, Era};
 use crate::session::{Failure, ResponseCache, Session};
-use crate::transport::Endpoint;
+use crate::transport::{Endpoint, TransportKind};
 use rand::rngs::SmallRng;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -177,7 +177,11 @@ async fn handshake(
     let t = Instant::now();
     let r = session.initialized().await;
     let diag = session.diagnostics();
-    timer.finish(Phase::Initialized, None, t, r, || diag)
+    timer.finish(Phase::Initialized, None, t, r, || diag)?;
+    if persona.get_stream && persona.route.transport == TransportKind::StreamableHttp {
+        session.open_get_stream().await;
+    }
+    Ok(())
 }
 
 async fn run_steps(

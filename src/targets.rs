@@ -139,9 +139,9 @@ fn endpoint(
     };
     let desc = format!("{url}{builtin_note}");
     let ep = match route.transport {
-        TransportKind::StreamableHttp => {
-            Endpoint::Http(Arc::new(HttpEndpoint::new(&url, headers, timeout, insecure)?))
-        }
+        TransportKind::StreamableHttp => Endpoint::Http(Arc::new(HttpEndpoint::new(
+            &url, headers, timeout, insecure,
+        )?)),
         TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint {
             url,
             headers,

@@ -39,6 +39,7 @@ pub enum Event {
     /// verdict, a list refetch, an input round …), by stable name.
     Count {
         name: &'static str,
+        n: u64,
     },
     /// A message from the server that is not valid JSON-RPC.
     Malformed {
@@ -72,7 +73,13 @@ impl Recorder {
     }
 
     pub fn count(&self, name: &'static str) {
-        self.send(Event::Count { name });
+        self.count_n(name, 1);
+    }
+
+    pub fn count_n(&self, name: &'static str, n: u64) {
+        if n > 0 {
+            self.send(Event::Count { name, n });
+        }
     }
 }
 
@@ -165,7 +172,7 @@ impl Collector {
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
-            Event::Count { name } => *s.counters.entry(name).or_insert(0) += 1,
+            Event::Count { name, n } => *s.counters.entry(name).or_insert(0) += n,
             Event::Malformed { persona: _, text } => {
                 s.malformed += 1;
                 let list = s

@@ -46,7 +46,11 @@ impl Failure {
 
 impl From<TransportError> for Failure {
     fn from(e: TransportError) -> Self {
-        Failure::new(e.kind, e.detail)
+        Failure {
+            kind: e.kind,
+            detail: e.detail,
+            data: e.data,
+        }
     }
 }
 
@@ -303,8 +307,34 @@ impl<'p> Session<'p> {
             tokio::time::timeout(CANCEL_SEND_LIMIT, self.transport.send_notification(bytes)).await;
     }
 
+    /// Legacy Streamable HTTP: open the standalone GET stream as the SDK clients do.
+    /// Optional in the spec, so a refusal is counted, not a session failure.
+    pub async fn open_get_stream(&mut self) {
+        match self.transport.open_get_stream().await {
+            Ok(true) => self.recorder.count("get_stream_opened"),
+            Ok(false) => self.recorder.count("get_stream_not_offered"),
+            Err(e) => {
+                self.recorder.count("get_stream_refused");
+                self.recorder.send(Event::Example {
+                    kind: e.kind,
+                    text: format!("GET stream (counted, not a failure): {}", e.detail),
+                });
+            }
+        }
+    }
+
     /// End the session (DELETE / close frame / stdin EOF and signals).
     pub async fn close(self) -> Result<(), Failure> {
+        if let Some(stats) = self.transport.http_stats() {
+            self.recorder
+                .count_n("sse_resumptions", u64::from(stats.resumptions));
+            self.recorder.count_n(
+                "get_stream_reconnects",
+                u64::from(stats.get_stream_reconnects),
+            );
+            self.recorder
+                .count_n("http_connections", u64::from(stats.connections_opened));
+        }
         self.transport.close().await.map_err(Failure::from)
     }
 

@@ -355,12 +355,26 @@ fn build_request(
     req
 }
 
+/// What a non-2xx answer means. A 404 on a live session is the server forgetting it; a
+/// body that is a JSON-RPC error is that error (the 2026-07-28 era answers -32020…-32022
+/// with 400, and its `data` matters for version negotiation); anything else is the status.
 fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> TransportError {
     if status == StatusCode::NOT_FOUND && had_session {
         return TransportError::new(
             FailureKind::SessionExpired,
             format!("404 on a live session: {}", excerpt(body)),
         );
+    }
+    if let Ok(crate::protocol::Incoming::Response {
+        outcome: Err(e), ..
+    }) = crate::protocol::Incoming::parse(body)
+    {
+        let mut err = TransportError::new(
+            FailureKind::RpcError(e.code),
+            format!("HTTP {status}: {} ({})", e.message, e.code),
+        );
+        err.data = e.data;
+        return err;
     }
     TransportError::new(
         FailureKind::HttpStatus(status.as_u16()),

@@ -75,6 +75,8 @@ pub enum Received {
 pub struct TransportError {
     pub kind: FailureKind,
     pub detail: String,
+    /// A JSON-RPC error's `data` when the failure carried one (HTTP error bodies).
+    pub data: Option<serde_json::Value>,
 }
 
 impl TransportError {
@@ -82,6 +84,7 @@ impl TransportError {
         TransportError {
             kind,
             detail: detail.into(),
+            data: None,
         }
     }
 }
@@ -174,6 +177,23 @@ impl Transport {
     pub fn reset_session(&mut self) {
         if let Transport::Http(t) = self {
             t.reset_session();
+        }
+    }
+
+    /// Streamable HTTP, legacy era: open the standalone GET stream. `Ok(false)` when
+    /// the server does not offer one (405) or the transport has no such thing.
+    pub async fn open_get_stream(&mut self) -> Result<bool, TransportError> {
+        match self {
+            Transport::Http(t) => Ok(t.open_get_stream().await? == http::GetStream::Open),
+            _ => Ok(false),
+        }
+    }
+
+    /// Streamable HTTP's connection and stream counters, for the report.
+    pub fn http_stats(&self) -> Option<http::HttpStats> {
+        match self {
+            Transport::Http(t) => Some(t.stats()),
+            _ => None,
         }
     }
 

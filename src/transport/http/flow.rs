@@ -357,6 +357,24 @@ impl Flow {
             } else {
                 status_error(status, self.had_session, &bytes)
             };
+            // A JSON-RPC error in the body answers the request this POST carried (its
+            // `data` matters: -32022 lists the versions to retry with).
+            if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
+                self.answered = true;
+                self.queue.push_back(Item::Received(Received::Message(
+                    crate::protocol::Incoming::Response {
+                        id: Some(crate::protocol::RequestId::Number(
+                            i64::try_from(id).unwrap_or(i64::MAX),
+                        )),
+                        outcome: Err(crate::protocol::RpcError {
+                            code,
+                            message: e.detail,
+                            data: e.data,
+                        }),
+                    },
+                )));
+                return State::Done;
+            }
             self.fail(e.kind, e.detail);
             return State::Done;
         }
