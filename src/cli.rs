@@ -103,6 +103,14 @@ pub struct ServeArgs {
     /// TypeScript v2 and Python v2 SDK servers do).
     #[arg(long, default_value = "both", value_parser = ["legacy", "modern", "both"])]
     pub era: String,
+    /// Fault: forget a Streamable HTTP session after N requests (clients must
+    /// re-initialize after the 404).
+    #[arg(long, value_name = "N")]
+    pub expire_sessions_after: Option<u32>,
+    /// Fault: cut a tool call's SSE stream after N messages (clients must resume with
+    /// Last-Event-ID).
+    #[arg(long, value_name = "N")]
+    pub sse_drop_after: Option<usize>,
 }
 
 #[derive(Debug, Args)]

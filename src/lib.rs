@@ -174,9 +174,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
 
 /// `mcp-fleet serve`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let eras = match args.era.as_str() {
+        "legacy" => server::Eras::Legacy,
+        "modern" => server::Eras::Modern,
+        _ => server::Eras::Both,
+    };
     let opts = server::ServerOptions {
         page_size: args.page_size.max(1),
         sse_responses: args.sse_responses,
+        eras,
+        expire_sessions_after: args.expire_sessions_after,
+        sse_drop_after: args.sse_drop_after,
         ..Default::default()
     };
     match args.http {
@@ -184,7 +192,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let server = server::spawn_http(addr, opts)
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
-            eprintln!("mcp-fleet reference server on {}", server.url());
+            eprintln!(
+                "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket)",
+                server.url(),
+                server.addr,
+                server.addr
+            );
             let _ = tokio::signal::ctrl_c().await;
             server.shutdown().await;
             Ok(())

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Assert on an mcp-fleet results folder (stdlib only).
+
+    check_summary.py DIR --sessions N --phases initialize,tools/list,... \
+        [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
+
+Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
+== 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
+every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
+`counters` is 0). Prints one line: what was seen on success, the reasons and
+`failure_examples` on failure. Exit 0 = pass, 1 = fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def fmt_counts(d: dict) -> str:
+    return ", ".join(f"{k}×{v}" for k, v in sorted(d.items())) or "none"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--sessions", type=int, required=True)
+    ap.add_argument("--phases", default="")
+    ap.add_argument("--counter", action="append", default=[])
+    ap.add_argument("--rpc-errors-ok", action="store_true")
+    a = ap.parse_args()
+
+    path = Path(a.dir) / "summary.json"
+    try:
+        s = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        print(f"no readable {path}: {e}")
+        return 1
+
+    problems: list[str] = []
+    sess = s.get("sessions", {})
+    if sess.get("completed") != a.sessions:
+        problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions})")
+    if sess.get("failed", 0) != 0:
+        problems.append(f"sessions.failed={sess.get('failed')}")
+    if sess.get("interrupted", 0) != 0:
+        problems.append(f"sessions.interrupted={sess.get('interrupted')}")
+
+    phases = s.get("phases", {})
+    for name in filter(None, a.phases.split(",")):
+        p = phases.get(name)
+        if not p or p.get("count", 0) <= 0:
+            skipped = p.get("skipped", 0) if p else 0
+            problems.append(f"phase {name} count=0" + (f" ({skipped} skipped)" if skipped else ""))
+        elif p.get("errors", 0) and not a.rpc_errors_ok:
+            problems.append(f"phase {name} errors={p['errors']} {p.get('failures', {})}")
+
+    counters = s.get("counters", {})
+    for spec in a.counter:
+        m = re.fullmatch(r"([\w/.-]+)(=|>)(\d+)", spec)
+        if not m:
+            problems.append(f"bad --counter {spec!r}")
+            continue
+        name, op, want = m.group(1), m.group(2), int(m.group(3))
+        got = counters.get(name, 0)
+        if (op == "=" and got != want) or (op == ">" and not got > want):
+            problems.append(f"counter {name}={got} (want {op}{want})")
+
+    rate = sess.get("rate_per_s", 0.0)
+    if problems:
+        print("; ".join(problems))
+        if s.get("failures"):
+            print(f"    failures: {json.dumps(s['failures'])}")
+        for kind, examples in (s.get("failure_examples") or {}).items():
+            for ex in (examples if isinstance(examples, list) else [examples])[:3]:
+                print(f"    example {kind}: {json.dumps(ex)[:400]}")
+        return 1
+
+    extra = []
+    if s.get("server_messages"):
+        extra.append(f"server: {fmt_counts(s['server_messages'])}")
+    if s.get("malformed_messages"):
+        extra.append(f"malformed: {s['malformed_messages']}")
+    if counters:
+        extra.append(f"counted: {fmt_counts(counters)}")
+    print(f"{sess.get('completed')}/{a.sessions} sessions, {rate:.1f} sessions/s"
+          + ("; " + "; ".join(extra) if extra else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# Interop suite: mcp-fleet against pinned third-party MCP servers, installed here on
+# first use (npm + PyPI only), all on 127.0.0.1 with ports picked at run time.
+#
+#   MCP_FLEET=target/release/mcp-fleet interop/run.sh
+#
+# Env: MCP_FLEET (default target/release/mcp-fleet, relative to the repo root),
+#      INTEROP_ONLY (a regex: run only the checks whose name matches),
+#      INTEROP_TIMEOUT (per-request timeout for mcp-fleet, default 10s).
+# Prints one line per check and ends with `interop: N passed, M failed`; exits 1 if
+# any check failed. Results and server logs: target/interop/results/<check>/.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+EVERYTHING_VERSION="2026.8.31"   # @modelcontextprotocol/server-everything
+MCP1_VERSION="1.30.0"            # newest mcp 1.x on PyPI
+MCP2_VERSION="2.3.0"             # newest mcp 2.x on PyPI (serves both protocol eras)
+
+FLEET="${MCP_FLEET:-target/release/mcp-fleet}"
+case "$FLEET" in /*) ;; *) FLEET="$ROOT/$FLEET" ;; esac
+ONLY="${INTEROP_ONLY:-}"
+REQ_TIMEOUT="${INTEROP_TIMEOUT:-10s}"
+RUN_LIMIT=180                    # hard wall-clock bound per mcp-fleet run, seconds
+
+WORK="$ROOT/target/interop"
+RESULTS="$WORK/results"
+EVERYTHING_DIR="$WORK/npm/node_modules/@modelcontextprotocol/server-everything"
+EVERYTHING="$EVERYTHING_DIR/dist/index.js"
+LOOPBACK="$ROOT/interop/loopback.cjs"
+PY_SERVER="$ROOT/interop/python_server.py"
+PROFILES="$ROOT/interop/profiles"
+CHECK="$ROOT/interop/check_summary.py"
+
+passed=0
+failed=0
+failed_names=()
+SERVER_PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${SERVER_PIDS[@]:-}"; do
+    [ -n "$pid" ] || continue
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${SERVER_PIDS[@]:-}"; do
+    [ -n "$pid" ] || continue
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  SERVER_PIDS=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf '%s\n' "$*"; }
+
+# ---------------------------------------------------------------- install (cached)
+
+installed_npm_version() {
+  [ -f "$EVERYTHING_DIR/package.json" ] || return 0
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$EVERYTHING_DIR/package.json"
+}
+
+installed_mcp_version() { # VENV
+  [ -x "$1/bin/python" ] || return 0
+  "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true
+}
+
+install_everything() {
+  if [ "$(installed_npm_version)" = "$EVERYTHING_VERSION" ]; then return 0; fi
+  say "install: @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (npm)"
+  mkdir -p "$WORK/npm"
+  if ! npm install --prefix "$WORK/npm" --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >"$WORK/npm-install.log" 2>&1; then
+    tail -20 "$WORK/npm-install.log"; return 1
+  fi
+}
+
+install_venv() { # VENV VERSION
+  local venv="$1" version="$2"
+  if [ "$(installed_mcp_version "$venv")" = "$version" ]; then return 0; fi
+  say "install: mcp==$version (pip, $venv)"
+  rm -rf "$venv"
+  python3 -m venv "$venv" &&
+    "$venv/bin/pip" install --disable-pip-version-check -q "mcp==$version" >"$venv.install.log" 2>&1 ||
+    { tail -20 "$venv.install.log"; return 1; }
+}
+
+# ---------------------------------------------------------------- servers
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_port() { # PORT PID → 0 when 127.0.0.1:PORT accepts, 1 if PID died or 30 s passed
+  python3 - "$1" "$2" <<'EOF'
+import os, socket, sys, time
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.time() + 30
+while time.time() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.5).close()
+        sys.exit(0)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit(1)
+    time.sleep(0.1)
+sys.exit(1)
+EOF
+}
+
+# start_server NAME PORT CMD… : starts CMD in the background (log in the results folder),
+# waits for the port; sets SERVER_PID. Returns 1 if it did not come up.
+start_server() {
+  local name="$1" port="$2"; shift 2
+  mkdir -p "$RESULTS"
+  "$@" >"$RESULTS/$name.server.log" 2>&1 &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  if ! wait_port "$port" "$SERVER_PID"; then
+    say "server $name did not listen on 127.0.0.1:$port; log:"
+    tail -5 "$RESULTS/$name.server.log" | sed 's/^/    /'
+    return 1
+  fi
+}
+
+stop_server() { # PID
+  kill "$1" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$1" 2>/dev/null || break; sleep 0.2; done
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  local kept=() pid
+  for pid in "${SERVER_PIDS[@]:-}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+  SERVER_PIDS=("${kept[@]:-}")
+}
+
+# ---------------------------------------------------------------- checks
+
+selected() { [ -z "$ONLY" ] || [[ "$1" =~ $ONLY ]]; }
+any_selected() { local n; for n in "$@"; do selected "$n" && return 0; done; return 1; }
+
+record() { # NAME OK MESSAGE…
+  local name="$1" ok="$2"; shift 2
+  if [ "$ok" = 1 ]; then
+    passed=$((passed + 1)); printf 'PASS  %-28s %s\n' "$name" "$*"
+  else
+    failed=$((failed + 1)); failed_names+=("$name"); printf 'FAIL  %-28s %s\n' "$name" "$*"
+  fi
+}
+
+# check NAME SESSIONS PHASES [--counter …]… -- MCP-FLEET-RUN-ARGS…
+check() {
+  local name="$1" sessions="$2" phases="$3"; shift 3
+  local extra=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do extra+=("$1"); shift; done
+  shift # --
+  local out="$RESULTS/$name" rc=0 msg
+  rm -rf "$out"
+  timeout --kill-after=10 "$RUN_LIMIT" \
+    "$FLEET" run "$@" --sessions "$sessions" --timeout "$REQ_TIMEOUT" --quiet --out "$out" \
+    >"$RESULTS/$name.fleet.log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    record "$name" 0 "mcp-fleet exited $rc: $(tail -3 "$RESULTS/$name.fleet.log" | tr '\n' ' ')"
+    return 0
+  fi
+  if msg="$(python3 "$CHECK" "$out" --sessions "$sessions" --phases "$phases" "${extra[@]}" 2>&1)"; then
+    record "$name" 1 "$msg"
+  else
+    record "$name" 0 "$msg"
+  fi
+}
+
+# A family's checks need their server up; if it does not start, each check fails.
+server_failed() { # NAMES…
+  local n; for n in "$@"; do selected "$n" && record "$n" 0 "server did not start"; done; return 0
+}
+
+LEGACY_DISCOVERY="connect,initialize,initialized,tools/list,resources/list,prompts/list,close"
+PROFILE_PHASES="initialize,tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,ping,close"
+MODERN_PHASES="tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,close"
+
+everything_checks() {
+  local port pid
+  # 1. stdio: the command is spawned once per session.
+  if selected everything-stdio; then
+    check everything-stdio 20 "$LEGACY_DISCOVERY" -- \
+      --stdio "node $EVERYTHING stdio" --clients 4
+  fi
+  if selected everything-profile-stdio; then
+    check everything-profile-stdio 24 "$PROFILE_PHASES" -- \
+      "$PROFILES/everything.toml" --stdio "node $EVERYTHING stdio" --clients 4
+  fi
+
+  # 2. Streamable HTTP on /mcp.
+  if any_selected everything-http everything-http-auto everything-profile-http; then
+    port="$(free_port)"
+    if start_server everything-http "$port" env PORT="$port" node --require "$LOOPBACK" "$EVERYTHING" streamableHttp; then
+      pid=$SERVER_PID
+      selected everything-http && check everything-http 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10
+      selected everything-http-auto && check everything-http-auto 100 "probe,$LEGACY_DISCOVERY" \
+        --counter era_legacy=100 --counter era_modern=0 -- \
+        --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
+      selected everything-profile-http && check everything-profile-http 120 "$PROFILE_PHASES" \
+        --counter get_stream_opened\>0 -- \
+        "$PROFILES/everything.toml" --target "http://127.0.0.1:$port/mcp" --clients 8
+      stop_server "$pid"
+    else
+      server_failed everything-http everything-http-auto everything-profile-http
+    fi
+  fi
+
+  # 3. Legacy HTTP+SSE: GET /sse, POST /message?sessionId=….
+  if any_selected everything-sse everything-profile-sse; then
+    port="$(free_port)"
+    if start_server everything-sse "$port" env PORT="$port" node --require "$LOOPBACK" "$EVERYTHING" sse; then
+      pid=$SERVER_PID
+      selected everything-sse && check everything-sse 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10
+      selected everything-profile-sse && check everything-profile-sse 120 "$PROFILE_PHASES" -- \
+        "$PROFILES/everything.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8
+      stop_server "$pid"
+    else
+      server_failed everything-sse everything-profile-sse
+    fi
+  fi
+}
+
+python_checks() { # TAG VENV
+  local tag="$1" py="$2/bin/python" port pid
+  # 4. stdio (slow: each session starts a Python interpreter and imports the SDK).
+  selected "$tag-stdio" && check "$tag-stdio" 8 "$PROFILE_PHASES" -- \
+    "$PROFILES/python.toml" --stdio "$py $PY_SERVER stdio" --clients 2
+
+  if any_selected "$tag-http" "$tag-profile-http" "$tag-http-auto" "$tag-dual-http"; then
+    port="$(free_port)"
+    if start_server "$tag-http" "$port" "$py" "$PY_SERVER" streamable-http "$port"; then
+      pid=$SERVER_PID
+      selected "$tag-http" && check "$tag-http" 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10
+      selected "$tag-profile-http" && check "$tag-profile-http" 200 "$PROFILE_PHASES" \
+        --counter get_stream_opened\>0 -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 10
+      if [ "$tag" = py1 ]; then
+        # A 1.x server has no server/discover: auto must fall back to initialize.
+        selected "$tag-http-auto" && check "$tag-http-auto" 100 "probe,$LEGACY_DISCOVERY" \
+          --counter era_legacy=100 --counter era_modern=0 -- \
+          --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
+      else
+        # 2.x answers server/discover: auto goes modern; and one endpoint, both eras.
+        selected "$tag-http-auto" && check "$tag-http-auto" 200 "probe,$MODERN_PHASES" \
+          --counter era_modern=200 -- \
+          "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
+        selected "$tag-dual-http" && check "$tag-dual-http" 150 "probe,discover,initialize,$MODERN_PHASES" \
+          --counter era_modern\>0 --counter get_stream_opened\>0 -- \
+          "$PROFILES/python2-dual.toml" --target "http://127.0.0.1:$port/mcp"
+      fi
+      stop_server "$pid"
+    else
+      server_failed "$tag-http" "$tag-profile-http" "$tag-http-auto" "$tag-dual-http"
+    fi
+  fi
+
+  if [ "$tag" = py2 ] && selected "$tag-stateless-modern"; then
+    port="$(free_port)"
+    if start_server "$tag-stateless" "$port" "$py" "$PY_SERVER" streamable-http "$port" --stateless; then
+      pid=$SERVER_PID
+      check "$tag-stateless-modern" 200 "discover,$MODERN_PHASES" --counter era_modern=200 -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10
+      stop_server "$pid"
+    else
+      server_failed "$tag-stateless-modern"
+    fi
+  fi
+
+  if [ "$tag" = py2 ] && selected "$tag-stdio-auto"; then
+    check "$tag-stdio-auto" 6 "probe,$MODERN_PHASES" --counter era_modern=6 -- \
+      "$PROFILES/python.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
+  fi
+
+  if any_selected "$tag-sse" "$tag-profile-sse"; then
+    port="$(free_port)"
+    if start_server "$tag-sse" "$port" "$py" "$PY_SERVER" sse "$port"; then
+      pid=$SERVER_PID
+      selected "$tag-sse" && check "$tag-sse" 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10
+      selected "$tag-profile-sse" && check "$tag-profile-sse" 120 "$PROFILE_PHASES" -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8
+      stop_server "$pid"
+    else
+      server_failed "$tag-sse" "$tag-profile-sse"
+    fi
+  fi
+  return 0
+}
+
+# ---------------------------------------------------------------- main
+
+for tool in node npm python3 timeout; do
+  command -v "$tool" >/dev/null || { say "interop: $tool not found"; say "interop: 0 passed, 1 failed"; exit 1; }
+done
+for _ in $(seq 30); do [ -x "$FLEET" ] && break; sleep 2; done
+if [ ! -x "$FLEET" ]; then
+  say "interop: no mcp-fleet binary at $FLEET (set MCP_FLEET)"
+  say "interop: 0 passed, 1 failed"
+  exit 1
+fi
+mkdir -p "$RESULTS"
+say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION"
+
+if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
+    everything-profile-http everything-sse everything-profile-sse; then
+  if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
+fi
+PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-http-auto py1-sse py1-profile-sse)
+PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
+if any_selected "${PY1_CHECKS[@]}"; then
+  if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi
+fi
+if any_selected "${PY2_CHECKS[@]}"; then
+  if install_venv "$WORK/venv2" "$MCP2_VERSION"; then python_checks py2 "$WORK/venv2"; else record py2-install 0 "pip install mcp==$MCP2_VERSION failed"; fi
+fi
+
+cleanup
+[ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"
+say "interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
