@@ -93,6 +93,14 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
                     json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}})
                 ),
                 format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":78,"method":"elicitation/create","params":{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","minimum":3,"maximum":3}},"required":["name"]}}})
+                ),
+                format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc":"2.0","id":79,"method":"roots/list"})
+                ),
+                format!(
                     "data: {}\ndata: \n\n",
                     json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"done"}]}})
                 ),
@@ -172,6 +180,8 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
     assert_eq!(json["phases"]["close"]["errors"], 0);
     assert_eq!(json["server_messages"]["ping"], 2);
     assert_eq!(json["server_messages"]["sampling/createMessage"], 2);
+    assert_eq!(json["server_messages"]["elicitation/create"], 2);
+    assert_eq!(json["server_messages"]["roots/list"], 2);
     assert_eq!(json["server_messages"]["notifications/progress"], 2);
 
     let posts = script.posts.lock().expect("lock").clone();
@@ -193,13 +203,64 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
         .find(|p| p.body["id"] == "srv-ping")
         .expect("ping answered");
     assert_eq!(pong.body["result"], json!({}));
-    let refusal = posts
-        .iter()
-        .find(|p| p.body["id"] == 77)
-        .expect("sampling answered");
+    for id in [77, 78, 79] {
+        let refusal = posts
+            .iter()
+            .find(|p| p.body["id"] == id)
+            .expect("server request answered");
+        assert_eq!(
+            refusal.body["error"]["code"], -32601,
+            "undeclared → method not found"
+        );
+    }
+}
+
+#[tokio::test]
+async fn declared_capabilities_get_real_answers_on_the_wire() {
+    let (url, script, task) = start(Mode::Chatty).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(profile(dir.path(), "2025-11-25", "5s"))
+        .expect("read")
+        .replace(
+            "protocol_version = \"2025-11-25\"",
+            "protocol_version = \"2025-11-25\"\ncapabilities = { sampling = {}, elicitation = {}, roots = {} }\nsampling = { text = \"canned\", model = \"m1\" }\nroots = [{ uri = \"file:///r\", name = \"r\" }]",
+        );
+    let path = write_profile(dir.path(), &text);
+    let (_, json) = run(RunArgs {
+        profile: Some(path),
+        target: Some(url),
+        ..args(dir.path())
+    })
+    .await;
+    task.abort();
     assert_eq!(
-        refusal.body["error"]["code"], -32601,
-        "undeclared → method not found"
+        json["sessions"]["completed"], 2,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["phases"]["answer"]["count"], 8, "ping + 3 asks, twice");
+    let posts = script.posts.lock().expect("lock").clone();
+    let answer = |id: i64| {
+        posts
+            .iter()
+            .find(|p| p.body["id"] == id)
+            .map(|p| p.body["result"].clone())
+            .expect("answered")
+    };
+    let sampling = answer(77);
+    assert_eq!(sampling["role"], "assistant");
+    assert_eq!(
+        sampling["content"],
+        json!({"type": "text", "text": "canned"})
+    );
+    assert_eq!(sampling["model"], "m1");
+    let elicited = answer(78);
+    assert_eq!(elicited["action"], "accept");
+    assert!(elicited["content"]["name"].is_string());
+    assert_eq!(elicited["content"]["n"], 3, "range respected");
+    assert_eq!(
+        answer(79),
+        json!({"roots": [{"uri": "file:///r", "name": "r"}]})
     );
 }
 
