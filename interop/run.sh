@@ -249,14 +249,14 @@ python_checks() { # TAG VENV
         "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 10
       if [ "$tag" = py1 ]; then
         # A 1.x server has no server/discover: auto must fall back to initialize.
-        selected "$tag-http-auto" && check "$tag-http-auto" 100 "probe,$LEGACY_DISCOVERY" \
+        selected "$tag-http-auto" && check "$tag-http-auto" 100 "probe,$PROFILE_PHASES" \
           --counter era_legacy=100 --counter era_modern=0 -- \
-          --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
+          "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
       else
         # 2.x answers server/discover: auto goes modern; and one endpoint, both eras.
         selected "$tag-http-auto" && check "$tag-http-auto" 200 "probe,$MODERN_PHASES" \
           --counter era_modern=200 -- \
-          "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
+          "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10
         selected "$tag-dual-http" && check "$tag-dual-http" 150 "probe,discover,initialize,$MODERN_PHASES" \
           --counter era_modern\>0 --counter get_stream_opened\>0 -- \
           "$PROFILES/python2-dual.toml" --target "http://127.0.0.1:$port/mcp"
@@ -272,7 +272,7 @@ python_checks() { # TAG VENV
     if start_server "$tag-stateless" "$port" "$py" "$PY_SERVER" streamable-http "$port" --stateless; then
       pid=$SERVER_PID
       check "$tag-stateless-modern" 200 "discover,$MODERN_PHASES" --counter era_modern=200 -- \
-        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10
       stop_server "$pid"
     else
       server_failed "$tag-stateless-modern"
@@ -281,7 +281,7 @@ python_checks() { # TAG VENV
 
   if [ "$tag" = py2 ] && selected "$tag-stdio-auto"; then
     check "$tag-stdio-auto" 6 "probe,$MODERN_PHASES" --counter era_modern=6 -- \
-      "$PROFILES/python.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
+      "$PROFILES/python-era.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
   fi
 
   if any_selected "$tag-sse" "$tag-profile-sse"; then

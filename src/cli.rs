@@ -46,6 +46,22 @@ pub struct RunArgs {
     /// Stop after this long, e.g. 30s.
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
+    /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
+    #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
+    pub rate: Option<String>,
+    /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<u32>,
+    /// Closed model in stages, 'CLIENTS:DURATION,...' (linear from 0), e.g. '50:30s,50:1m,0:10s'.
+    #[arg(long, value_name = "STAGES", conflicts_with = "clients")]
+    pub ramp: Option<String>,
+    /// Pause between a client's sessions: 100ms, a range 100ms..1s, or exp:200ms.
+    #[arg(long, value_name = "DURATION")]
+    pub think: Option<String>,
+    /// Connect from these local addresses in turn (127.0.0.1-127.0.0.8 or a comma
+    /// list), beyond one address's ephemeral ports.
+    #[arg(long, value_name = "ADDRS")]
+    pub source_addresses: Option<String>,
     /// Per-request timeout, e.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

@@ -60,6 +60,11 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
         client_name: args.client_name.clone(),
         capabilities: args.capabilities.clone(),
         insecure: args.insecure,
+        rate: args.rate.clone(),
+        ramp: args.ramp.clone(),
+        think: args.think.clone(),
+        max_in_flight: args.max_in_flight,
+        source_addresses: args.source_addresses.clone(),
     };
     let (profile, origin) = match &args.profile {
         Some(path) => (Profile::load(path)?, path.display().to_string()),
@@ -131,7 +136,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         recorder,
         timeout: plan.timeout,
     };
-    fleet::run(plan.clone(), ctx, live, stop.clone()).await;
+    let work = Arc::new(client::FleetWork {
+        plan: plan.clone(),
+        ctx,
+    });
+    fleet::run(&plan.load, plan.seed, work, live, stop.clone()).await;
     let elapsed = started.elapsed();
     let finished_at = SystemTime::now();
     progress_done.cancel();

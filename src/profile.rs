@@ -43,6 +43,10 @@ pub struct TargetSection {
     pub timeout: Option<String>,
     /// Accept any TLS certificate (self-signed test servers).
     pub insecure: Option<bool>,
+    /// Local addresses to connect from, in turn (e.g. `["127.0.0.1", "127.0.0.2"]`), to
+    /// go beyond one source address's ephemeral ports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_addresses: Vec<String>,
 }
 
 /// A command line, written either way.
@@ -53,20 +57,39 @@ pub enum Command {
     Argv(Vec<String>),
 }
 
-/// `[load]`: how much load, for how long.
+/// `[load]`: how much load, for how long. Closed (`clients`, or `stages` of clients) or
+/// open (`rate`, or `stages` of rates).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSection {
     /// Concurrent virtual clients (closed model).
     pub clients: Option<u32>,
+    /// Sessions arriving per unit of time, e.g. `"500/s"` (open model).
+    pub rate: Option<String>,
+    /// Ramping: `[{ clients = 50, duration = "30s" }, …]` (closed) or
+    /// `[{ rate = "200/s", duration = "1m" }, …]` (open), linear from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<StageSection>>,
+    /// Open model: most sessions in flight; arrivals beyond are counted as `dropped`.
+    pub max_in_flight: Option<u32>,
     /// Stop after this many sessions in total.
     pub sessions: Option<u64>,
     /// Stop after this long, e.g. `"30s"`.
     pub duration: Option<String>,
-    /// Pause between one session's end and the client's next session, e.g. `"100ms"`.
+    /// Pause between one session's end and the client's next session (closed model):
+    /// `"100ms"`, a uniform range `"100ms..1s"`, or an exponential mean `"exp:200ms"`.
     pub think: Option<String>,
     /// How long sessions still running at the deadline may take to finish, e.g. `"5s"`.
     pub grace: Option<String>,
+}
+
+/// One load stage.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSection {
+    pub clients: Option<u32>,
+    pub rate: Option<String>,
+    pub duration: String,
 }
 
 /// `[[persona]]`: a kind of virtual client.
@@ -118,6 +141,11 @@ pub struct PersonaSection {
     pub elicitation: Option<ElicitationSection>,
     /// What `roots/list` returns (needs `roots` declared).
     pub roots: Option<Vec<RootSection>>,
+    /// `churn` (default: each session opens, runs its scenario once, closes) or
+    /// `long-lived` (the session stays open for the whole run, repeating its scenario).
+    pub shape: Option<String>,
+    /// Long-lived sessions: scenario iterations per second per session, e.g. `"0.5/s"`.
+    pub pace: Option<String>,
 }
 
 /// `sampling = { text = "…", delay = "20ms" }`.
@@ -197,10 +225,31 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments: Option<Value>,
     },
+    /// Weighted `tools/call`s: `count` calls (default 1), `parallel` at a time.
+    #[serde(rename = "mix")]
+    Mix {
+        calls: Vec<MixCall>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        count: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parallel: Option<u32>,
+    },
     #[serde(rename = "ping")]
     Ping {},
     #[serde(rename = "pause")]
     Pause { duration: String },
+}
+
+/// One entry of a `mix` step. Without `arguments`, they are generated from the tool's
+/// `inputSchema` (the session lists tools first if it has not).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MixCall {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
 }
 
 /// A profile that could not be read or parsed; the message names the file.

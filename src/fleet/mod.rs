@@ -1,26 +1,35 @@
-//! The fleet: turns the plan's load model into virtual clients, decides when to stop
-//! (session budget, deadline plus grace, Ctrl-C), and keeps the live counters the
-//! progress line reads. Every load model feeds this one loop.
+//! The fleet: turns the plan's load model into sessions over time, and decides when to
+//! stop (session budget, deadline plus grace, Ctrl-C). A closed model keeps a number of
+//! virtual clients busy (constant or ramping in stages); an open model starts sessions
+//! at their intended times whatever the server's speed, and counts the arrivals it
+//! could not start as `dropped`. Both hand each session to the same [`Work`], so think
+//! time, session shapes and stopping are knobs of one loop, and tests can replace the
+//! work with a fake under a paused clock.
 
 pub mod progress;
+pub mod schedule;
 
 pub use progress::LiveCounters;
 
-use crate::client::{run_session, SessionContext};
-use crate::metrics::{Event, SessionOutcome};
-use crate::plan::{LoadModel, Plan};
+use crate::plan::{Load, LoadModel, Think};
 use crate::session::ResponseCache;
-use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use schedule::Curve;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+pub use crate::metrics::SessionOutcome;
 
 /// How the run is asked to stop.
 #[derive(Debug, Clone, Default)]
 pub struct StopSignals {
-    /// Start no new sessions.
+    /// Start no new sessions (long-lived sessions wind down).
     pub drain: CancellationToken,
     /// Abandon sessions in flight (they are counted as interrupted).
     pub abort: CancellationToken,
@@ -46,10 +55,16 @@ impl Budget {
                 .is_ok(),
         }
     }
+
+    fn exhausted(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|left| left.load(Ordering::Acquire) == 0)
+    }
 }
 
-/// A seed for client `index` derived from the run seed (splitmix64), so each client's
-/// choices are reproducible and independent of the others.
+/// A seed for client (or arrival) `index` derived from the run seed (splitmix64), so
+/// each one's choices are reproducible and independent of the others and of timing.
 pub fn client_seed(seed: u64, index: u64) -> u64 {
     let mut z = seed ^ index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -57,15 +72,37 @@ pub fn client_seed(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Run the plan's load until it is done or stopped.
-pub async fn run(plan: Arc<Plan>, ctx: SessionContext, live: Arc<LiveCounters>, stop: StopSignals) {
-    let LoadModel::Closed { clients } = plan.load.model;
-    let budget = Arc::new(Budget(plan.load.sessions.map(AtomicU64::new)));
+/// What the scheduler runs: one session meant to start at `intended`. The real work
+/// (in `client`) picks a persona and runs an MCP session; tests use a fake.
+pub trait Work: Send + Sync + 'static {
+    fn session(
+        &self,
+        intended: Instant,
+        rng: &mut SmallRng,
+        cache: &mut ResponseCache,
+        stop: &StopSignals,
+    ) -> impl Future<Output = SessionOutcome> + Send;
 
+    /// An open-model session started `actual − intended` late (scheduler lag).
+    fn started_late(&self, intended: Instant, actual: Instant);
+
+    /// An open-model arrival that could not start (the in-flight cap was reached).
+    fn dropped(&self);
+}
+
+/// Run `load` until it is done or stopped.
+pub async fn run<W: Work>(
+    load: &Load,
+    seed: u64,
+    work: Arc<W>,
+    live: Arc<LiveCounters>,
+    stop: StopSignals,
+) {
+    let budget = Arc::new(Budget(load.sessions.map(AtomicU64::new)));
     // Deadline: stop starting sessions, then give running ones `grace` to finish.
-    let timer = plan.load.duration.map(|d| {
+    let timer = load.duration.map(|d| {
         let stop = stop.clone();
-        let grace = plan.load.grace;
+        let grace = load.grace;
         tokio::spawn(async move {
             tokio::time::sleep(d).await;
             stop.drain.cancel();
@@ -73,94 +110,148 @@ pub async fn run(plan: Arc<Plan>, ctx: SessionContext, live: Arc<LiveCounters>, 
             stop.abort.cancel();
         })
     });
-
-    let mut tasks = tokio::task::JoinSet::new();
-    for index in 0..u64::from(clients) {
-        let client = VirtualClient {
-            plan: plan.clone(),
-            ctx: ctx.clone(),
-            live: live.clone(),
-            budget: budget.clone(),
-            stop: stop.clone(),
-            rng: SmallRng::seed_from_u64(client_seed(plan.seed, index)),
-            cache: ResponseCache::default(),
-        };
-        tasks.spawn(client.run());
+    let shared = Shared {
+        work,
+        live,
+        budget,
+        stop,
+        think: load.think,
+        seed,
+    };
+    match &load.model {
+        LoadModel::Closed { clients } => closed(clients, &shared).await,
+        LoadModel::Open {
+            rate,
+            max_in_flight,
+        } => open(rate, *max_in_flight, &shared).await,
     }
-    drop(ctx);
-    while tasks.join_next().await.is_some() {}
     if let Some(t) = timer {
         t.abort();
     }
 }
 
-struct VirtualClient {
-    plan: Arc<Plan>,
-    ctx: SessionContext,
+struct Shared<W> {
+    work: Arc<W>,
     live: Arc<LiveCounters>,
     budget: Arc<Budget>,
     stop: StopSignals,
-    rng: SmallRng,
-    /// Modern-era response cache, kept across this client's sessions.
-    cache: ResponseCache,
+    think: Think,
+    seed: u64,
 }
 
-impl VirtualClient {
-    async fn run(mut self) {
-        let think = self.plan.load.think;
-        loop {
-            if self.stop.drain.is_cancelled() || !self.budget.claim() {
-                return;
+/// How often a ramping closed model re-reads its curve.
+const RAMP_TICK: Duration = Duration::from_millis(100);
+
+/// Closed model: keep `clients.at(t)` virtual clients running; a client retired by a
+/// ramp-down finishes its current session first.
+async fn closed<W: Work>(clients: &Curve, s: &Shared<W>) {
+    let start = Instant::now();
+    let mut tasks = JoinSet::new();
+    let mut active: Vec<CancellationToken> = Vec::new();
+    let mut next_index = 0u64;
+    loop {
+        let want = clients.clients_at(start.elapsed()) as usize;
+        while active.len() < want && !s.budget.exhausted() {
+            let retire = CancellationToken::new();
+            active.push(retire.clone());
+            tasks.spawn(client_loop(
+                s.work.clone(),
+                s.live.clone(),
+                s.budget.clone(),
+                s.stop.clone(),
+                retire,
+                s.think,
+                SmallRng::seed_from_u64(client_seed(s.seed, next_index)),
+            ));
+            next_index += 1;
+        }
+        while active.len() > want {
+            if let Some(retire) = active.pop() {
+                retire.cancel();
             }
-            let plan = &self.plan;
-            let persona = &plan.personas[plan.persona_weights.sample(&mut self.rng)];
-            let scenario_index = persona.scenarios[persona.scenario_weights.sample(&mut self.rng)];
-            let scenario = &plan.scenarios[scenario_index];
-            self.live.in_flight.fetch_add(1, Ordering::Relaxed);
-            // Each session gets its own generator, drawn from the client's, so answers
-            // and arguments repeat with the seed whatever the scheduling.
-            let session_rng = SmallRng::from_rng(&mut self.rng);
-            let outcome = tokio::select! {
-                o = run_session(&self.ctx, persona, scenario, session_rng, &mut self.cache) => o,
-                () = self.stop.abort.cancelled() => {
-                    self.ctx.recorder.send(Event::SessionEnded {
-                        persona: persona.id,
-                        outcome: SessionOutcome::Interrupted,
-                    });
-                    SessionOutcome::Interrupted
+        }
+        let ramping = !clients.stages.is_empty();
+        tokio::select! {
+            () = s.stop.drain.cancelled() => break,
+            () = tokio::time::sleep(RAMP_TICK), if ramping => {}
+            done = tasks.join_next(), if !tasks.is_empty() => {
+                if done.is_some() && tasks.is_empty() && (s.budget.exhausted() || !ramping) {
+                    break;
                 }
-            };
-            self.live.in_flight.fetch_sub(1, Ordering::Relaxed);
-            self.live.record(outcome);
-            if outcome == SessionOutcome::Interrupted {
-                return;
             }
-            if !think.is_zero() {
-                tokio::select! {
-                    () = tokio::time::sleep(think) => {}
-                    () = self.stop.drain.cancelled() => return,
-                }
+            // A constant model with nothing left to run.
+            () = std::future::ready(()), if tasks.is_empty() && !ramping => break,
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn client_loop<W: Work>(
+    work: Arc<W>,
+    live: Arc<LiveCounters>,
+    budget: Arc<Budget>,
+    stop: StopSignals,
+    retire: CancellationToken,
+    think: Think,
+    mut rng: SmallRng,
+) {
+    let mut cache = ResponseCache::default();
+    loop {
+        if stop.drain.is_cancelled() || retire.is_cancelled() || !budget.claim() {
+            return;
+        }
+        live.in_flight.fetch_add(1, Ordering::Relaxed);
+        let outcome = work
+            .session(Instant::now(), &mut rng, &mut cache, &stop)
+            .await;
+        live.in_flight.fetch_sub(1, Ordering::Relaxed);
+        live.record(outcome);
+        if outcome == SessionOutcome::Interrupted {
+            return;
+        }
+        let pause = think.sample(&mut rng);
+        if !pause.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = stop.drain.cancelled() => return,
+                () = retire.cancelled() => return,
             }
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn budget_hands_out_exactly_n() {
-        let b = Budget(Some(AtomicU64::new(3)));
-        assert_eq!((0..5).filter(|_| b.claim()).count(), 3);
-        let unlimited = Budget(None);
-        assert!((0..100).all(|_| unlimited.claim()));
+/// Open model: start session k at its intended time; never wait for the server.
+async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
+    let start = Instant::now();
+    let mut tasks = JoinSet::new();
+    for (k, offset) in rate.arrivals().enumerate() {
+        let intended = start + offset;
+        tokio::select! {
+            () = tokio::time::sleep_until(intended) => {}
+            () = s.stop.drain.cancelled() => break,
+        }
+        if s.stop.drain.is_cancelled() || !s.budget.claim() {
+            break;
+        }
+        s.work.started_late(intended, Instant::now());
+        while tasks.try_join_next().is_some() {}
+        if tasks.len() >= max_in_flight as usize {
+            s.live.dropped.fetch_add(1, Ordering::Relaxed);
+            s.work.dropped();
+            continue;
+        }
+        let (work, live, stop) = (s.work.clone(), s.live.clone(), s.stop.clone());
+        let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k as u64));
+        tasks.spawn(async move {
+            live.in_flight.fetch_add(1, Ordering::Relaxed);
+            let mut cache = ResponseCache::default();
+            let outcome = work.session(intended, &mut rng, &mut cache, &stop).await;
+            live.in_flight.fetch_sub(1, Ordering::Relaxed);
+            live.record(outcome);
+        });
     }
-
-    #[test]
-    fn client_seeds_differ_and_repeat() {
-        assert_eq!(client_seed(1, 0), client_seed(1, 0));
-        assert_ne!(client_seed(1, 0), client_seed(1, 1));
-        assert_ne!(client_seed(1, 0), client_seed(2, 0));
-    }
+    while tasks.join_next().await.is_some() {}
 }
+
+#[cfg(test)]
+mod tests;

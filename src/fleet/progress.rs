@@ -14,6 +14,8 @@ pub struct LiveCounters {
     pub completed: AtomicU64,
     pub failed: AtomicU64,
     pub interrupted: AtomicU64,
+    /// Open model: arrivals that could not start (in-flight cap).
+    pub dropped: AtomicU64,
 }
 
 impl LiveCounters {
@@ -28,12 +30,16 @@ impl LiveCounters {
 
     fn line(&self, elapsed: Duration, rate: f64) -> String {
         format!(
-            "  {:>7.1}s  sessions {:>8} ok {:>6} failed  {:>9.1}/s  in flight {:>5}",
+            "  {:>7.1}s  sessions {:>8} ok {:>6} failed  {:>9.1}/s  in flight {:>5}{}",
             elapsed.as_secs_f64(),
             self.completed.load(Ordering::Relaxed),
             self.failed.load(Ordering::Relaxed),
             rate,
             self.in_flight.load(Ordering::Relaxed),
+            match self.dropped.load(Ordering::Relaxed) {
+                0 => String::new(),
+                n => format!("  DROPPED {n}"),
+            }
         )
     }
 }

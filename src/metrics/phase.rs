@@ -27,10 +27,12 @@ pub enum Phase {
     Close,
     /// The whole session, connect to close.
     Session,
+    /// Open model: how late a session started against its schedule (actual − intended).
+    Lag,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 17] = [
+    pub const ALL: [Phase; 18] = [
         Phase::Connect,
         Phase::Probe,
         Phase::Discover,
@@ -48,6 +50,7 @@ impl Phase {
         Phase::Answer,
         Phase::Close,
         Phase::Session,
+        Phase::Lag,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -75,6 +78,7 @@ impl Phase {
             Phase::Answer => "answer",
             Phase::Close => "close",
             Phase::Session => "session",
+            Phase::Lag => "lag",
         }
     }
 

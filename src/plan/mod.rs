@@ -1,9 +1,11 @@
 //! Profile + command-line overrides → [`Plan`]: every check and default happens here,
 //! once. Nothing after the plan reads raw input again; names are interned into ids.
 
+mod load;
 mod persona;
 
-pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingAnswer};
+pub use load::{Load, LoadModel, Think};
+pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingAnswer, Shape};
 
 use crate::metrics::{PersonaId, Phase, ToolId};
 use crate::profile::{self, Profile, Step as RawStep};
@@ -32,6 +34,14 @@ pub struct Overrides {
     /// `KEY=JSON` capability declarations added to every persona.
     pub capabilities: Vec<String>,
     pub insecure: bool,
+    /// `500/s`: an open model at this arrival rate.
+    pub rate: Option<String>,
+    /// `CLIENTS:DURATION,...`: closed-model stages.
+    pub ramp: Option<String>,
+    pub think: Option<String>,
+    pub max_in_flight: Option<u32>,
+    /// Local source addresses (`127.0.0.1-127.0.0.8` or a comma list).
+    pub source_addresses: Option<String>,
 }
 
 /// What the fleet connects to.
@@ -61,26 +71,6 @@ impl Target {
     }
 }
 
-/// The load model. Closed for now; the open model (arrival rate) joins this enum.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LoadModel {
-    /// A fixed number of virtual clients, each running sessions back to back.
-    Closed { clients: u32 },
-}
-
-#[derive(Debug, Clone)]
-pub struct Load {
-    pub model: LoadModel,
-    /// Stop after this many sessions in total.
-    pub sessions: Option<u64>,
-    /// Stop starting sessions after this long.
-    pub duration: Option<Duration>,
-    /// Pause between sessions of one virtual client.
-    pub think: Duration,
-    /// How long running sessions may take to finish after the deadline.
-    pub grace: Duration,
-}
-
 /// A resolved scenario step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
@@ -101,8 +91,27 @@ pub enum Step {
         name: String,
         arguments: Value,
     },
+    /// `count` weighted tool calls, `parallel` in flight at a time.
+    Mix(Mix),
     Ping,
     Pause(Duration),
+}
+
+/// A weighted mix of tool calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mix {
+    pub calls: Vec<MixCall>,
+    pub weights: Vec<u32>,
+    pub count: u32,
+    pub parallel: u32,
+}
+
+/// One tool of a mix; `arguments: None` = generate from the tool's `inputSchema`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixCall {
+    pub tool: ToolId,
+    pub name: String,
+    pub arguments: Option<Value>,
 }
 
 impl Step {
@@ -110,7 +119,7 @@ impl Step {
     pub fn required_capability(&self) -> Option<&'static str> {
         match self {
             Step::List { method, .. } => methods::required_server_capability(method),
-            Step::CallTool { .. } => Some("tools"),
+            Step::CallTool { .. } | Step::Mix(_) => Some("tools"),
             Step::ReadResource { .. } => Some("resources"),
             Step::GetPrompt { .. } => Some("prompts"),
             Step::Ping | Step::Pause(_) => None,
@@ -120,7 +129,7 @@ impl Step {
     pub fn phase(&self) -> Option<Phase> {
         match self {
             Step::List { phase, .. } => Some(*phase),
-            Step::CallTool { .. } => Some(Phase::ToolsCall),
+            Step::CallTool { .. } | Step::Mix(_) => Some(Phase::ToolsCall),
             Step::ReadResource { .. } => Some(Phase::ResourcesRead),
             Step::GetPrompt { .. } => Some(Phase::PromptsGet),
             Step::Ping => Some(Phase::Ping),
@@ -147,6 +156,8 @@ pub struct Plan {
     pub timeout: Duration,
     /// Accept any TLS certificate.
     pub insecure: bool,
+    /// Local addresses to connect from, in turn (empty: the system's choice).
+    pub source_addresses: Vec<std::net::IpAddr>,
     pub load: Load,
     pub personas: Vec<Persona>,
     pub persona_weights: WeightedIndex<u32>,
@@ -168,10 +179,6 @@ pub struct PlanError {
 }
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-const DEFAULT_CLIENTS: u32 = 10;
-const DEFAULT_GRACE: Duration = Duration::from_secs(5);
-/// Sessions when neither a count nor a duration is given.
-const DEFAULT_SESSIONS: u64 = 100;
 
 impl Plan {
     /// Apply `overrides` to `profile` and resolve. `origin` names the profile in errors.
@@ -219,7 +226,7 @@ impl Plan {
             headers.push((n, v));
         }
 
-        let load = resolve_load(&profile.load, origin)?;
+        let load = load::resolve_load(&profile.load, origin)?;
 
         // Scenarios (default: discovery of the three lists).
         if profile.scenarios.is_empty() {
@@ -319,6 +326,7 @@ impl Plan {
             headers,
             timeout,
             insecure: profile.target.insecure.unwrap_or(false),
+            source_addresses: load::resolve_sources(&profile.target.source_addresses, origin)?,
             load,
             personas,
             persona_weights,
@@ -334,8 +342,7 @@ impl Plan {
         let mut s = String::new();
         let _ = writeln!(s, "plan {:?}  seed {}", self.name, self.seed);
         let _ = writeln!(s, "  target   {}", self.target.describe());
-        let LoadModel::Closed { clients } = self.load.model;
-        let _ = write!(s, "  load     closed, {clients} clients");
+        let _ = write!(s, "  load     {}", self.load.describe());
         if let Some(n) = self.load.sessions {
             let _ = write!(s, ", stop after {n} sessions");
         }
@@ -345,7 +352,7 @@ impl Plan {
         let _ = writeln!(
             s,
             ", think {}, request timeout {}",
-            humantime::format_duration(self.load.think),
+            self.load.think.describe(),
             humantime::format_duration(self.timeout)
         );
         let total: u32 = self.personas.iter().map(|p| p.weight).sum();
@@ -387,6 +394,20 @@ fn describe_step(step: &Step) -> String {
         Step::CallTool { name, .. } => format!("tools/call({name})"),
         Step::ReadResource { uri } => format!("resources/read({uri})"),
         Step::GetPrompt { name, .. } => format!("prompts/get({name})"),
+        Step::Mix(m) => {
+            let names: Vec<String> = m
+                .calls
+                .iter()
+                .zip(&m.weights)
+                .map(|(c, w)| format!("{}×{w}", c.name))
+                .collect();
+            format!(
+                "mix[{}] ×{} ({} at a time)",
+                names.join(" "),
+                m.count,
+                m.parallel
+            )
+        }
         Step::Ping => "ping".into(),
         Step::Pause(d) => format!("pause {}", humantime::format_duration(*d)),
     }
@@ -418,6 +439,29 @@ fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), P
     }
     if let Some(d) = &o.duration {
         p.load.duration = Some(d.clone());
+    }
+    if let Some(r) = &o.rate {
+        p.load.rate = Some(r.clone());
+        p.load.clients = None;
+        p.load.stages = None;
+    }
+    if let Some(r) = &o.ramp {
+        p.load.stages = Some(load::parse_ramp(r, origin)?);
+        p.load.clients = None;
+        p.load.rate = None;
+    }
+    if o.clients.is_some() {
+        p.load.rate = None;
+        p.load.stages = None;
+    }
+    if let Some(t) = &o.think {
+        p.load.think = Some(t.clone());
+    }
+    if let Some(n) = o.max_in_flight {
+        p.load.max_in_flight = Some(n);
+    }
+    if let Some(a) = &o.source_addresses {
+        p.target.source_addresses = load::parse_source_list(a, origin)?;
     }
     if let Some(s) = o.seed {
         p.seed = Some(s);
@@ -597,60 +641,16 @@ fn resolve_target(t: &profile::TargetSection, origin: &str) -> Result<Target, Pl
     }
 }
 
-fn resolve_load(l: &profile::LoadSection, origin: &str) -> Result<Load, PlanError> {
-    let clients = l.clients.unwrap_or(DEFAULT_CLIENTS);
-    if clients == 0 {
-        return Err(PlanError {
-            origin: origin.to_string(),
-            key: "load.clients".into(),
-            problem: "is 0, so nothing would run".into(),
-            fix: "set clients = 1 or more".into(),
-        });
-    }
-    if l.sessions == Some(0) {
-        return Err(PlanError {
-            origin: origin.to_string(),
-            key: "load.sessions".into(),
-            problem: "is 0, so nothing would run".into(),
-            fix: "set sessions = 1 or more, or leave it out and set a duration".into(),
-        });
-    }
-    let duration = l
-        .duration
-        .as_deref()
-        .map(|d| parse_duration(d, "load.duration", origin))
-        .transpose()?;
-    if duration.is_some_and(|d| d.is_zero()) {
-        return Err(PlanError {
-            origin: origin.to_string(),
-            key: "load.duration".into(),
-            problem: "is zero".into(),
-            fix: "use e.g. duration = \"30s\"".into(),
-        });
-    }
-    let sessions = match (l.sessions, duration) {
-        (None, None) => Some(DEFAULT_SESSIONS),
-        (s, _) => s,
+/// The id of tool `name`, adding it to the table the first time.
+fn intern(tools: &mut Vec<String>, name: &str) -> ToolId {
+    let id = match tools.iter().position(|t| t == name) {
+        Some(i) => i,
+        None => {
+            tools.push(name.to_string());
+            tools.len() - 1
+        }
     };
-    let think = l
-        .think
-        .as_deref()
-        .map(|d| parse_duration(d, "load.think", origin))
-        .transpose()?
-        .unwrap_or_default();
-    let grace = l
-        .grace
-        .as_deref()
-        .map(|d| parse_duration(d, "load.grace", origin))
-        .transpose()?
-        .unwrap_or(DEFAULT_GRACE);
-    Ok(Load {
-        model: LoadModel::Closed { clients },
-        sessions,
-        duration,
-        think,
-        grace,
-    })
+    ToolId::try_from(id).unwrap_or(ToolId::MAX)
 }
 
 fn resolve_step(
@@ -688,6 +688,67 @@ fn resolve_step(
             phase: Phase::PromptsList,
             method: methods::PROMPTS_LIST,
         },
+        RawStep::Mix {
+            calls,
+            count,
+            parallel,
+        } => {
+            if calls.is_empty() {
+                return Err(PlanError {
+                    origin: origin.to_string(),
+                    key: format!("{key}.calls"),
+                    problem: "is empty".into(),
+                    fix: "list the tools, e.g. calls = [{ tool = \"echo\", weight = 3 }]".into(),
+                });
+            }
+            let mut out = Vec::new();
+            let mut weights = Vec::new();
+            for (i, c) in calls.iter().enumerate() {
+                let ckey = format!("{key}.calls[{i}]");
+                if c.tool.is_empty() {
+                    return Err(PlanError {
+                        origin: origin.to_string(),
+                        key: format!("{ckey}.tool"),
+                        problem: "is empty".into(),
+                        fix: "name the tool to call".into(),
+                    });
+                }
+                let arguments = match &c.arguments {
+                    None => None,
+                    some => Some(object_or_empty(some, &format!("calls[{i}].arguments"))?),
+                };
+                out.push(MixCall {
+                    tool: intern(tools, &c.tool),
+                    name: c.tool.clone(),
+                    arguments,
+                });
+                weights.push(c.weight.unwrap_or(1));
+            }
+            if weights.iter().all(|w| *w == 0) {
+                return Err(PlanError {
+                    origin: origin.to_string(),
+                    key: format!("{key}.calls"),
+                    problem: "every weight is 0".into(),
+                    fix: "give at least one call a weight of 1 or more".into(),
+                });
+            }
+            let count = count.unwrap_or(1);
+            let parallel = parallel.unwrap_or(1);
+            if count == 0 || parallel == 0 {
+                return Err(PlanError {
+                    origin: origin.to_string(),
+                    key: format!("{key}.{}", if count == 0 { "count" } else { "parallel" }),
+                    problem: "is 0".into(),
+                    fix: "use 1 or more".into(),
+                });
+            }
+            Step::Mix(Mix {
+                calls: out,
+                weights,
+                count,
+                parallel,
+            })
+        }
         RawStep::ToolsCall { tool, arguments } => {
             if tool.is_empty() {
                 return Err(PlanError {
@@ -697,15 +758,8 @@ fn resolve_step(
                     fix: "name the tool to call".into(),
                 });
             }
-            let id = match tools.iter().position(|t| t == tool) {
-                Some(i) => i,
-                None => {
-                    tools.push(tool.clone());
-                    tools.len() - 1
-                }
-            };
             Step::CallTool {
-                tool: ToolId::try_from(id).unwrap_or(ToolId::MAX),
+                tool: intern(tools, tool),
                 name: tool.clone(),
                 arguments: object_or_empty(arguments, "arguments")?,
             }
@@ -740,7 +794,12 @@ mod tests {
     fn empty_profile_gets_defaults() {
         let p = plan("").expect("defaults");
         assert_eq!(p.target, Target::BuiltIn);
-        assert_eq!(p.load.model, LoadModel::Closed { clients: 10 });
+        assert_eq!(
+            p.load.model,
+            LoadModel::Closed {
+                clients: crate::fleet::schedule::Curve::constant(10.0, None)
+            }
+        );
         assert_eq!(p.load.sessions, Some(100));
         assert_eq!(p.personas.len(), 1);
         assert_eq!(
@@ -776,7 +835,12 @@ mod tests {
                 env: vec![]
             }
         );
-        assert_eq!(p.load.model, LoadModel::Closed { clients: 7 });
+        assert_eq!(
+            p.load.model,
+            LoadModel::Closed {
+                clients: crate::fleet::schedule::Curve::constant(7.0, None)
+            }
+        );
         assert_eq!(p.load.sessions, Some(5));
         assert_eq!(p.load.duration, Some(Duration::from_secs(2)));
         assert_eq!(p.seed, 9);

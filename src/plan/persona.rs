@@ -48,6 +48,16 @@ pub struct Route {
     pub target: Target,
 }
 
+/// How a persona's sessions live.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// Open, run the scenario once, close (handshake throughput).
+    Churn,
+    /// Stay open for the whole run, repeating the scenario; `pace` iterations per second
+    /// per session (`None`: back to back, with the load's think time between).
+    LongLived { pace: Option<f64> },
+}
+
 /// How the persona answers `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplingAnswer {
@@ -95,6 +105,7 @@ pub struct Persona {
     pub cache: bool,
     pub max_input_rounds: u32,
     pub reinitialize: bool,
+    pub shape: Shape,
     pub answers: Answers,
     /// Indices into [`super::Plan::scenarios`] and their weights.
     pub scenarios: Vec<usize>,
@@ -224,6 +235,31 @@ pub(super) fn resolve_persona(
             ))
         }
     };
+    let pace = p
+        .pace
+        .as_deref()
+        .map(|r| super::load::parse_rate(r, &format!("{key}.pace"), origin))
+        .transpose()?;
+    let shape = match p.shape.as_deref() {
+        None | Some("churn") if pace.is_some() => {
+            return Err(err(
+                "pace",
+                "only applies to shape = \"long-lived\"".into(),
+                "add shape = \"long-lived\", or remove pace",
+            ))
+        }
+        None | Some("churn") => Shape::Churn,
+        Some("long-lived") => Shape::LongLived {
+            pace: pace.filter(|r| *r > 0.0),
+        },
+        Some(other) => {
+            return Err(err(
+                "shape",
+                format!("{other:?} is not a session shape"),
+                "use \"churn\" or \"long-lived\"",
+            ))
+        }
+    };
     let max_input_rounds = p.max_input_rounds.unwrap_or(8);
     if max_input_rounds == 0 {
         return Err(err(
@@ -275,6 +311,7 @@ pub(super) fn resolve_persona(
         cache: p.cache.unwrap_or(false),
         max_input_rounds,
         reinitialize: p.reinitialize.unwrap_or(true),
+        shape,
         answers,
         scenarios: chosen,
         scenario_weights,

@@ -57,7 +57,9 @@ pub struct LoadInfo {
     pub clients: u32,
     pub sessions: Option<u64>,
     pub duration_s: Option<f64>,
-    pub think_ms: f64,
+    pub think: String,
+    /// The load in words: "closed, 8 clients", "open, 500/s, at most 10000 in flight" …
+    pub description: String,
     pub timeout_ms: f64,
 }
 
@@ -176,7 +178,10 @@ pub struct RunFacts {
 impl Summary {
     pub fn build(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
         let secs = facts.duration.as_secs_f64();
-        let LoadModel::Closed { clients } = plan.load.model;
+        let (model, clients) = match &plan.load.model {
+            LoadModel::Closed { .. } => ("closed", plan.load.clients()),
+            LoadModel::Open { .. } => ("open", plan.load.clients()),
+        };
         let counts = |c: &SessionCounts| Sessions {
             started: c.started,
             completed: c.completed,
@@ -199,11 +204,12 @@ impl Summary {
                 target: facts.target.clone(),
                 transport: facts.transport.clone(),
                 load: LoadInfo {
-                    model: "closed",
+                    model,
                     clients,
                     sessions: plan.load.sessions,
                     duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
-                    think_ms: plan.load.think.as_secs_f64() * 1000.0,
+                    think: plan.load.think.describe(),
+                    description: plan.load.describe(),
                     timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
                 },
                 stopped_by: facts.stopped_by.clone(),

@@ -54,6 +54,31 @@ impl From<TransportError> for Failure {
     }
 }
 
+type ExchangeResult = Result<Value, Failure>;
+
+/// One request to send.
+struct Outgoing {
+    method: String,
+    params: Option<Value>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+type Waiting = (u64, String, Option<(Instant, ExchangeResult)>);
+
+/// The still-unanswered request with our id `id`.
+fn slot(pending: &mut [Waiting], id: u64) -> Option<&mut Waiting> {
+    pending
+        .iter_mut()
+        .find(|(pid, _, r)| *pid == id && r.is_none())
+}
+
+/// A failure that ends every request still waiting.
+fn fail_all(pending: &mut [Waiting], f: &Failure) {
+    for (_, _, r) in pending.iter_mut().filter(|(_, _, r)| r.is_none()) {
+        *r = Some((Instant::now(), Err(f.clone())));
+    }
+}
+
 /// How long we give a best-effort `notifications/cancelled` after a timeout.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(1);
 
@@ -86,6 +111,8 @@ pub struct Session<'p> {
     pub pending_refetch: Vec<&'static str>,
     /// Modern era: tool argument → `Mcp-Param-*` header, learnt from `tools/list`.
     tool_headers: HashMap<String, Vec<(String, HeaderName)>>,
+    /// Each listed tool's `inputSchema`, for generated arguments.
+    tool_schemas: HashMap<String, Value>,
 }
 
 impl<'p> Session<'p> {
@@ -110,6 +137,7 @@ impl<'p> Session<'p> {
             server: None,
             pending_refetch: Vec::new(),
             tool_headers: HashMap::new(),
+            tool_schemas: HashMap::new(),
         }
     }
 
@@ -119,6 +147,37 @@ impl<'p> Session<'p> {
 
     pub fn persona(&self) -> &Persona {
         self.persona
+    }
+
+    /// The session's random generator (seeded from the run's seed).
+    pub fn rng(&mut self) -> &mut SmallRng {
+        &mut self.rng
+    }
+
+    /// The `inputSchema` of a tool the server listed in this session.
+    pub fn tool_schema(&self, tool: &str) -> Option<&Value> {
+        self.tool_schemas.get(tool)
+    }
+
+    /// Remember what a `tools/list` page says: schemas for generated arguments and, in
+    /// the modern era, `x-mcp-header` annotations.
+    pub fn learn_tools(&mut self, page: &Value) {
+        for tool in page
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("inputSchema"),
+            ) {
+                self.tool_schemas.insert(name.to_string(), schema.clone());
+            }
+        }
+        if self.era == Era::Modern {
+            self.learn_tool_headers(page);
+        }
     }
 
     pub fn transport(&self) -> &Transport {
@@ -156,38 +215,76 @@ impl<'p> Session<'p> {
         params: Option<Value>,
         headers: &[(HeaderName, HeaderValue)],
     ) -> Result<Value, Failure> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let bytes = encode_request(id, method, params.as_ref());
-        self.transport.send_request(id, bytes, headers).await?;
+        let out = Outgoing {
+            method: method.to_string(),
+            params,
+            headers: headers.to_vec(),
+        };
+        match self.exchange_all(vec![out]).await.pop() {
+            Some((_, result)) => result,
+            None => Err(Failure::new(FailureKind::Io, "no exchange took place")),
+        }
+    }
+
+    /// Send every request at once, then receive until each has its answer (or its
+    /// deadline passes), serving the server meanwhile. Each result carries the instant
+    /// its answer arrived, so parallel calls are timed one by one.
+    async fn exchange_all(&mut self, batch: Vec<Outgoing>) -> Vec<(Instant, ExchangeResult)> {
+        let mut pending: Vec<Waiting> = Vec::new();
+        for out in batch {
+            let id = self.next_id;
+            self.next_id += 1;
+            let bytes = encode_request(id, &out.method, out.params.as_ref());
+            let sent = self.transport.send_request(id, bytes, &out.headers).await;
+            let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
+            pending.push((id, out.method, done));
+        }
         let deadline = Instant::now() + self.timeout;
-        loop {
+        while pending.iter().any(|(_, _, r)| r.is_none()) {
             let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await
             else {
-                self.cancel(id).await;
-                return Err(Failure::new(
-                    FailureKind::Timeout,
-                    format!(
-                        "no answer to {method} within {}",
-                        humantime::format_duration(self.timeout)
-                    ),
-                ));
+                let late: Vec<(u64, String)> = pending
+                    .iter()
+                    .filter(|(_, _, r)| r.is_none())
+                    .map(|(id, m, _)| (*id, m.clone()))
+                    .collect();
+                for (id, method) in late {
+                    self.cancel(id).await;
+                    let f = Failure::new(
+                        FailureKind::Timeout,
+                        format!(
+                            "no answer to {method} within {}",
+                            humantime::format_duration(self.timeout)
+                        ),
+                    );
+                    if let Some((_, _, r)) = slot(&mut pending, id) {
+                        *r = Some((Instant::now(), Err(f)));
+                    }
+                }
+                break;
             };
             match received {
                 Received::Message(Incoming::Response {
                     id: Some(rid),
                     outcome,
-                }) if rid.as_own() == Some(id) => {
-                    return outcome.map_err(|e| Failure {
-                        kind: FailureKind::RpcError(e.code),
-                        detail: format!("{method}: {} ({})", e.message, e.code),
-                        data: e.data,
-                    })
+                }) => {
+                    // Anything else is a late answer to a request we gave up on, or to an
+                    // id we never used: ignored.
+                    if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(&mut pending, id))
+                    {
+                        let result = outcome.map_err(|e| Failure {
+                            kind: FailureKind::RpcError(e.code),
+                            detail: format!("{method}: {} ({})", e.message, e.code),
+                            data: e.data,
+                        });
+                        *r = Some((Instant::now(), result));
+                    }
                 }
-                // A late answer to a request we gave up on, or to an id we never used.
-                Received::Message(Incoming::Response { .. }) => {}
+                Received::Message(Incoming::Response { id: None, .. }) => {}
                 Received::Message(Incoming::Request { id, method, params }) => {
-                    self.answer(id, method, params).await?;
+                    if let Err(f) = self.answer(id, method, params).await {
+                        fail_all(&mut pending, &f);
+                    }
                 }
                 Received::Message(Incoming::Notification { method, .. }) => {
                     self.on_notification(method);
@@ -201,23 +298,80 @@ impl<'p> Session<'p> {
                     });
                 }
                 Received::Failed {
-                    request: Some(r),
+                    request: Some(id),
                     kind,
                     detail,
-                } if r == id => return Err(Failure::new(kind, detail)),
+                } => {
+                    if let Some((_, _, r)) = slot(&mut pending, id) {
+                        *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
+                    }
+                }
                 Received::Failed {
                     request: None,
                     kind,
                     detail,
-                } if !kind.is_recoverable_off_request() => {
-                    return Err(Failure::new(kind, detail));
+                } => {
+                    if !kind.is_recoverable_off_request() {
+                        fail_all(&mut pending, &Failure::new(kind, detail));
+                    }
                 }
-                Received::Failed { .. } => {}
                 Received::Closed { detail } => {
-                    return Err(Failure::new(FailureKind::TransportClosed, detail))
+                    fail_all(
+                        &mut pending,
+                        &Failure::new(FailureKind::TransportClosed, detail),
+                    );
                 }
             }
         }
+        pending
+            .into_iter()
+            .map(|(_, _, r)| {
+                r.unwrap_or_else(|| {
+                    (
+                        Instant::now(),
+                        Err(Failure::new(FailureKind::Io, "request lost")),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Several requests in flight at once (as hosts issue parallel tool calls). Modern
+    /// results that ask for input are completed one by one afterwards.
+    pub async fn request_many(
+        &mut self,
+        batch: Vec<(&'static str, Value)>,
+    ) -> Vec<(Instant, Result<Value, Failure>)> {
+        let outgoing: Vec<Outgoing> = batch
+            .iter()
+            .map(|(method, params)| match self.era {
+                Era::Modern => {
+                    let (params, headers) = self.decorate(method, Some(params.clone()), None);
+                    Outgoing {
+                        method: (*method).to_string(),
+                        params: Some(params),
+                        headers,
+                    }
+                }
+                Era::Legacy => Outgoing {
+                    method: (*method).to_string(),
+                    params: Some(params.clone()),
+                    headers: Vec::new(),
+                },
+            })
+            .collect();
+        let mut results = self.exchange_all(outgoing).await;
+        if self.era == Era::Modern {
+            for (i, (method, params)) in batch.into_iter().enumerate() {
+                let needs_input = matches!(&results[i].1, Ok(v)
+                    if v.get("resultType").and_then(Value::as_str) == Some("input_required"));
+                if needs_input {
+                    let r = self.request_modern(method, Some(params)).await;
+                    results[i] = (Instant::now(), r);
+                }
+            }
+        }
+        results
     }
 
     fn on_notification(&mut self, method: String) {

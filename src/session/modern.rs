@@ -56,26 +56,9 @@ impl Session<'_> {
         let mut renegotiated = false;
         let mut rounds = 0u32;
         let mut retry: Option<(Value, Option<Value>)> = None;
+        let base = Value::Object(base);
         loop {
-            let mut p = base.clone();
-            let mut meta = match p.remove("_meta") {
-                Some(Value::Object(m)) => m,
-                _ => Map::new(),
-            };
-            if let Value::Object(ours) = &self.meta {
-                for (k, v) in ours {
-                    meta.insert(k.clone(), v.clone());
-                }
-            }
-            p.insert("_meta".into(), Value::Object(meta));
-            if let Some((responses, state)) = &retry {
-                p.insert("inputResponses".into(), responses.clone());
-                if let Some(s) = state {
-                    p.insert("requestState".into(), s.clone());
-                }
-            }
-            let params = Value::Object(p);
-            let headers = self.modern_headers(method, &params);
+            let (params, headers) = self.decorate(method, Some(base.clone()), retry.as_ref());
             let result = match self.exchange(method, Some(params), &headers).await {
                 Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
                     match self.mutual_version(f.data.as_ref(), true) {
@@ -114,6 +97,39 @@ impl Session<'_> {
                 }
             }
         }
+    }
+
+    /// The params and headers of a modern request: our `_meta` merged over the caller's,
+    /// plus `inputResponses`/`requestState` when retrying after `input_required`.
+    pub(super) fn decorate(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        retry: Option<&(Value, Option<Value>)>,
+    ) -> (Value, Vec<(HeaderName, HeaderValue)>) {
+        let mut p = match params {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let mut meta = match p.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        if let Value::Object(ours) = &self.meta {
+            for (k, v) in ours {
+                meta.insert(k.clone(), v.clone());
+            }
+        }
+        p.insert("_meta".into(), Value::Object(meta));
+        if let Some((responses, state)) = retry {
+            p.insert("inputResponses".into(), responses.clone());
+            if let Some(s) = state {
+                p.insert("requestState".into(), s.clone());
+            }
+        }
+        let params = Value::Object(p);
+        let headers = self.modern_headers(method, &params);
+        (params, headers)
     }
 
     /// Answer every entry of `inputRequests` as the persona would.

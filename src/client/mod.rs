@@ -1,0 +1,210 @@
+//! One virtual client's sessions: pick a persona and scenario (seeded), connect,
+//! handshake per the persona's era, run the scenario once (churn) or for the whole run
+//! (long-lived), close — every phase timed into a sample. A failure is recorded where
+//! it happened; failures that leave the connection unusable end the session, others let
+//! the scenario go on. [`FleetWork`] is what the fleet's scheduler runs.
+
+pub mod arguments;
+mod steps;
+mod timer;
+
+use crate::fleet::{StopSignals, Work};
+use crate::metrics::{Event, Outcome, Phase, Recorder, Sample, SessionOutcome};
+use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
+use crate::protocol::Era;
+use crate::session::{Failure, ResponseCache, Session};
+use crate::transport::{Endpoint, TransportKind};
+use rand::distr::Distribution;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use std::sync::Arc;
+use std::time::Duration;
+use timer::Timer;
+use tokio::time::Instant;
+
+/// What sessions need from the run.
+#[derive(Debug, Clone)]
+pub struct SessionContext {
+    /// Where each persona connects, indexed by persona id.
+    pub endpoints: Arc<Vec<Endpoint>>,
+    pub recorder: Recorder,
+    pub timeout: Duration,
+}
+
+/// The real work of the fleet: MCP sessions as the plan describes them.
+pub struct FleetWork {
+    pub plan: Arc<Plan>,
+    pub ctx: SessionContext,
+}
+
+impl Work for FleetWork {
+    async fn session(
+        &self,
+        intended: Instant,
+        rng: &mut SmallRng,
+        cache: &mut ResponseCache,
+        stop: &StopSignals,
+    ) -> SessionOutcome {
+        let plan = &self.plan;
+        let persona = &plan.personas[plan.persona_weights.sample(rng)];
+        let scenario_index = persona.scenarios[persona.scenario_weights.sample(rng)];
+        let scenario = &plan.scenarios[scenario_index];
+        // Each session gets its own generator, drawn from the client's, so answers and
+        // arguments repeat with the seed whatever the scheduling.
+        let session_rng = SmallRng::from_rng(rng);
+        tokio::select! {
+            o = run_session(&self.ctx, persona, scenario, session_rng, cache, intended, stop) => o,
+            () = stop.abort.cancelled() => {
+                self.ctx.recorder.send(Event::SessionEnded {
+                    persona: persona.id,
+                    outcome: SessionOutcome::Interrupted,
+                });
+                SessionOutcome::Interrupted
+            }
+        }
+    }
+
+    fn started_late(&self, intended: Instant, actual: Instant) {
+        // Fleet-level: no persona is chosen yet (PersonaId::MAX is in no breakdown).
+        self.ctx.recorder.sample(Sample {
+            phase: Phase::Lag,
+            persona: crate::metrics::PersonaId::MAX,
+            era: Era::Legacy,
+            tool: None,
+            intended,
+            started: intended,
+            finished: actual,
+            outcome: Outcome::Ok,
+        });
+    }
+
+    fn dropped(&self) {
+        self.ctx.recorder.count("dropped");
+    }
+}
+
+/// Run one whole session and report how it ended (samples are recorded as it goes).
+/// `intended` is when the schedule wanted it to start: the `connect` and `session`
+/// response times are measured from there.
+pub async fn run_session(
+    ctx: &SessionContext,
+    persona: &Persona,
+    scenario: &Scenario,
+    rng: SmallRng,
+    cache: &mut ResponseCache,
+    intended: Instant,
+    stop: &StopSignals,
+) -> SessionOutcome {
+    let rec = &ctx.recorder;
+    rec.send(Event::SessionStarted {
+        persona: persona.id,
+    });
+    let mut timer = Timer::new(rec, persona, intended);
+
+    let t = Instant::now();
+    let endpoint = &ctx.endpoints[usize::from(persona.id)];
+    let connected = endpoint.connect().await.map_err(Failure::from);
+    let Ok(transport) = timer.finish(Phase::Connect, None, t, connected, || None) else {
+        return timer.end();
+    };
+    let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
+
+    if handshake(&mut session, &mut timer, persona).await.is_ok() {
+        timer.set_era(session.era());
+        match persona.shape {
+            Shape::Churn => {
+                let _ = steps::run(&mut session, &mut timer, scenario, cache).await;
+            }
+            Shape::LongLived { pace } => {
+                long_lived(&mut session, &mut timer, scenario, cache, pace, stop).await;
+            }
+        }
+    }
+    timer.set_era(session.era());
+    let t = Instant::now();
+    let closed = session.close().await;
+    let _ = timer.finish(Phase::Close, None, t, closed, || None);
+    timer.end()
+}
+
+/// A long-lived session repeats its scenario until the run drains. With a pace, the
+/// iterations are scheduled like an open model inside the session: iteration i is due
+/// at start + i/pace, and its first phase is measured from then, so a slow server shows
+/// up as latency rather than as fewer operations.
+async fn long_lived(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    scenario: &Scenario,
+    cache: &mut ResponseCache,
+    pace: Option<f64>,
+    stop: &StopSignals,
+) {
+    let start = Instant::now();
+    for i in 0u64.. {
+        if stop.drain.is_cancelled() {
+            return;
+        }
+        if let Some(rate) = pace {
+            let due = start + Duration::from_secs_f64(i as f64 / rate);
+            tokio::select! {
+                () = tokio::time::sleep_until(due) => {}
+                () = stop.drain.cancelled() => return,
+            }
+            timer.intend(due);
+        }
+        if steps::run(session, timer, scenario, cache).await.is_err() {
+            return;
+        }
+        if pace.is_none() && scenario.steps.is_empty() {
+            // Nothing to repeat: hold the session open until the run drains.
+            stop.drain.cancelled().await;
+            return;
+        }
+    }
+}
+
+/// The era's handshake: legacy `initialize`; modern `server/discover` (falling back to
+/// `initialize` when only legacy versions are shared); auto probes first.
+async fn handshake(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    persona: &Persona,
+) -> Result<(), crate::metrics::FailureKind> {
+    let legacy = match persona.era {
+        EraMode::Legacy => true,
+        EraMode::Modern | EraMode::Auto => {
+            let probing = persona.era == EraMode::Auto;
+            let phase = if probing {
+                Phase::Probe
+            } else {
+                Phase::Discover
+            };
+            let t = Instant::now();
+            let r = session.discover(probing).await;
+            timer.set_era(session.era());
+            let diag = session.diagnostics();
+            let verdict = timer.finish(phase, None, t, r, || diag)?;
+            timer.recorder().count(match verdict {
+                Era::Modern => "era_modern",
+                Era::Legacy => "era_legacy",
+            });
+            verdict == Era::Legacy
+        }
+    };
+    if !legacy {
+        return Ok(());
+    }
+    timer.set_era(Era::Legacy);
+    let t = Instant::now();
+    let r = session.initialize().await;
+    let diag = session.diagnostics();
+    timer.finish(Phase::Initialize, None, t, r, || diag)?;
+    let t = Instant::now();
+    let r = session.initialized().await;
+    let diag = session.diagnostics();
+    timer.finish(Phase::Initialized, None, t, r, || diag)?;
+    if persona.get_stream && persona.route.transport == TransportKind::StreamableHttp {
+        session.open_get_stream().await;
+    }
+    Ok(())
+}

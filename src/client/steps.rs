@@ -1,0 +1,292 @@
+//! A scenario's steps inside a session: lists followed to their last page (or served
+//! from the persona's cache), tool calls, weighted mixes (arguments from the profile or
+//! generated from the tool's `inputSchema`, several in flight at once when asked),
+//! reads, prompts, pings and pauses; and lists the server announced as changed,
+//! fetched again.
+
+use super::arguments;
+use super::timer::Timer;
+use crate::metrics::{Event, FailureKind, Outcome, Phase, ToolId};
+use crate::plan::{Mix, Scenario, Step};
+use crate::protocol::{methods, Era};
+use crate::session::{Failure, ResponseCache, Session};
+use rand::distr::weighted::WeightedIndex;
+use rand::distr::Distribution;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+/// Most pages a list may take before we call it a loop.
+const MAX_PAGES: usize = 10_000;
+
+/// Run the scenario's steps once; `Err` when a failure ended the session.
+pub async fn run(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    scenario: &Scenario,
+    cache: &mut ResponseCache,
+) -> Result<(), FailureKind> {
+    for step in &scenario.steps {
+        // `ping` does not exist in the 2026-07-28 era: skipped like an undeclared
+        // capability, not sent to fail.
+        let exists = !(matches!(step, Step::Ping) && session.era() == Era::Modern);
+        let declared = step
+            .required_capability()
+            .is_none_or(|cap| session.server.as_ref().is_some_and(|s| s.declares(cap)));
+        if !exists || !declared {
+            if let Some(phase) = step.phase() {
+                timer.recorder().send(Event::Skipped {
+                    persona: timer.persona(),
+                    phase,
+                });
+            }
+            continue;
+        }
+        let result = match step {
+            Step::Pause(d) => {
+                tokio::time::sleep(*d).await;
+                Ok(())
+            }
+            Step::List { phase, method } => list_all(session, timer, *phase, method, cache).await,
+            Step::CallTool {
+                tool,
+                name,
+                arguments,
+            } => call_tool(session, timer, *tool, name, arguments.clone()).await,
+            Step::Mix(mix) => run_mix(session, timer, mix, cache).await,
+            Step::ReadResource { uri } => {
+                let params = json!({"uri": uri});
+                timed(
+                    session,
+                    timer,
+                    Phase::ResourcesRead,
+                    methods::RESOURCES_READ,
+                    Some(params),
+                )
+                .await
+            }
+            Step::GetPrompt { name, arguments } => {
+                let params = json!({"name": name, "arguments": arguments});
+                timed(
+                    session,
+                    timer,
+                    Phase::PromptsGet,
+                    methods::PROMPTS_GET,
+                    Some(params),
+                )
+                .await
+            }
+            Step::Ping => timed(session, timer, Phase::Ping, methods::PING, None).await,
+        };
+        if let Err(kind) = result {
+            if kind.ends_session() {
+                return Err(kind);
+            }
+        }
+        refetch_changed_lists(session, timer, cache).await?;
+    }
+    Ok(())
+}
+
+/// Lists the server announced as changed, fetched again (personas that honour it).
+async fn refetch_changed_lists(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    cache: &mut ResponseCache,
+) -> Result<(), FailureKind> {
+    while let Some(method) = session.pending_refetch.pop() {
+        cache.invalidate(method);
+        let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
+        timer.recorder().count("list_refetch");
+        if let Err(kind) = list_all(session, timer, phase, method, cache).await {
+            if kind.ends_session() {
+                return Err(kind);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn tool_outcome(result: &Value) -> Outcome {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        Outcome::ToolError
+    } else {
+        Outcome::Ok
+    }
+}
+
+async fn call_tool(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    tool: ToolId,
+    name: &str,
+    arguments: Value,
+) -> Result<(), FailureKind> {
+    let params = json!({"name": name, "arguments": arguments});
+    let t = Instant::now();
+    match session.request(methods::TOOLS_CALL, Some(params)).await {
+        Ok(result) => {
+            timer.record(Phase::ToolsCall, Some(tool), t, tool_outcome(&result));
+            Ok(())
+        }
+        Err(f) => {
+            let diag = session.diagnostics();
+            timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || diag)
+        }
+    }
+}
+
+/// `count` weighted calls, `parallel` at a time; arguments generated from the tool's
+/// `inputSchema` when the profile gives none (the tools are listed first if needed).
+async fn run_mix(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    mix: &Mix,
+    cache: &mut ResponseCache,
+) -> Result<(), FailureKind> {
+    let needs_schemas = mix
+        .calls
+        .iter()
+        .any(|c| c.arguments.is_none() && session.tool_schema(&c.name).is_none());
+    if needs_schemas {
+        list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, cache).await?;
+    }
+    let Ok(choose) = WeightedIndex::new(&mix.weights) else {
+        return Ok(()); // the plan rejects all-zero weights
+    };
+    let mut left = mix.count;
+    let mut worst: Result<(), FailureKind> = Ok(());
+    while left > 0 {
+        let n = left.min(mix.parallel);
+        left -= n;
+        let mut batch = Vec::new();
+        let mut tools = Vec::new();
+        for _ in 0..n {
+            let call = &mix.calls[choose.sample(session.rng())];
+            let arguments = match &call.arguments {
+                Some(a) => a.clone(),
+                None => {
+                    let schema = session.tool_schema(&call.name).cloned();
+                    match schema {
+                        Some(s) => arguments::generate(&s, session.rng()),
+                        None => json!({}), // the server does not list it: let it say so
+                    }
+                }
+            };
+            batch.push((
+                methods::TOOLS_CALL,
+                json!({"name": call.name, "arguments": arguments}),
+            ));
+            tools.push(call.tool);
+        }
+        let t = Instant::now();
+        let results = if batch.len() == 1 {
+            // One at a time: the full request path (re-initialization, MRTR rounds).
+            let (m, p) = batch.remove(0);
+            let r = session.request(m, Some(p)).await;
+            vec![(Instant::now(), r)]
+        } else {
+            session.request_many(batch).await
+        };
+        for (tool, (finished, result)) in tools.into_iter().zip(results) {
+            match result {
+                Ok(v) => {
+                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v))
+                }
+                Err(f) => {
+                    let kind = f.kind;
+                    timer.record_at(
+                        Phase::ToolsCall,
+                        Some(tool),
+                        t,
+                        finished,
+                        Outcome::Failed(kind),
+                    );
+                    timer.fail(Phase::ToolsCall, f, None);
+                    if kind.ends_session() {
+                        return Err(kind);
+                    }
+                    worst = Err(kind);
+                }
+            }
+        }
+    }
+    worst
+}
+
+/// One request timed as one phase; the result body is not needed.
+async fn timed(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    phase: Phase,
+    method: &str,
+    params: Option<Value>,
+) -> Result<(), FailureKind> {
+    let t = Instant::now();
+    let r = session.request(method, params).await;
+    let diag = session.diagnostics();
+    timer.finish(phase, None, t, r, || diag).map(drop)
+}
+
+/// A paginated list, followed to the last page; each page is one sample of `phase`.
+/// Modern personas that cache serve fresh pages from the cache instead.
+async fn list_all(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    phase: Phase,
+    method: &'static str,
+    cache: &mut ResponseCache,
+) -> Result<(), FailureKind> {
+    let caching = session.era() == Era::Modern && session.persona().cache;
+    let mut cursor: Option<String> = None;
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..MAX_PAGES {
+        let cached = caching
+            .then(|| cache.get(method, cursor.as_deref()).cloned())
+            .flatten();
+        let result = match cached {
+            Some(hit) => {
+                timer.recorder().count("cache_hit");
+                hit
+            }
+            None => {
+                let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+                let t = Instant::now();
+                let r = session.request(method, params).await;
+                let diag = session.diagnostics();
+                let result = timer.finish(phase, None, t, r, || diag)?;
+                if caching {
+                    cache.put(method, cursor.as_deref(), &result);
+                }
+                result
+            }
+        };
+        if method == methods::TOOLS_LIST {
+            session.learn_tools(&result);
+        }
+        let next = result
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty());
+        match next {
+            None => return Ok(()),
+            Some(c) if seen.iter().any(|s| s == c) => {
+                let f = Failure::new(
+                    FailureKind::ProtocolViolation,
+                    format!("{method}: the server returned cursor {c:?} twice (pagination loops)"),
+                );
+                timer.fail(phase, f, None);
+                return Err(FailureKind::ProtocolViolation);
+            }
+            Some(c) => {
+                seen.push(c.to_string());
+                cursor = Some(c.to_string());
+            }
+        }
+    }
+    let f = Failure::new(
+        FailureKind::ProtocolViolation,
+        format!("{method}: more than {MAX_PAGES} pages"),
+    );
+    timer.fail(phase, f, None);
+    Err(FailureKind::ProtocolViolation)
+}
