@@ -90,8 +90,10 @@ pub struct Persona {
     pub name: String,
     pub weight: u32,
     pub era: EraMode,
-    /// Offered in `initialize` (legacy) or in `_meta` (modern, auto's probe).
+    /// What the persona was told to offer (reports show this).
     pub protocol_version: ProtocolVersion,
+    /// The version modern requests carry in `_meta` (auto's probe too).
+    pub modern_version: ProtocolVersion,
     /// The version `initialize` offers (= `protocol_version` for legacy personas).
     pub legacy_version: ProtocolVersion,
     pub accept_versions: Vec<String>,
@@ -165,6 +167,16 @@ pub(super) fn resolve_persona(
         EraMode::Modern | EraMode::Auto => LATEST_MODERN,
     };
     let protocol_version = ProtocolVersion::new(offered.unwrap_or(default_version));
+    // An `auto` persona given a legacy version (as `--era auto --protocol-version
+    // 2025-03-26` does) probes at the latest modern version and falls back to the one
+    // it was given.
+    let offered_is_legacy =
+        protocol_version.is_known() && protocol_version.era() == Era::Legacy;
+    let modern_version = match era {
+        EraMode::Auto if offered_is_legacy => ProtocolVersion::new(LATEST_MODERN),
+        EraMode::Legacy => ProtocolVersion::new(LATEST_MODERN),
+        _ => protocol_version.clone(),
+    };
     let legacy_version = match (era, &p.legacy_version) {
         (EraMode::Legacy, Some(_)) => {
             return Err(err(
@@ -175,6 +187,7 @@ pub(super) fn resolve_persona(
         }
         (EraMode::Legacy, None) => protocol_version.clone(),
         (_, Some(v)) => ProtocolVersion::new(v.clone()),
+        (EraMode::Auto, None) if offered_is_legacy => protocol_version.clone(),
         (_, None) => ProtocolVersion::new(LATEST_LEGACY),
     };
     let accept_versions = match &p.accept_versions {
@@ -300,6 +313,7 @@ pub(super) fn resolve_persona(
         weight,
         era,
         protocol_version,
+        modern_version,
         legacy_version,
         accept_versions,
         capabilities,

@@ -16,6 +16,8 @@ use tokio::time::Instant;
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
     pub protocol_version: String,
+    /// `Null` when the server did not say (a modern server without `server/discover`):
+    /// then every capability is assumed, and requests find out.
     pub capabilities: Value,
     pub name: String,
     pub version: String,
@@ -24,7 +26,7 @@ pub struct ServerInfo {
 impl ServerInfo {
     /// Whether the server declared capability `key` (present and an object).
     pub fn declares(&self, key: &str) -> bool {
-        self.capabilities.get(key).is_some_and(Value::is_object)
+        self.capabilities.is_null() || self.capabilities.get(key).is_some_and(Value::is_object)
     }
 
     /// Check the shape of an `InitializeResult`.
@@ -152,7 +154,10 @@ impl Session<'_> {
                 Err(f) => return Err(f),
             },
             Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) => {
-                if self.mutual_version(f.data.as_ref(), false).is_some() {
+                // No modern version in common (request_modern already retried at one if
+                // there was). Fall back to the handshake when a legacy one is shared;
+                // a probe falls back anyway, as the SDK clients do.
+                if probing || self.mutual_version(f.data.as_ref(), false).is_some() {
                     Era::Legacy
                 } else {
                     return Err(Failure::new(
@@ -160,6 +165,18 @@ impl Session<'_> {
                         format!("{}; no version in common with the persona", f.detail),
                     ));
                 }
+            }
+            // A modern server that does not implement the (mandatory) discover: carry on
+            // in the modern era without knowing its capabilities.
+            Err(f) if !probing && f.kind == FailureKind::RpcError(-32601) => {
+                self.recorder.count("discover_unsupported");
+                self.server = Some(ServerInfo {
+                    protocol_version: self.modern_version.clone(),
+                    capabilities: Value::Null,
+                    name: String::new(),
+                    version: String::new(),
+                });
+                return Ok(Era::Modern);
             }
             Err(f) if probing && self.looks_legacy(&f) => Era::Legacy,
             Err(f) => return Err(f),

@@ -123,7 +123,7 @@ impl<'p> Session<'p> {
         recorder: Recorder,
         rng: SmallRng,
     ) -> Session<'p> {
-        let modern_version = persona.protocol_version.as_str().to_string();
+        let modern_version = persona.modern_version.as_str().to_string();
         Session {
             transport,
             next_id: 1,
