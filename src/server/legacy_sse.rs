@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 
 use super::channel::serve_messages;
 use super::handler::{error_without_id, Handler};
+use super::origin::is_local_origin;
 use crate::protocol::jsonrpc::codes;
 
 /// Where clients POST; the session id rides in the query, as in the TypeScript SDK.
@@ -190,18 +191,6 @@ fn origin_refusal(headers: &HeaderMap) -> Option<Response> {
     let origin = headers.get(ORIGIN)?;
     let local = origin.to_str().is_ok_and(is_local_origin);
     (!local).then(|| error(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"))
-}
-
-fn is_local_origin(origin: &str) -> bool {
-    let Ok(url) = url::Url::parse(origin) else {
-        return false;
-    };
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 #[cfg(test)]

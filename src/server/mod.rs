@@ -10,6 +10,7 @@ pub mod channel;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+mod origin;
 pub mod stdio;
 pub mod ws;
 

@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use super::channel::serve_messages;
 use super::handler::{error_without_id, Handler};
+use super::origin::is_local_origin;
 
 /// The path the upgrade is served on.
 pub const PATH: &str = "/ws";
@@ -117,23 +118,6 @@ async fn serve_socket(handler: Arc<Handler>, mut socket: WebSocket) {
     let _ = socket.send(Message::Close(goodbye)).await;
     drop(socket);
     let _ = session.await;
-}
-
-/// DNS-rebinding defence, the same rule as `/mcp`: only a local page may connect.
-fn is_local_origin(origin: &str) -> bool {
-    let Some((_, rest)) = origin.split_once("://") else {
-        return false;
-    };
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = if authority.starts_with('[') {
-        authority.split(']').next().map(|h| format!("{h}]"))
-    } else {
-        authority.split(':').next().map(str::to_owned)
-    };
-    host.is_some_and(|h| {
-        let h = h.to_ascii_lowercase();
-        h == "localhost" || h == "127.0.0.1" || h == "[::1]"
-    })
 }
 
 #[cfg(test)]

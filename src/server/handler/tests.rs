@@ -4,6 +4,8 @@
 use super::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
 
 fn handler() -> Handler {
     Handler::new(&ServerOptions::default())

@@ -2,7 +2,9 @@
 //! client, so status codes and headers are checked exactly as a client sees them.
 
 use super::*;
-use axum::http::Request;
+use crate::server::origin::is_local_origin;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};

@@ -1,0 +1,196 @@
+//! The `/mcp` methods of legacy sessions: POST (session lookup, the expiry fault, inline
+//! JSON or an SSE stream per request; stateless bodies go to `stateless`), GET (the
+//! standalone stream or a resumption) and DELETE (end the session).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::{HeaderMap, ACCEPT, ALLOW, CONTENT_TYPE};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::mpsc;
+
+use super::super::handler::{malformed_reply, Handler, Notifier};
+use super::headers::{error_response, header_text, json_response, new_session_id};
+use super::headers::{origin_refusal, session_not_found, sse_response, version_refusal};
+use super::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
+use super::stateless::post_stateless;
+use super::stream::{lock, pump, HttpSession, Refusal};
+use super::AppState;
+use crate::protocol::methods as m;
+use crate::protocol::Incoming;
+
+pub(super) async fn post_mcp(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refused) = origin_refusal(&headers) {
+        return refused;
+    }
+    let accept = header_text(&headers, &ACCEPT);
+    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: Accept must list both application/json and text/event-stream",
+        );
+    }
+    if !header_text(&headers, &CONTENT_TYPE).starts_with("application/json") {
+        return error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    let msg = match Incoming::parse(&body) {
+        Ok(msg) => msg,
+        Err(e) => return json_response(StatusCode::BAD_REQUEST, malformed_reply(&e), None),
+    };
+    if state.handler.is_stateless(&msg) {
+        return post_stateless(&state, &headers, msg).await;
+    }
+    let is_initialize = matches!(&msg, Incoming::Request { method, .. } if method == m::INITIALIZE);
+    let (session, new_id) = match headers.get(&MCP_SESSION_ID) {
+        Some(id) => {
+            let id = id.to_str().unwrap_or_default();
+            let Some(session) = state.session(id) else {
+                return session_not_found();
+            };
+            if let Some(refused) = version_refusal(&headers) {
+                return refused;
+            }
+            // The expiry fault: this request is still served, the next one gets 404.
+            let served = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
+            if state
+                .expire_sessions_after
+                .is_some_and(|limit| served >= limit)
+            {
+                state.remove(id);
+            }
+            (session, None)
+        }
+        None if is_initialize => (Arc::new(HttpSession::default()), Some(new_session_id())),
+        None => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required",
+            )
+        }
+    };
+
+    if !matches!(msg, Incoming::Request { .. }) {
+        // Notifications and the client's answers to our requests (routed to the tool
+        // call awaiting them): accepted, no body.
+        state
+            .handler
+            .handle(&session.core, msg, &Notifier::none())
+            .await;
+        return StatusCode::ACCEPTED.into_response();
+    }
+
+    let streams = state.sse_responses || Handler::wants_stream(&msg);
+    if is_initialize || !streams {
+        // Answer inline: `initialize` must finish before the session id is published.
+        let reply = state
+            .handler
+            .handle(&session.core, msg, &Notifier::none())
+            .await;
+        let session_header = match new_id {
+            Some(id) if session.core.version().is_some() => {
+                state.insert(id.clone(), session.clone());
+                Some(id)
+            }
+            _ => None,
+        };
+        let reply = reply.unwrap_or_default();
+        if streams {
+            let (log, body) = session.open_stream(None);
+            lock(&log).push(reply, true);
+            lock(&log).finish();
+            return sse_response(body, session_header);
+        }
+        return json_response(StatusCode::OK, reply, session_header);
+    }
+
+    let is_call = matches!(&msg, Incoming::Request { method, .. } if method == m::TOOLS_CALL);
+    let (log, body) = session.open_stream(state.sse_drop_after.filter(|_| is_call));
+    tokio::spawn(async move {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let notifier = Notifier::new(tx);
+        let work = async move {
+            let reply = state.handler.handle(&session.core, msg, &notifier).await;
+            drop(notifier); // ends the pump once everything sent is logged
+            reply
+        };
+        let (reply, ()) = tokio::join!(work, pump(&log, rx, None));
+        let mut log = lock(&log);
+        if let Some(reply) = reply {
+            log.push(reply, true);
+        }
+        // Ends the live connection, if any: the stream is complete.
+        log.finish();
+    });
+    sse_response(body, None)
+}
+
+pub(super) async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = origin_refusal(&headers) {
+        return refused;
+    }
+    if !state.eras.legacy() {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(ALLOW, "POST")]).into_response();
+    }
+    let Some(id) = headers.get(&MCP_SESSION_ID) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        );
+    };
+    if id.to_str().is_ok_and(|id| state.remove(id)) {
+        StatusCode::OK.into_response()
+    } else {
+        session_not_found()
+    }
+}
+
+/// The standalone stream for server messages unrelated to a request (one per session,
+/// a second → 409), or the resumption of any stream of the session with `Last-Event-ID`.
+/// Without a session (a modern client, or a modern-only server) there is no GET: 405.
+pub(super) async fn get_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = origin_refusal(&headers) {
+        return refused;
+    }
+    let session_id = headers.get(&MCP_SESSION_ID).and_then(|v| v.to_str().ok());
+    let (true, Some(id)) = (state.eras.legacy(), session_id) else {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(ALLOW, "POST, DELETE")]).into_response();
+    };
+    let Some(session) = state.session(id) else {
+        return session_not_found();
+    };
+    if !header_text(&headers, &ACCEPT).contains("text/event-stream") {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: Accept must list text/event-stream",
+        );
+    }
+    if let Some(refused) = version_refusal(&headers) {
+        return refused;
+    }
+    let last = headers.get(LAST_EVENT_ID).and_then(|v| v.to_str().ok());
+    let resumed = match last {
+        Some(last) => session.resume(last),
+        None => session.open_standalone(),
+    };
+    match resumed {
+        Ok(body) => sse_response(body, None),
+        Err(Refusal::Conflict) => error_response(
+            StatusCode::CONFLICT,
+            "Conflict: this stream is already open for the session",
+        ),
+        Err(Refusal::UnknownEvent) => error_response(
+            StatusCode::NOT_FOUND,
+            "Not Found: Last-Event-ID names no stream of this session",
+        ),
+    }
+}

@@ -1,0 +1,127 @@
+//! The connections of a legacy SSE session: a URL taken apart for hyper ([`Target`]), and
+//! TCP (+ TLS for `https://`) + HTTP/1.1 handshakes, whose failures are `connect` failures.
+
+use crate::metrics::FailureKind;
+use crate::transport::TransportError;
+use bytes::Bytes;
+use http::header::HOST;
+use http::{HeaderName, HeaderValue, Method, Request};
+use http_body_util::Full;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use std::sync::{Arc, OnceLock};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+/// One URL taken apart for hyper: where to connect, what to say in `Host`, what to ask for.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    https: bool,
+    /// Host name for TLS SNI and certificate checks (no IPv6 brackets).
+    host: String,
+    /// host:port to connect to.
+    pub(super) addr: String,
+    authority: HeaderValue,
+    /// Request target in origin form (path and query).
+    pub(super) path: http::Uri,
+}
+
+impl Target {
+    pub(super) fn new(url: &url::Url) -> Result<Target, String> {
+        let https = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            other => return Err(format!("{url}: scheme {other:?} is not http or https")),
+        };
+        let host = url.host_str().ok_or_else(|| format!("{url}: no host"))?;
+        let port = url.port_or_known_default().unwrap_or(80);
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let addr = if bare.contains(':') {
+            format!("[{bare}]:{port}")
+        } else {
+            format!("{bare}:{port}")
+        };
+        let authority = match url.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let mut path = url.path().to_string();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        Ok(Target {
+            https,
+            host: bare.to_string(),
+            addr,
+            authority: HeaderValue::from_str(&authority).map_err(|_| format!("{url}: bad host"))?,
+            path: path.parse().map_err(|_| format!("{url}: bad path"))?,
+        })
+    }
+
+    pub(super) fn request(
+        &self,
+        method: Method,
+        body: Vec<u8>,
+        extra: &[(HeaderName, HeaderValue)],
+    ) -> Request<Full<Bytes>> {
+        let mut req = Request::new(Full::new(Bytes::from(body)));
+        *req.method_mut() = method;
+        *req.uri_mut() = self.path.clone();
+        let h = req.headers_mut();
+        h.insert(HOST, self.authority.clone());
+        for (k, v) in extra {
+            h.insert(k.clone(), v.clone());
+        }
+        req
+    }
+}
+
+/// The TLS config, built once per process and mode: loading the root store is not cheap.
+fn tls_config(insecure: bool) -> Arc<rustls::ClientConfig> {
+    static VERIFIED: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+    static INSECURE: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+    let cell = if insecure { &INSECURE } else { &VERIFIED };
+    cell.get_or_init(|| crate::transport::tls::client_config(insecure))
+        .clone()
+}
+
+pub(super) fn connect_failed(detail: String) -> TransportError {
+    TransportError::new(FailureKind::ConnectFailed, detail)
+}
+
+/// TCP (+ TLS) + HTTP/1.1 handshake; the connection's driver runs in its own task.
+pub(super) async fn open(
+    target: &Target,
+    insecure: bool,
+) -> Result<SendRequest<Full<Bytes>>, TransportError> {
+    let tcp = TcpStream::connect(&target.addr)
+        .await
+        .map_err(|e| connect_failed(format!("connect to {}: {e}", target.addr)))?;
+    tcp.set_nodelay(true)
+        .map_err(|e| connect_failed(format!("TCP_NODELAY: {e}")))?;
+    if !target.https {
+        return handshake(tcp).await;
+    }
+    let name = rustls::pki_types::ServerName::try_from(target.host.clone())
+        .map_err(|e| connect_failed(format!("{}: not a TLS server name: {e}", target.host)))?;
+    let tls = tokio_rustls::TlsConnector::from(tls_config(insecure))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| connect_failed(format!("TLS with {}: {e}", target.addr)))?;
+    handshake(tls).await
+}
+
+async fn handshake<IO>(io: IO) -> Result<SendRequest<Full<Bytes>>, TransportError>
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))?;
+    // Ends when the server closes or the sender and every response body are dropped.
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
