@@ -97,8 +97,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     std::fs::create_dir_all(&results_dir)
         .with_context(|| format!("creating the results folder {}", results_dir.display()))?;
 
+    let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         eprint!("{}", plan.describe());
+        eprintln!("  open-file limit {open_files}");
     }
 
     let (collector, recorder) = metrics::Collector::new(

@@ -8,6 +8,7 @@ use crate::server::{self, HttpServer};
 use crate::transport::http::HttpEndpoint;
 use crate::transport::legacy_sse::SseEndpoint;
 use crate::transport::stdio::StdioCommand;
+use crate::transport::tcp::SourceAddrs;
 use crate::transport::ws::WsEndpoint;
 use crate::transport::{Endpoint, TransportKind};
 use anyhow::{bail, Context};
@@ -94,6 +95,7 @@ fn endpoint(
 ) -> anyhow::Result<(Endpoint, String)> {
     let headers = plan.headers.clone();
     let (timeout, insecure) = (plan.timeout, plan.insecure);
+    let sources = SourceAddrs::new(plan.source_addresses.clone());
     let url = match &route.target {
         Target::Url(u) => u.clone(),
         Target::BuiltIn if route.transport == TransportKind::Stdio => {
@@ -147,12 +149,14 @@ fn endpoint(
             headers,
             connect_timeout: timeout,
             insecure,
+            sources: sources.clone(),
         })),
         TransportKind::WebSocket => Endpoint::Ws(Arc::new(WsEndpoint {
             url,
             headers,
             connect_timeout: timeout,
             insecure,
+            sources,
         })),
         TransportKind::Stdio => bail!("a URL cannot be reached over stdio"),
     };

@@ -170,8 +170,7 @@ pub(super) fn resolve_persona(
     // An `auto` persona given a legacy version (as `--era auto --protocol-version
     // 2025-03-26` does) probes at the latest modern version and falls back to the one
     // it was given.
-    let offered_is_legacy =
-        protocol_version.is_known() && protocol_version.era() == Era::Legacy;
+    let offered_is_legacy = protocol_version.is_known() && protocol_version.era() == Era::Legacy;
     let modern_version = match era {
         EraMode::Auto if offered_is_legacy => ProtocolVersion::new(LATEST_MODERN),
         EraMode::Legacy => ProtocolVersion::new(LATEST_MODERN),

@@ -53,6 +53,8 @@ pub struct HttpEndpoint {
     pub path: http::Uri,
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub connect_timeout: Duration,
+    /// Local addresses to connect from, in turn.
+    pub sources: Arc<super::tcp::SourceAddrs>,
     /// Set for `https://`.
     tls: Option<TlsTarget>,
 }
@@ -117,8 +119,15 @@ impl HttpEndpoint {
             path: path.parse().map_err(|_| bad("bad path"))?,
             headers,
             connect_timeout,
+            sources: Arc::default(),
             tls,
         })
+    }
+
+    /// Connect from these local addresses, in turn.
+    pub fn with_sources(mut self, sources: Arc<super::tcp::SourceAddrs>) -> Self {
+        self.sources = sources;
+        self
     }
 }
 

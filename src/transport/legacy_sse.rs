@@ -41,6 +41,8 @@ pub struct SseEndpoint {
     pub connect_timeout: Duration,
     /// Skip TLS certificate verification (`--insecure`).
     pub insecure: bool,
+    /// Local addresses to connect from, in turn.
+    pub sources: Arc<super::tcp::SourceAddrs>,
 }
 
 /// A connection for POSTs.
@@ -83,7 +85,7 @@ impl SseTransport {
         let target = Target::new(&ep.url).map_err(connect_failed)?;
         let mut stage = "connecting";
         let opened = tokio::time::timeout(ep.connect_timeout, async {
-            let mut sender = open(&target, ep.insecure).await?;
+            let mut sender = open(&target, ep.insecure, &ep.sources).await?;
             stage = "waiting for the response to the GET";
             let mut req = target.request(Method::GET, Vec::new(), &ep.headers);
             req.headers_mut()
@@ -173,14 +175,17 @@ impl SseTransport {
         }
         self.posts.retain(|c| !c.sender.is_closed());
         let ep = &self.endpoint;
-        let sender = tokio::time::timeout(ep.connect_timeout, open(&self.post_target, ep.insecure))
-            .await
-            .map_err(|_| {
-                TransportError::new(
-                    FailureKind::Timeout,
-                    format!("connect to {}: no answer", self.post_target.addr),
-                )
-            })??;
+        let sender = tokio::time::timeout(
+            ep.connect_timeout,
+            open(&self.post_target, ep.insecure, &ep.sources),
+        )
+        .await
+        .map_err(|_| {
+            TransportError::new(
+                FailureKind::Timeout,
+                format!("connect to {}: no answer", self.post_target.addr),
+            )
+        })??;
         self.posts.push(PostConn {
             sender,
             busy: Arc::new(AtomicBool::new(false)),

@@ -6,6 +6,7 @@ pub mod http;
 pub mod legacy_sse;
 pub mod sse;
 pub mod stdio;
+pub mod tcp;
 pub mod tls;
 pub mod ws;
 

@@ -6,10 +6,20 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// The client config for this run. `insecure` accepts any certificate.
+/// The client config, built once per process and verification mode (building the root
+/// store per connection would cost every connect, and one shared config lets
+/// connections resume TLS sessions like a long-running client). `insecure` accepts any
+/// certificate.
 pub fn client_config(insecure: bool) -> Arc<ClientConfig> {
+    static VERIFIED: OnceLock<Arc<ClientConfig>> = OnceLock::new();
+    static INSECURE: OnceLock<Arc<ClientConfig>> = OnceLock::new();
+    let cell = if insecure { &INSECURE } else { &VERIFIED };
+    cell.get_or_init(|| build(insecure)).clone()
+}
+
+fn build(insecure: bool) -> Arc<ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

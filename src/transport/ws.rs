@@ -12,7 +12,7 @@ use futures::{SinkExt, StreamExt};
 use http::{HeaderName, HeaderValue};
 use rustls::pki_types::ServerName;
 use std::net::IpAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -38,6 +38,8 @@ pub struct WsEndpoint {
     pub connect_timeout: Duration,
     /// Skip TLS certificate verification (`--insecure`).
     pub insecure: bool,
+    /// Local addresses to connect from, in turn.
+    pub sources: Arc<super::tcp::SourceAddrs>,
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -60,20 +62,19 @@ impl WsTransport {
         let target = Target::of(&ep.url)?;
         let request = upgrade_request(&ep)?;
         let steps = async {
-            let tcp = TcpStream::connect((target.host.as_str(), target.port))
+            let tcp = super::tcp::connect(&target.addr(), &ep.sources)
                 .await
                 .map_err(|e| connect_failed(format!("connect to {}: {e}", target.addr())))?;
-            tcp.set_nodelay(true)
-                .map_err(|e| connect_failed(format!("TCP_NODELAY: {e}")))?;
             let stream = match &target.tls {
                 None => MaybeTlsStream::Plain(tcp),
                 Some(name) => {
-                    let tls = tokio_rustls::TlsConnector::from(client_config(ep.insecure))
-                        .connect(name.clone(), tcp)
-                        .await
-                        .map_err(|e| {
-                            connect_failed(format!("TLS handshake with {}: {e}", target.addr()))
-                        })?;
+                    let tls =
+                        tokio_rustls::TlsConnector::from(super::tls::client_config(ep.insecure))
+                            .connect(name.clone(), tcp)
+                            .await
+                            .map_err(|e| {
+                                connect_failed(format!("TLS handshake with {}: {e}", target.addr()))
+                            })?;
                     MaybeTlsStream::Rustls(tls)
                 }
             };
@@ -297,17 +298,6 @@ fn upgrade_request(ep: &WsEndpoint) -> Result<http::Request<()>, TransportError>
         HeaderValue::from_static(SUBPROTOCOL),
     );
     Ok(request)
-}
-
-/// One rustls config per process and verification mode: building the root store per
-/// session would cost every connect, and sharing it lets sessions resume TLS like a
-/// long-running client does.
-fn client_config(insecure: bool) -> Arc<rustls::ClientConfig> {
-    static SECURE: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    static INSECURE: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    let cell = if insecure { &INSECURE } else { &SECURE };
-    cell.get_or_init(|| super::tls::client_config(insecure))
-        .clone()
 }
 
 fn connect_failed(detail: String) -> TransportError {

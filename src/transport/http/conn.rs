@@ -14,7 +14,6 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 
 type Sender = SendRequest<Full<Bytes>>;
 
@@ -76,14 +75,14 @@ impl Pool {
     async fn open(&self) -> Result<Sender, TransportError> {
         let ep = &self.endpoint;
         let setup = async {
-            let tcp = TcpStream::connect(&ep.addr).await.map_err(|e| {
-                TransportError::new(
-                    FailureKind::ConnectFailed,
-                    format!("connect to {}: {e}", ep.addr),
-                )
-            })?;
-            tcp.set_nodelay(true)
-                .map_err(|e| TransportError::new(FailureKind::ConnectFailed, e.to_string()))?;
+            let tcp = crate::transport::tcp::connect(&ep.addr, &ep.sources)
+                .await
+                .map_err(|e| {
+                    TransportError::new(
+                        FailureKind::ConnectFailed,
+                        format!("connect to {}: {e}", ep.addr),
+                    )
+                })?;
             match &ep.tls {
                 None => handshake(tcp).await,
                 Some(tls) => {

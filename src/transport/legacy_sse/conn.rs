@@ -9,9 +9,7 @@ use http::{HeaderName, HeaderValue, Method, Request};
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use std::sync::{Arc, OnceLock};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 
 /// One URL taken apart for hyper: where to connect, what to say in `Host`, what to ask for.
 #[derive(Debug, Clone)]
@@ -77,15 +75,6 @@ impl Target {
     }
 }
 
-/// The TLS config, built once per process and mode: loading the root store is not cheap.
-fn tls_config(insecure: bool) -> Arc<rustls::ClientConfig> {
-    static VERIFIED: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    static INSECURE: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    let cell = if insecure { &INSECURE } else { &VERIFIED };
-    cell.get_or_init(|| crate::transport::tls::client_config(insecure))
-        .clone()
-}
-
 pub(super) fn connect_failed(detail: String) -> TransportError {
     TransportError::new(FailureKind::ConnectFailed, detail)
 }
@@ -94,18 +83,17 @@ pub(super) fn connect_failed(detail: String) -> TransportError {
 pub(super) async fn open(
     target: &Target,
     insecure: bool,
+    sources: &crate::transport::tcp::SourceAddrs,
 ) -> Result<SendRequest<Full<Bytes>>, TransportError> {
-    let tcp = TcpStream::connect(&target.addr)
+    let tcp = crate::transport::tcp::connect(&target.addr, sources)
         .await
         .map_err(|e| connect_failed(format!("connect to {}: {e}", target.addr)))?;
-    tcp.set_nodelay(true)
-        .map_err(|e| connect_failed(format!("TCP_NODELAY: {e}")))?;
     if !target.https {
         return handshake(tcp).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| connect_failed(format!("{}: not a TLS server name: {e}", target.host)))?;
-    let tls = tokio_rustls::TlsConnector::from(tls_config(insecure))
+    let tls = tokio_rustls::TlsConnector::from(crate::transport::tls::client_config(insecure))
         .connect(name, tcp)
         .await
         .map_err(|e| connect_failed(format!("TLS with {}: {e}", target.addr)))?;

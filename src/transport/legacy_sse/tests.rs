@@ -25,6 +25,7 @@ fn endpoint(url: &str, connect_timeout: Duration) -> Arc<SseEndpoint> {
         )],
         connect_timeout,
         insecure: false,
+        sources: Default::default(),
     })
 }
 

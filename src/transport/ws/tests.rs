@@ -23,6 +23,7 @@ fn endpoint(url: &str, insecure: bool) -> Arc<WsEndpoint> {
         )],
         connect_timeout: Duration::from_secs(2),
         insecure,
+        sources: Default::default(),
     })
 }
 
