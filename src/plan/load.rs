@@ -353,7 +353,8 @@ pub(super) fn resolve_load(l: &LoadSection, origin: &str) -> Result<Load, PlanEr
                 ));
             }
             LoadModel::Open {
-                rate: Curve::constant(r, None),
+                // With a duration the arrivals end with it (exactly rate × duration).
+                rate: Curve::constant(r, duration),
                 max_in_flight: l.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT),
             }
         }

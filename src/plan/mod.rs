@@ -373,6 +373,9 @@ impl Plan {
                 p.capabilities,
                 scen.join(", ")
             );
+            if p.route.target != self.target {
+                let _ = writeln!(s, "           → {}", p.route.target.describe());
+            }
         }
         for sc in &self.scenarios {
             let steps: Vec<String> = sc.steps.iter().map(describe_step).collect();

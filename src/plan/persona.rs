@@ -351,6 +351,18 @@ fn resolve_route(
                 "keep one: `url` for HTTP/WebSocket, `command` for stdio",
             ))
         }
+        // A path (`url = "/ws"`) is resolved against the run's target, so one `--target`
+        // serves personas of every transport; the built-in server knows its own paths.
+        (Some(path), None) if path.starts_with('/') => match default_target {
+            Target::Url(base) => Target::Url(base.join(path).map_err(|e| {
+                err(
+                    "url",
+                    format!("{path:?} does not resolve against {base}: {e}"),
+                    "write a path like \"/ws\"",
+                )
+            })?),
+            other => other.clone(),
+        },
         (Some(url), None) => super::parse_url(url, &format!("{key}.url"), origin)?,
         (None, Some(cmd)) => super::parse_command(cmd, &format!("{key}.command"), origin)?,
         (None, None) => default_target.clone(),
@@ -368,6 +380,21 @@ fn resolve_route(
             Target::Url(_) | Target::BuiltIn => TransportKind::StreamableHttp,
             Target::Stdio { .. } => TransportKind::Stdio,
         },
+    };
+    // A relative persona URL keeps the target's scheme: switch http ↔ ws to match the
+    // persona's transport.
+    let target = match (target, transport) {
+        (Target::Url(mut u), kind) if p.url.as_deref().is_some_and(|u| u.starts_with('/')) => {
+            let scheme = match (kind, u.scheme()) {
+                (TransportKind::WebSocket, "https" | "wss") => "wss",
+                (TransportKind::WebSocket, _) => "ws",
+                (_, "wss" | "https") => "https",
+                _ => "http",
+            };
+            let _ = u.set_scheme(scheme);
+            Target::Url(u)
+        }
+        (t, _) => t,
     };
     let fits = match (&target, transport) {
         (Target::BuiltIn, _) => true,
