@@ -7,7 +7,7 @@ use crate::metrics::{
     Event, FailureKind, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, ToolId,
 };
 use crate::plan::{EraMode, Persona, Scenario, Step};
-use crate::protocol::{methods, Era};
+use crate::protocol::{methods, Era, VersionId};
 use crate::session::{Failure, ResponseCache, Session};
 use crate::transport::{Endpoint, TransportKind};
 use rand::rngs::SmallRng;
@@ -33,6 +33,7 @@ struct Timer<'a> {
     recorder: &'a Recorder,
     persona: PersonaId,
     era: Era,
+    version: VersionId,
     first_failure: Option<FailureKind>,
 }
 
@@ -42,6 +43,7 @@ impl Timer<'_> {
             phase,
             persona: self.persona,
             era: self.era,
+            version: self.version,
             tool,
             intended: started,
             started,
@@ -103,6 +105,7 @@ pub async fn run_session(
             EraMode::Modern => Era::Modern,
             _ => Era::Legacy,
         },
+        version: VersionId::of(persona.protocol_version.as_str()),
         first_failure: None,
     };
     let session_start = Instant::now();
@@ -117,6 +120,7 @@ pub async fn run_session(
 
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
         timer.era = session.era();
+        timer.version = session.version();
         run_steps(&mut session, &mut timer, scenario, cache).await;
     }
 
@@ -157,6 +161,7 @@ async fn handshake(
             let t = Instant::now();
             let r = session.discover(probing).await;
             timer.era = session.era();
+            timer.version = session.version();
             let diag = session.diagnostics();
             let verdict = timer.finish(phase, None, t, r, || diag)?;
             timer.recorder.count(match verdict {
@@ -172,6 +177,7 @@ async fn handshake(
     timer.era = Era::Legacy;
     let t = Instant::now();
     let r = session.initialize().await;
+    timer.version = session.version();
     let diag = session.diagnostics();
     timer.finish(Phase::Initialize, None, t, r, || diag)?;
     let t = Instant::now();

@@ -2,6 +2,7 @@
 //! (session budget, deadline plus grace, Ctrl-C), and keeps the live counters the
 //! progress line reads. Every load model feeds this one loop.
 
+pub mod live;
 pub mod progress;
 
 pub use progress::LiveCounters;

@@ -2,12 +2,14 @@
 //! once. Nothing after the plan reads raw input again; names are interned into ids.
 
 mod persona;
+mod thresholds;
 
 pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingAnswer};
 
 use crate::metrics::{PersonaId, Phase, ToolId};
 use crate::profile::{self, Profile, Step as RawStep};
 use crate::protocol::methods;
+use crate::report::threshold::Threshold;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -32,6 +34,8 @@ pub struct Overrides {
     /// `KEY=JSON` capability declarations added to every persona.
     pub capabilities: Vec<String>,
     pub insecure: bool,
+    /// `--threshold` expressions, checked after those of the profile.
+    pub thresholds: Vec<String>,
 }
 
 /// What the fleet connects to.
@@ -153,6 +157,8 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Interned tool names; [`ToolId`] indexes this.
     pub tools: Vec<String>,
+    /// Pass/fail rules checked against the summary (profile first, then `--threshold`).
+    pub thresholds: Vec<Threshold>,
     /// The profile after overrides, as written to the results folder.
     pub effective_profile: Profile,
 }
@@ -312,6 +318,11 @@ impl Plan {
             ));
         }
 
+        let thresholds = thresholds::resolve(&profile, overrides, &personas, origin)?;
+        profile
+            .thresholds
+            .extend(overrides.thresholds.iter().cloned());
+
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
             seed: profile.seed.unwrap_or_else(rand::random),
@@ -324,6 +335,7 @@ impl Plan {
             persona_weights,
             scenarios,
             tools,
+            thresholds,
             effective_profile: profile,
         })
     }

@@ -124,6 +124,7 @@ impl Session<'_> {
             .sends_version_header()
             .then_some(info.protocol_version.as_str());
         self.transport.set_protocol_version(header);
+        self.version = crate::protocol::VersionId::of(&info.protocol_version);
         self.server = Some(info);
         Ok(())
     }
@@ -143,6 +144,7 @@ impl Session<'_> {
         let verdict = match outcome {
             Ok(result) => match ServerInfo::from_discover(&result, &self.modern_version.clone()) {
                 Ok(info) => {
+                    self.version = crate::protocol::VersionId::of(&info.protocol_version);
                     self.server = Some(info);
                     return Ok(Era::Modern);
                 }

@@ -16,7 +16,7 @@ pub use handshake::ServerInfo;
 use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_response};
-use crate::protocol::{methods, Era, Incoming, RequestId};
+use crate::protocol::{methods, Era, Incoming, RequestId, VersionId};
 use crate::transport::{Received, Transport, TransportError};
 use http::{HeaderName, HeaderValue};
 use rand::rngs::SmallRng;
@@ -78,6 +78,8 @@ pub struct Session<'p> {
     era: Era,
     /// Modern era: the version sent in `_meta` (may change after -32022).
     modern_version: String,
+    /// The version this session speaks (offered, then negotiated), interned for samples.
+    version: VersionId,
     /// Modern era: the `_meta` every request carries, built once per version.
     meta: Value,
     /// What the handshake told us.
@@ -102,6 +104,7 @@ impl<'p> Session<'p> {
             next_id: 1,
             timeout,
             meta: persona.modern_meta(&modern_version),
+            version: VersionId::of(&modern_version),
             modern_version,
             persona,
             recorder,
@@ -115,6 +118,11 @@ impl<'p> Session<'p> {
 
     pub fn era(&self) -> Era {
         self.era
+    }
+
+    /// The protocol version the session speaks (for samples and the by-version breakdown).
+    pub fn version(&self) -> VersionId {
+        self.version
     }
 
     pub fn persona(&self) -> &Persona {
@@ -289,6 +297,7 @@ impl<'p> Session<'p> {
             phase,
             persona: self.persona.id,
             era: self.era,
+            version: self.version,
             tool: None,
             intended: started,
             started,
