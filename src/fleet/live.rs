@@ -180,7 +180,8 @@ pub async fn show(
         Mode::Terminal => Duration::from_secs(1),
         Mode::Lines { every } => every,
     };
-    let mut tick = tokio::time::interval_at(started + every, every);
+    // Just after the collector's interval tick, so each draw shows a fresh interval.
+    let mut tick = tokio::time::interval_at(started + every + Duration::from_millis(100), every);
     let mut drawn = 0usize;
     loop {
         tokio::select! {

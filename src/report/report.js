@@ -19,6 +19,7 @@
   }
   function fmtTime(s) {
     if (s < 120) return Math.round(s) + "s";
+    if (s < 7200 && s % 60 === 0) return s / 60 + "m";
     if (s < 7200) return +(s / 60).toFixed(1) + "m";
     return +(s / 3600).toFixed(1) + "h";
   }
@@ -32,6 +33,14 @@
       }
     }
     return out.length > 8 ? out.filter((v) => String(v)[0] === "1") : out;
+  }
+  // Time ticks on whole seconds, minutes or hours, about six of them.
+  function timeTicks(lo, hi) {
+    const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+    const step = steps.find((s) => (hi - lo) / s <= 6) || 86400;
+    const out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(v);
+    return out;
   }
   function linTicks(lo, hi, n) {
     const span = hi - lo || 1;
@@ -90,7 +99,7 @@
       g.beginPath(); g.moveTo(pad.l, y); g.lineTo(pad.l + pw, y); g.stroke();
       g.fillText(opts.fmtY(v), pad.l - 6, y);
     }
-    const xt = opts.xTicks ? opts.xTicks : linTicks(xmin, xmax, 6);
+    const xt = opts.xTicks ? opts.xTicks : timeTicks(xmin, xmax);
     g.textAlign = "center"; g.textBaseline = "top";
     for (const v of xt) {
       const x = Math.round(X(v)) + 0.5;

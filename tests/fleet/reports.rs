@@ -53,10 +53,15 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     check_schema(&json);
     assert_eq!(json["schema_version"], 3);
     assert!(!summary.passed(), "one threshold cannot hold");
+    // The quickstart profile's two thresholds come first, then the --threshold ones.
     let verdicts: Vec<bool> = summary.thresholds.iter().map(|t| t.passed).collect();
-    assert_eq!(verdicts, [true, true, false]);
+    assert_eq!(verdicts, [true, true, true, true, false]);
     assert_eq!(
-        json["thresholds"][2]["expression"],
+        json["thresholds"][0]["expression"],
+        "p99(initialize) < 500ms"
+    );
+    assert_eq!(
+        json["thresholds"][4]["expression"],
         "rate(sessions) > 1000000"
     );
     assert_eq!(json["run"]["interval_s"], 0.1);
@@ -109,7 +114,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     assert_eq!(sessions, 400, "the CSV's session counts add up to the run");
 
     let html = std::fs::read_to_string(dir.path().join("report.html")).expect("html");
-    assert!(html.contains("FAIL · 1 of 3 thresholds"));
+    assert!(html.contains("FAIL · 1 of 5 thresholds"));
     assert!(html.contains("data-chart=distribution"));
     assert!(html.contains("data-phase=\"tools/call\""));
     assert!(html.contains("by protocol version"));
@@ -117,13 +122,13 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     assert!(!html.contains("{{"), "every placeholder filled");
 
     let junit = std::fs::read_to_string(dir.path().join("thresholds.xml")).expect("junit");
-    assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
+    assert!(junit.contains("tests=\"5\" failures=\"1\""), "{junit}");
     assert!(
         junit.contains("<failure message=\"rate(sessions) &gt; 1000000"),
         "{junit}"
     );
     let text = std::fs::read_to_string(dir.path().join("summary.txt")).expect("text");
-    assert!(text.contains("thresholds: 1 of 3 FAILED"), "{text}");
+    assert!(text.contains("thresholds: 1 of 5 FAILED"), "{text}");
 
     // `report DIR` rebuilds the views from the files alone.
     for f in ["report.html", "summary.txt", "thresholds.xml"] {
