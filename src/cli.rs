@@ -25,6 +25,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Check a profile and print the resolved plan.
     Validate(ValidateArgs),
+    /// Rebuild report.html, summary.txt and thresholds.xml from a results folder.
+    Report(ReportArgs),
+    /// Compare two results folders phase by phase; optionally fail on regressions.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Default, Args)]
@@ -98,6 +102,36 @@ pub struct RunArgs {
     /// Print only the results folder's path and errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Pass/fail rule checked after the run (repeatable), e.g. 'p99(initialize) < 50ms',
+    /// 'error_rate < 0.1%', 'rate(sessions) > 500', 'p99(tools/call, persona=NAME) < 20ms'.
+    /// A failed one makes the exit code 1.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+    /// Serve the live figures for Prometheus on this loopback address (GET /metrics),
+    /// e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results folder (holds summary.json).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The results folder to compare against.
+    pub base: PathBuf,
+    /// The results folder of the newer run.
+    pub new: PathBuf,
+    /// Exit 1 when a phase changed this much (repeatable), e.g. 'p99 > +10%',
+    /// 'p99(initialize) > +5ms', 'rate < -20%'.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 #[derive(Debug, Args)]

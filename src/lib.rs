@@ -6,11 +6,13 @@
 //! profile.toml ─load─▶ Profile ─resolve(+CLI overrides)─▶ Plan ─▶ fleet (load model)
 //!   ─▶ client (one session: connect, handshake, steps, close) ─▶ session (JSON-RPC)
 //!   ─▶ transport (stdio | Streamable HTTP)
-//! session ─samples─▶ metrics::Collector ─▶ Stats ─▶ report (terminal, summary.json)
+//! session ─samples─▶ metrics::Collector ─▶ Stats ─▶ report (terminal, summary.json,
+//!   report.html, thresholds.xml)
+//!               └─ every interval ─▶ .hlog + intervals.csv, live view, /metrics
 //! ```
 //!
 //! [`run`] is that pipeline; [`serve`] runs the built-in reference server; [`validate`]
-//! stops after the plan.
+//! stops after the plan; [`report`] and [`compare`] read results folders.
 
 pub mod cli;
 pub mod client;
@@ -26,7 +28,7 @@ pub mod targets;
 pub mod transport;
 
 use anyhow::Context;
-use cli::{RunArgs, ServeArgs, ValidateArgs};
+use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
 use plan::{Overrides, Plan};
 use profile::Profile;
 use std::path::PathBuf;
@@ -65,6 +67,7 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
         think: args.think.clone(),
         max_in_flight: args.max_in_flight,
         source_addresses: args.source_addresses.clone(),
+        thresholds: args.thresholds.clone(),
     };
     let (profile, origin) = match &args.profile {
         Some(path) => (Profile::load(path)?, path.display().to_string()),
@@ -103,10 +106,29 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         eprintln!("  open-file limit {open_files}");
     }
 
+    let interval = match &args.interval {
+        Some(text) => humantime::parse_duration(text.trim())
+            .ok()
+            .filter(|d| *d >= Duration::from_millis(10))
+            .with_context(|| {
+                format!("--interval {text:?}: not a duration of 10ms or more\nfix: use e.g. --interval 1s")
+            })?,
+        None => metrics::DEFAULT_INTERVAL,
+    };
+    let started_at = SystemTime::now();
+    let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
+        Box::new(report::hlog::HlogSink::new(&results_dir, started_at)),
+        Box::new(
+            report::csv::CsvSink::create(&results_dir)
+                .with_context(|| format!("writing to {}", results_dir.display()))?,
+        ),
+    ];
     let (collector, recorder) = metrics::Collector::new(
         plan.personas.iter().map(|p| p.route.transport).collect(),
         plan.tools.len(),
     );
+    let collector = collector.with_intervals(interval, sinks);
+    let figures = collector.live();
     let collecting = tokio::spawn(collector.run());
     let live = Arc::new(fleet::LiveCounters::default());
     let stop = fleet::StopSignals::default();
@@ -122,16 +144,31 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         });
     }
     let progress_done = tokio_util::sync::CancellationToken::new();
-    let progress =
-        (!args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
-            tokio::spawn(fleet::progress::show(
-                live.clone(),
-                Duration::from_secs(1),
-                progress_done.clone(),
-            ))
-        });
+    if let Some(addr) = args.metrics_listen {
+        let bound =
+            report::prometheus::serve(addr, figures.clone(), live.clone(), progress_done.clone())
+                .await?;
+        if !args.quiet {
+            eprintln!("live metrics: http://{bound}/metrics");
+        }
+    }
+    let progress = (!args.quiet).then(|| {
+        let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            fleet::live::Mode::Terminal
+        } else {
+            fleet::live::Mode::Lines {
+                every: Duration::from_secs(5),
+            }
+        };
+        tokio::spawn(fleet::live::show(
+            mode,
+            fleet::live::Goal::of(&plan),
+            live.clone(),
+            figures,
+            progress_done.clone(),
+        ))
+    });
 
-    let started_at = SystemTime::now();
     let started = tokio::time::Instant::now();
     let ctx = client::SessionContext {
         endpoints: Arc::new(targets.endpoints.clone()),
@@ -169,8 +206,25 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         stopped_by: stopped_by.to_string(),
     };
     let summary = report::Summary::build(&plan, &stats, &facts);
-    report::write_results(&results_dir, &summary, &plan.effective_profile.to_toml())
-        .with_context(|| format!("writing results to {}", results_dir.display()))?;
+    let histograms = stats
+        .phases
+        .active()
+        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
+        .collect();
+    report::write_results(
+        &results_dir,
+        &summary,
+        &plan.effective_profile.to_toml(),
+        &stats.timeline,
+        histograms,
+    )
+    .with_context(|| format!("writing results to {}", results_dir.display()))?;
+    if let Some(e) = &stats.interval_error {
+        anyhow::bail!(
+            "writing the interval files (.hlog, intervals.csv) to {}: {e}",
+            results_dir.display()
+        );
+    }
     if args.quiet {
         println!("{}", results_dir.display());
     } else {
@@ -215,6 +269,32 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         None => server::serve_stdio(opts).await,
     }
+}
+
+/// `mcp-fleet report DIR`: rebuild the views of a results folder and print the summary.
+pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
+    let summary = report::regenerate(&args.dir)?;
+    println!("{}", report::text::render(&summary));
+    println!(
+        "report: {}",
+        args.dir.join(report::html::FILE_NAME).display()
+    );
+    Ok(true)
+}
+
+/// `mcp-fleet compare BASE NEW`: print the deltas; false when a `--fail-if` rule matched.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+    let rules = args
+        .fail_if
+        .iter()
+        .map(|t| report::compare::FailIf::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .context("--fail-if")?;
+    let base = report::load_summary(&args.base)?;
+    let new = report::load_summary(&args.new)?;
+    let c = report::compare::compare(&base, &new, &rules);
+    print!("{}", c.text);
+    Ok(c.regressions.is_empty())
 }
 
 /// `mcp-fleet validate`: resolve the profile and print the plan.

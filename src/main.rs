@@ -26,16 +26,23 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => mcp_fleet::run(*args).await.map(drop),
-            Command::Serve(args) => mcp_fleet::serve(args).await,
-            Command::Validate(args) => mcp_fleet::validate(&args).map(|text| print!("{text}")),
+            Command::Run(args) => mcp_fleet::run(*args).await.map(|o| o.summary.passed()),
+            Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| true),
+            Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
+                print!("{text}");
+                true
+            }),
+            Command::Report(args) => mcp_fleet::report(&args),
+            Command::Compare(args) => mcp_fleet::compare(&args),
         }
     });
     // Sessions still winding down (e.g. stdio children after Ctrl-C) must not hold the
     // process open.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        // A threshold or a --fail-if rule failed; the reports say which.
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

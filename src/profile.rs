@@ -15,6 +15,10 @@ pub struct Profile {
     pub description: Option<String>,
     /// Seed for every random choice; random when absent (and printed).
     pub seed: Option<u64>,
+    /// Pass/fail rules checked after the run, e.g. `["p99(initialize) < 50ms"]`; a failed
+    /// one makes the exit code 1 (see `report::threshold` for the forms).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<String>,
     #[serde(default)]
     pub target: TargetSection,
     #[serde(default)]

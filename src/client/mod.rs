@@ -70,6 +70,7 @@ impl Work for FleetWork {
             phase: Phase::Lag,
             persona: crate::metrics::PersonaId::MAX,
             era: Era::Legacy,
+            version: crate::protocol::VersionId::OTHER,
             tool: None,
             intended,
             started: intended,
@@ -110,7 +111,7 @@ pub async fn run_session(
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
 
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
-        timer.set_era(session.era());
+        timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {
                 let _ = steps::run(&mut session, &mut timer, scenario, cache).await;
@@ -120,7 +121,7 @@ pub async fn run_session(
             }
         }
     }
-    timer.set_era(session.era());
+    timer.set_era(session.era(), session.version());
     let t = Instant::now();
     let closed = session.close().await;
     let _ = timer.finish(Phase::Close, None, t, closed, || None);
@@ -181,7 +182,7 @@ async fn handshake(
             };
             let t = Instant::now();
             let r = session.discover(probing).await;
-            timer.set_era(session.era());
+            timer.set_era(session.era(), session.version());
             let diag = session.diagnostics();
             let verdict = timer.finish(phase, None, t, r, || diag)?;
             timer.recorder().count(match verdict {
@@ -194,7 +195,7 @@ async fn handshake(
     if !legacy {
         return Ok(());
     }
-    timer.set_era(Era::Legacy);
+    timer.set_era(Era::Legacy, session.version());
     let t = Instant::now();
     let r = session.initialize().await;
     let diag = session.diagnostics();

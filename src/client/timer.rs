@@ -6,7 +6,7 @@ use crate::metrics::{
     Event, FailureKind, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, ToolId,
 };
 use crate::plan::{EraMode, Persona};
-use crate::protocol::Era;
+use crate::protocol::{Era, VersionId};
 use crate::session::Failure;
 use tokio::time::Instant;
 
@@ -15,6 +15,8 @@ pub struct Timer<'a> {
     persona: PersonaId,
     /// `None` until an `auto` session knows its era; samples wait in `held`.
     era: Option<Era>,
+    /// The version the session speaks (offered, then negotiated).
+    version: VersionId,
     held: Vec<Sample>,
     /// When the next phase was meant to start (the session's intended start for its
     /// first phase; a paced iteration's due time).
@@ -35,6 +37,7 @@ impl<'a> Timer<'a> {
                 EraMode::Auto => None,
             },
             held: Vec::new(),
+            version: VersionId::of(persona.protocol_version.as_str()),
             intended: Some(intended),
             session_intended: intended,
             session_started: Instant::now(),
@@ -50,11 +53,14 @@ impl<'a> Timer<'a> {
         self.persona
     }
 
-    /// The session's era is known (or changed): release held samples under it.
-    pub fn set_era(&mut self, era: Era) {
+    /// The session's era and version are known (or changed): release held samples
+    /// under them.
+    pub fn set_era(&mut self, era: Era, version: VersionId) {
         self.era = Some(era);
+        self.version = version;
         for mut s in self.held.drain(..) {
             s.era = era;
+            s.version = version;
             self.recorder.sample(s);
         }
     }
@@ -91,6 +97,7 @@ impl<'a> Timer<'a> {
             phase,
             persona: self.persona,
             era: self.era.unwrap_or(Era::Legacy),
+            version: self.version,
             tool,
             intended,
             started,
@@ -139,7 +146,7 @@ impl<'a> Timer<'a> {
     /// The `session` sample (from its intended start) and the session's outcome.
     pub fn end(mut self) -> SessionOutcome {
         if self.era.is_none() {
-            self.set_era(Era::Legacy);
+            self.set_era(Era::Legacy, self.version);
         }
         let (outcome, sample) = match self.first_failure {
             None => (SessionOutcome::Completed, Outcome::Ok),

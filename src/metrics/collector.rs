@@ -2,10 +2,13 @@
 //! unbounded channel (no lock on the hot path); the collector task folds them into
 //! [`Stats`] and hands the result back when every sender is gone.
 
+use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
 use super::{FailureKind, PersonaId, Phase, Sample};
 use crate::transport::TransportKind;
-use tokio::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
 
 /// How many example messages are kept per failure kind.
 const EXAMPLES_PER_KIND: usize = 3;
@@ -89,6 +92,8 @@ pub struct Collector {
     stats: Stats,
     /// Each persona's transport, for the by-transport breakdown.
     transports: Vec<TransportKind>,
+    /// The current interval's histograms and the finished ones.
+    intervals: Intervals,
 }
 
 impl Collector {
@@ -100,26 +105,73 @@ impl Collector {
                 rx,
                 stats: Stats::new(transports.len(), tools),
                 transports,
+                intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
             },
             Recorder { tx },
         )
     }
 
-    /// Fold events until every recorder is dropped.
+    /// Cut the run into intervals of `every` and write each finished one to `sinks`.
+    pub fn with_intervals(mut self, every: Duration, sinks: Vec<Box<dyn IntervalSink>>) -> Self {
+        self.intervals = Intervals::new(every, sinks);
+        self
+    }
+
+    /// The figures of the last finished interval, for the live view and `/metrics`.
+    pub fn live(&self) -> watch::Receiver<Arc<LiveFigures>> {
+        self.intervals.subscribe()
+    }
+
+    /// Fold events until every recorder is dropped, rotating intervals on a tick.
     pub async fn run(mut self) -> Stats {
         let mut buf = Vec::with_capacity(256);
-        while self.rx.recv_many(&mut buf, 256).await > 0 {
-            for event in buf.drain(..) {
-                self.apply(event);
+        let every = self.intervals.every();
+        let mut tick = tokio::time::interval_at(self.intervals.first_tick(), every);
+        // A stalled collector must not write a burst of empty intervals to catch up.
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                n = self.rx.recv_many(&mut buf, 256) => {
+                    if n == 0 {
+                        break;
+                    }
+                    for event in buf.drain(..) {
+                        self.apply(event);
+                    }
+                }
+                _ = tick.tick() => self.rotate(),
             }
         }
+        // The last, partial interval.
+        self.rotate();
+        self.intervals.finish();
+        self.stats.interval_s = every.as_secs_f64();
+        self.stats.timeline = std::mem::take(&mut self.intervals.rows);
+        self.stats.interval_error = self.intervals.sink_error.take().map(|e| e.to_string());
         self.stats
+    }
+
+    fn rotate(&mut self) {
+        let s = &self.stats;
+        let live = LiveFigures {
+            totals: s.phases.0.iter().map(|p| (p.count(), p.errors())).collect(),
+            failures: s
+                .failures()
+                .into_iter()
+                .map(|(k, v)| (k.name(), v))
+                .collect(),
+            sessions_started: s.sessions.started,
+            sessions_ended: s.sessions.completed + s.sessions.failed + s.sessions.interrupted,
+            ..LiveFigures::default()
+        };
+        self.intervals.rotate(tokio::time::Instant::now(), live);
     }
 
     fn apply(&mut self, event: Event) {
         let s = &mut self.stats;
         match event {
             Event::Sample(sample) => {
+                self.intervals.record(&sample);
                 s.phases.get_mut(sample.phase).record(&sample);
                 if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
                     table.get_mut(sample.phase).record(&sample);
@@ -136,6 +188,11 @@ impl Collector {
                 }
                 s.by_era
                     .entry(sample.era)
+                    .or_default()
+                    .get_mut(sample.phase)
+                    .record(&sample);
+                s.by_version
+                    .entry(sample.version)
                     .or_default()
                     .get_mut(sample.phase)
                     .record(&sample);
@@ -191,8 +248,7 @@ impl Collector {
 mod tests {
     use super::*;
     use crate::metrics::{FailureKind, Outcome};
-    use crate::protocol::Era;
-    use std::time::Duration;
+    use crate::protocol::{Era, VersionId};
     use tokio::time::Instant;
 
     #[tokio::test]
@@ -210,6 +266,7 @@ mod tests {
             } else {
                 Era::Legacy
             },
+            version: VersionId::of("2025-11-25"),
             tool,
             intended: t0,
             started,
@@ -250,5 +307,74 @@ mod tests {
         );
         assert_eq!(stats.by_era[&Era::Legacy].get(Phase::ToolsCall).errors(), 1);
         assert_eq!(stats.counters["reinitialized"], 2);
+    }
+
+    struct Recording(std::sync::Arc<std::sync::Mutex<Vec<(Phase, u64)>>>);
+
+    impl IntervalSink for Recording {
+        fn interval(
+            &mut self,
+            row: &crate::metrics::IntervalRow,
+            hist: &hdrhistogram::Histogram<u64>,
+        ) -> std::io::Result<()> {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((row.phase, hist.len()));
+            }
+            Ok(())
+        }
+        fn finish(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn intervals_rotate_on_the_tick_and_reach_sinks_and_the_live_view() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let collector = collector.with_intervals(
+            Duration::from_secs(1),
+            vec![Box::new(Recording(seen.clone()))],
+        );
+        let mut live = collector.live();
+        let handle = tokio::spawn(collector.run());
+        let sample = |outcome| {
+            let t = Instant::now();
+            Sample {
+                phase: Phase::Initialize,
+                persona: 0,
+                era: Era::Legacy,
+                version: VersionId::of("2025-03-26"),
+                tool: None,
+                intended: t,
+                started: t,
+                finished: t + Duration::from_millis(3),
+                outcome,
+            }
+        };
+        rec.sample(sample(Outcome::Ok));
+        rec.sample(sample(Outcome::Failed(FailureKind::Timeout)));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        live.changed().await.expect("published");
+        {
+            let f = live.borrow();
+            assert_eq!(f.last.len(), 1);
+            assert_eq!((f.last[0].count, f.last[0].errors), (2, 1));
+            assert_eq!(f.last[0].p99_us / 1000, 3);
+            assert_eq!(f.failures.get("timeout"), Some(&1));
+        }
+        rec.sample(sample(Outcome::Ok));
+        drop(rec);
+        let stats = handle.await.expect("collector task");
+        assert_eq!(
+            stats.timeline.len(),
+            2,
+            "one full interval and the last partial one"
+        );
+        assert_eq!(stats.timeline[1].start_s, 1.0);
+        assert_eq!(stats.interval_s, 1.0);
+        let by_version = &stats.by_version[&VersionId::of("2025-03-26")];
+        assert_eq!(by_version.get(Phase::Initialize).count(), 3);
+        let seen = seen.lock().map(|v| v.clone()).unwrap_or_default();
+        assert_eq!(seen, vec![(Phase::Initialize, 1), (Phase::Initialize, 1)]);
     }
 }

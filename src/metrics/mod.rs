@@ -2,14 +2,16 @@
 //! stream of samples into histograms. Sessions only ever create small `Copy` samples.
 
 mod collector;
+pub mod interval;
 mod phase;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
+pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
 pub use stats::{PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
 
-use crate::protocol::Era;
+use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;
 
 /// Index of a persona in the plan (interned at plan time).
@@ -86,6 +88,8 @@ pub struct Sample {
     pub persona: PersonaId,
     /// The era the session speaks (for `auto` personas: the probe's verdict).
     pub era: Era,
+    /// The protocol version the session speaks (offered until negotiated).
+    pub version: VersionId,
     pub tool: Option<ToolId>,
     pub intended: Instant,
     pub started: Instant,

@@ -2,8 +2,9 @@
 //! persona, a tool). Latency percentiles are over successful samples; failures are
 //! counted by kind.
 
+use super::interval::IntervalRow;
 use super::{FailureKind, Outcome, Phase, Sample};
-use crate::protocol::Era;
+use crate::protocol::{Era, VersionId};
 use crate::transport::TransportKind;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -30,7 +31,7 @@ pub struct PhaseStats {
     pub skipped: u64,
 }
 
-fn new_histogram() -> Histogram<u64> {
+pub(super) fn new_histogram() -> Histogram<u64> {
     // 1 µs .. 1 h at 3 significant figures is a valid configuration by construction.
     Histogram::new_with_bounds(1, LATENCY_BOUND_US, 3).unwrap_or_else(|_| {
         Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant figures is valid"))
@@ -91,12 +92,12 @@ impl PhaseStats {
     }
 }
 
-fn micros(d: std::time::Duration) -> u64 {
+pub(super) fn micros(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Record, clamping to the bound; true when clamped.
-fn clamped_record(h: &mut Histogram<u64>, value: u64) -> bool {
+pub(super) fn clamped_record(h: &mut Histogram<u64>, value: u64) -> bool {
     let clamped = value > LATENCY_BOUND_US;
     let v = value.clamp(1, LATENCY_BOUND_US);
     // In range by construction.
@@ -156,6 +157,14 @@ pub struct Stats {
     pub malformed: u64,
     pub by_transport: BTreeMap<TransportKind, PhaseTable>,
     pub by_era: BTreeMap<Era, PhaseTable>,
+    /// Phases by the protocol version sessions spoke (interned; unknown ones as other).
+    pub by_version: BTreeMap<VersionId, PhaseTable>,
+    /// Per-phase figures for every finished interval, in time order.
+    pub timeline: Vec<IntervalRow>,
+    /// The interval length of `timeline`, seconds.
+    pub interval_s: f64,
+    /// The first error writing interval files (hlog, CSV), if any.
+    pub interval_error: Option<String>,
     /// Events without latency, by stable name (see [`super::Event::Count`]).
     pub counters: BTreeMap<&'static str, u64>,
 }
@@ -172,6 +181,10 @@ impl Stats {
             malformed: 0,
             by_transport: BTreeMap::new(),
             by_era: BTreeMap::new(),
+            by_version: BTreeMap::new(),
+            timeline: Vec::new(),
+            interval_s: 0.0,
+            interval_error: None,
             counters: BTreeMap::new(),
         }
     }

@@ -3,6 +3,7 @@
 
 mod load;
 mod persona;
+mod thresholds;
 
 pub use load::{Load, LoadModel, Think};
 pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingAnswer, Shape};
@@ -10,6 +11,7 @@ pub use persona::{Answers, ElicitationAnswer, EraMode, Persona, Route, SamplingA
 use crate::metrics::{PersonaId, Phase, ToolId};
 use crate::profile::{self, Profile, Step as RawStep};
 use crate::protocol::methods;
+use crate::report::threshold::Threshold;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -42,6 +44,8 @@ pub struct Overrides {
     pub max_in_flight: Option<u32>,
     /// Local source addresses (`127.0.0.1-127.0.0.8` or a comma list).
     pub source_addresses: Option<String>,
+    /// `--threshold` expressions, checked after those of the profile.
+    pub thresholds: Vec<String>,
 }
 
 /// What the fleet connects to.
@@ -164,6 +168,8 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Interned tool names; [`ToolId`] indexes this.
     pub tools: Vec<String>,
+    /// Pass/fail rules checked against the summary (profile first, then `--threshold`).
+    pub thresholds: Vec<Threshold>,
     /// The profile after overrides, as written to the results folder.
     pub effective_profile: Profile,
 }
@@ -319,6 +325,11 @@ impl Plan {
             ));
         }
 
+        let thresholds = thresholds::resolve(&profile, overrides, &personas, origin)?;
+        profile
+            .thresholds
+            .extend(overrides.thresholds.iter().cloned());
+
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
             seed: profile.seed.unwrap_or_else(rand::random),
@@ -332,6 +343,7 @@ impl Plan {
             persona_weights,
             scenarios,
             tools,
+            thresholds,
             effective_profile: profile,
         })
     }

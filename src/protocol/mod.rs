@@ -6,4 +6,4 @@ pub mod methods;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
-pub use version::{Era, ProtocolVersion};
+pub use version::{Era, ProtocolVersion, VersionId};

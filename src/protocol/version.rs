@@ -76,6 +76,32 @@ pub fn legacy_versions() -> impl Iterator<Item = &'static str> {
         .map(|k| k.version)
 }
 
+/// A protocol version interned for the hot path: an index into the known-version table,
+/// or [`VersionId::OTHER`] for any other string, so samples stay small and `Copy` and the
+/// collector indexes instead of hashing strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VersionId(u8);
+
+impl VersionId {
+    /// Every string that is not a published version.
+    pub const OTHER: VersionId = VersionId(KNOWN.len() as u8);
+
+    pub fn of(version: &str) -> VersionId {
+        KNOWN
+            .iter()
+            .position(|k| k.version == version)
+            .and_then(|i| u8::try_from(i).ok())
+            .map_or(VersionId::OTHER, VersionId)
+    }
+
+    /// The version string, or `other`.
+    pub fn name(self) -> &'static str {
+        KNOWN
+            .get(usize::from(self.0))
+            .map_or("other", |k| k.version)
+    }
+}
+
 impl ProtocolVersion {
     pub fn new(s: impl Into<String>) -> Self {
         ProtocolVersion(s.into())
@@ -128,6 +154,14 @@ mod tests {
         assert!(!odd.is_known());
         assert_eq!(odd.era(), Era::Legacy);
         assert!(odd.sends_version_header());
+    }
+
+    #[test]
+    fn versions_intern_and_unknown_ones_are_other() {
+        assert_eq!(VersionId::of("2025-03-26").name(), "2025-03-26");
+        assert_eq!(VersionId::of("2026-07-28").name(), "2026-07-28");
+        assert_eq!(VersionId::of("1999-01-01"), VersionId::OTHER);
+        assert_eq!(VersionId::OTHER.name(), "other");
     }
 
     #[test]

@@ -1,11 +1,23 @@
 //! What a run leaves behind: the terminal summary and the results folder
-//! (`summary.json`, the effective `profile.toml`). Files are written atomically.
+//! (`summary.json`, `summary.txt`, the effective `profile.toml`, per-phase `.hlog`
+//! interval logs, `intervals.csv`, `report.html`, `thresholds.xml`), plus thresholds
+//! and run-to-run comparison. Files are written atomically.
 
+pub mod compare;
+pub mod csv;
+pub mod hlog;
+pub mod html;
+pub mod junit;
+pub mod prometheus;
 pub mod summary;
 pub mod text;
+pub mod threshold;
 
 pub use summary::{RunFacts, Summary, SCHEMA_VERSION};
 
+use crate::metrics::IntervalRow;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The committed JSON schema of `summary.json`.
@@ -19,11 +31,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Write the results folder; returns the paths written.
+/// Write the results folder's summary files (the interval files are written while the
+/// run goes); returns the paths written.
 pub fn write_results(
     dir: &Path,
     summary: &Summary,
     profile_toml: &str,
+    timeline: &[IntervalRow],
+    histograms: BTreeMap<String, Histogram<u64>>,
 ) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_vec_pretty(summary).map_err(std::io::Error::other)?;
@@ -31,7 +46,80 @@ pub fn write_results(
     write_atomically(&summary_path, &json)?;
     let profile_path = dir.join("profile.toml");
     write_atomically(&profile_path, profile_toml.as_bytes())?;
+    let mut written = vec![summary_path, profile_path];
+    written.extend(write_views(
+        dir,
+        &html::ReportInput {
+            summary,
+            timeline,
+            histograms,
+            profile_toml: Some(profile_toml.to_string()),
+        },
+    )?);
+    Ok(written)
+}
+
+/// The files made from the others: text summary, HTML report, JUnit thresholds.
+fn write_views(dir: &Path, input: &html::ReportInput<'_>) -> std::io::Result<Vec<PathBuf>> {
     let text_path = dir.join("summary.txt");
-    write_atomically(&text_path, text::render(summary).as_bytes())?;
-    Ok(vec![summary_path, profile_path, text_path])
+    write_atomically(&text_path, text::render(input.summary).as_bytes())?;
+    let html_path = dir.join(html::FILE_NAME);
+    write_atomically(&html_path, html::render(input).as_bytes())?;
+    let junit_path = dir.join(junit::FILE_NAME);
+    write_atomically(&junit_path, junit::render(input.summary).as_bytes())?;
+    Ok(vec![text_path, html_path, junit_path])
+}
+
+/// A results folder that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("cannot read {path}: {source}\nfix: give the results folder of a run (it holds summary.json)")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not an mcp-fleet summary: {source}")]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Csv(#[from] csv::CsvError),
+    #[error(transparent)]
+    Hlog(#[from] hlog::HlogError),
+}
+
+/// Read `summary.json` from a results folder.
+pub fn load_summary(dir: &Path) -> Result<Summary, ResultsError> {
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| ResultsError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ResultsError::Json { path, source })
+}
+
+/// `mcp-fleet report DIR`: rebuild the text summary, the HTML report and the JUnit file
+/// from a results folder's `summary.json`, `intervals.csv` and `.hlog` files.
+pub fn regenerate(dir: &Path) -> Result<Summary, ResultsError> {
+    let summary = load_summary(dir)?;
+    let csv_path = dir.join(csv::FILE_NAME);
+    let timeline = if csv_path.is_file() {
+        csv::read(&csv_path)?
+    } else {
+        Vec::new()
+    };
+    let histograms = hlog::read_totals(dir)?;
+    let profile_toml = std::fs::read_to_string(dir.join("profile.toml")).ok();
+    let input = html::ReportInput {
+        summary: &summary,
+        timeline: &timeline,
+        histograms,
+        profile_toml,
+    };
+    write_views(dir, &input).map_err(|source| ResultsError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    Ok(summary)
 }

@@ -2,14 +2,16 @@
 //! facts; its JSON schema is committed beside this file (`summary.schema.json`) and a
 //! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
+use super::threshold::{self, ThresholdResult};
 use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: `thresholds`, `protocol_versions`, `run.interval_s`.
+pub const SCHEMA_VERSION: u32 = 3;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub schema_version: u32,
     pub tool: ToolInfo,
@@ -26,18 +28,25 @@ pub struct Summary {
     pub transports: BTreeMap<String, BTreeMap<String, PhaseSummary>>,
     /// Phases broken down by the era sessions spoke (`legacy`, `modern`).
     pub eras: BTreeMap<String, BTreeMap<String, PhaseSummary>>,
+    /// Phases broken down by the protocol version sessions spoke (negotiated, else
+    /// offered); versions that are not published ones are grouped as `other`.
+    #[serde(default)]
+    pub protocol_versions: BTreeMap<String, BTreeMap<String, PhaseSummary>>,
+    /// Every threshold of the run and its verdict; any failure makes the exit code 1.
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdResult>,
     /// Events without latency: re-initializations, era verdicts, list refetches,
     /// input rounds, cache hits …
     pub counters: BTreeMap<String, u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolInfo {
-    pub name: &'static str,
-    pub version: &'static str,
+    pub name: String,
+    pub version: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
     pub name: String,
     pub seed: u64,
@@ -49,11 +58,14 @@ pub struct RunInfo {
     pub load: LoadInfo,
     /// Why the run ended: `sessions`, `duration`, `interrupted`.
     pub stopped_by: String,
+    /// The length of the intervals in the hlog and CSV files, seconds.
+    #[serde(default)]
+    pub interval_s: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadInfo {
-    pub model: &'static str,
+    pub model: String,
     pub clients: u32,
     pub sessions: Option<u64>,
     pub duration_s: Option<f64>,
@@ -63,7 +75,7 @@ pub struct LoadInfo {
     pub timeout_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sessions {
     pub started: u64,
     pub completed: u64,
@@ -73,7 +85,7 @@ pub struct Sessions {
 }
 
 /// Latency percentiles in microseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub mean_us: f64,
     pub min_us: u64,
@@ -84,7 +96,7 @@ pub struct Latency {
     pub max_us: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseSummary {
     /// Samples that ran (successful + failed).
     pub count: u64,
@@ -104,7 +116,7 @@ pub struct PhaseSummary {
     pub failures: BTreeMap<String, u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PersonaSummary {
     pub sessions: u64,
     pub completed: u64,
@@ -177,6 +189,17 @@ pub struct RunFacts {
 
 impl Summary {
     pub fn build(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
+        let mut summary = Self::measured(plan, stats, facts);
+        summary.thresholds = threshold::evaluate_all(&plan.thresholds, &summary);
+        summary
+    }
+
+    /// Whether every threshold held (true without thresholds).
+    pub fn passed(&self) -> bool {
+        self.thresholds.iter().all(|t| t.passed)
+    }
+
+    fn measured(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
         let secs = facts.duration.as_secs_f64();
         let (model, clients) = match &plan.load.model {
             LoadModel::Closed { .. } => ("closed", plan.load.clients()),
@@ -192,8 +215,8 @@ impl Summary {
         Summary {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo {
-                name: "mcp-fleet",
-                version: env!("CARGO_PKG_VERSION"),
+                name: "mcp-fleet".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
             },
             run: RunInfo {
                 name: plan.name.clone(),
@@ -204,7 +227,7 @@ impl Summary {
                 target: facts.target.clone(),
                 transport: facts.transport.clone(),
                 load: LoadInfo {
-                    model,
+                    model: model.into(),
                     clients,
                     sessions: plan.load.sessions,
                     duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
@@ -213,6 +236,7 @@ impl Summary {
                     timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
                 },
                 stopped_by: facts.stopped_by.clone(),
+                interval_s: stats.interval_s,
             },
             sessions: counts(&stats.sessions),
             phases: phases(&stats.phases, secs),
@@ -262,6 +286,12 @@ impl Summary {
                 .iter()
                 .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
                 .collect(),
+            protocol_versions: stats
+                .by_version
+                .iter()
+                .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .collect(),
+            thresholds: Vec::new(),
             counters: stats
                 .counters
                 .iter()

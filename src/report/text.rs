@@ -94,7 +94,11 @@ pub fn render(s: &Summary) -> String {
             }
         }
     }
-    for (title, table) in [("by transport", &s.transports), ("by era", &s.eras)] {
+    for (title, table) in [
+        ("by transport", &s.transports),
+        ("by era", &s.eras),
+        ("by protocol version", &s.protocol_versions),
+    ] {
         if table.len() > 1 {
             let _ = writeln!(out, "\n{title}");
             for (name, phases) in table {
@@ -143,6 +147,27 @@ pub fn render(s: &Summary) -> String {
             .map(|(m, n)| format!("{m} ×{n}"))
             .collect();
         let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
+    }
+    if !s.thresholds.is_empty() {
+        let failed = s.thresholds.iter().filter(|t| !t.passed).count();
+        let _ = writeln!(
+            out,
+            "\nthresholds: {}",
+            if failed == 0 {
+                format!("all {} passed", s.thresholds.len())
+            } else {
+                format!("{failed} of {} FAILED", s.thresholds.len())
+            }
+        );
+        for t in &s.thresholds {
+            let _ = writeln!(
+                out,
+                "  {:<4} {:<44} observed {}",
+                if t.passed { "ok" } else { "FAIL" },
+                t.expression,
+                t.observed_text
+            );
+        }
     }
     out
 }

@@ -106,6 +106,7 @@ impl Session<'_> {
         self.era = Era::Legacy;
         self.transport.set_protocol_version(None);
         let persona = self.persona;
+        self.version = crate::protocol::VersionId::of(persona.legacy_version.as_str());
         let result = self
             .request(methods::INITIALIZE, Some(persona.initialize_params.clone()))
             .await?;
@@ -126,6 +127,7 @@ impl Session<'_> {
             .sends_version_header()
             .then_some(info.protocol_version.as_str());
         self.transport.set_protocol_version(header);
+        self.version = crate::protocol::VersionId::of(&info.protocol_version);
         self.server = Some(info);
         Ok(())
     }
@@ -145,6 +147,7 @@ impl Session<'_> {
         let verdict = match outcome {
             Ok(result) => match ServerInfo::from_discover(&result, &self.modern_version.clone()) {
                 Ok(info) => {
+                    self.version = crate::protocol::VersionId::of(&info.protocol_version);
                     self.server = Some(info);
                     return Ok(Era::Modern);
                 }
@@ -182,6 +185,7 @@ impl Session<'_> {
             Err(f) => return Err(f),
         };
         self.era = Era::Legacy;
+        self.version = crate::protocol::VersionId::of(self.persona.legacy_version.as_str());
         self.transport.set_protocol_version(None);
         Ok(verdict)
     }

@@ -16,7 +16,7 @@ pub use handshake::ServerInfo;
 use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_response};
-use crate::protocol::{methods, Era, Incoming, RequestId};
+use crate::protocol::{methods, Era, Incoming, RequestId, VersionId};
 use crate::transport::{Received, Transport, TransportError};
 use http::{HeaderName, HeaderValue};
 use rand::rngs::SmallRng;
@@ -103,6 +103,8 @@ pub struct Session<'p> {
     era: Era,
     /// Modern era: the version sent in `_meta` (may change after -32022).
     modern_version: String,
+    /// The version this session speaks (offered, then negotiated), interned for samples.
+    version: VersionId,
     /// Modern era: the `_meta` every request carries, built once per version.
     meta: Value,
     /// What the handshake told us.
@@ -129,6 +131,10 @@ impl<'p> Session<'p> {
             next_id: 1,
             timeout,
             meta: persona.modern_meta(&modern_version),
+            version: VersionId::of(match persona.era {
+                crate::plan::EraMode::Legacy => persona.legacy_version.as_str(),
+                _ => &modern_version,
+            }),
             modern_version,
             persona,
             recorder,
@@ -143,6 +149,11 @@ impl<'p> Session<'p> {
 
     pub fn era(&self) -> Era {
         self.era
+    }
+
+    /// The protocol version the session speaks (for samples and the by-version breakdown).
+    pub fn version(&self) -> VersionId {
+        self.version
     }
 
     pub fn persona(&self) -> &Persona {
@@ -443,6 +454,7 @@ impl<'p> Session<'p> {
             phase,
             persona: self.persona.id,
             era: self.era,
+            version: self.version,
             tool: None,
             intended: started,
             started,

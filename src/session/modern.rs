@@ -20,12 +20,14 @@ impl Session<'_> {
     /// Switch this session to the modern era (headers follow the `_meta` version).
     pub(super) fn enter_modern(&mut self) {
         self.era = crate::protocol::Era::Modern;
+        self.version = crate::protocol::VersionId::of(&self.modern_version);
         let v = self.modern_version.clone();
         self.transport.set_protocol_version(Some(&v));
     }
 
     fn set_modern_version(&mut self, version: &str) {
         self.modern_version = version.to_string();
+        self.version = crate::protocol::VersionId::of(version);
         self.meta = self.persona.modern_meta(version);
         self.transport.set_protocol_version(Some(version));
     }

@@ -450,6 +450,7 @@ async fn stdio_children_are_reaped() {
 mod cli;
 mod eras;
 mod load;
+mod reports;
 mod rmcp_peer;
 mod scripted_server;
 mod transports;

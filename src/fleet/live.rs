@@ -1,0 +1,276 @@
+//! The live view during a run: on a terminal, a small block redrawn every second
+//! (elapsed and remaining time, target and achieved rate, sessions in flight, each
+//! phase's p50/p99 of the last interval, errors by kind); when stderr is not a terminal
+//! (CI logs), one line every few seconds; nothing with `--quiet`.
+
+use super::LiveCounters;
+use crate::metrics::{LiveFigures, Phase};
+use crate::report::text::format_us;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How the view is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Redraw a block in place.
+    Terminal,
+    /// Append one line per `every`.
+    Lines { every: Duration },
+}
+
+/// What the run is aiming for, for "remaining" and "target".
+#[derive(Debug, Clone)]
+pub struct Goal {
+    pub duration: Option<Duration>,
+    pub sessions: Option<u64>,
+    /// The load as a person says it: `8 clients`.
+    pub target: String,
+}
+
+impl Goal {
+    pub fn of(plan: &crate::plan::Plan) -> Goal {
+        Goal {
+            duration: plan.load.duration,
+            sessions: plan.load.sessions,
+            target: plan.load.describe(),
+        }
+    }
+}
+
+/// The view's state between draws.
+struct View {
+    goal: Goal,
+    live: Arc<LiveCounters>,
+    started: Instant,
+    last: (Instant, u64),
+}
+
+impl View {
+    fn ended(&self) -> u64 {
+        let l = &self.live;
+        l.completed.load(Ordering::Relaxed) + l.failed.load(Ordering::Relaxed)
+    }
+
+    /// Sessions per second since the previous draw.
+    fn rate(&mut self, now: Instant) -> f64 {
+        let ended = self.ended();
+        let dt = now.duration_since(self.last.0).as_secs_f64().max(1e-9);
+        let rate = ended.saturating_sub(self.last.1) as f64 / dt;
+        self.last = (now, ended);
+        rate
+    }
+
+    fn remaining(&self, elapsed: Duration, rate: f64) -> String {
+        match (self.goal.duration, self.goal.sessions) {
+            (Some(d), _) => format!("{:.0}s left", d.saturating_sub(elapsed).as_secs_f64()),
+            (None, Some(n)) => {
+                let left = n.saturating_sub(self.ended());
+                if rate > 0.0 {
+                    format!("{left} sessions left, ~{:.0}s", left as f64 / rate)
+                } else {
+                    format!("{left} sessions left")
+                }
+            }
+            (None, None) => "until stopped".into(),
+        }
+    }
+
+    fn headline(&mut self, now: Instant) -> String {
+        let elapsed = now.duration_since(self.started);
+        let rate = self.rate(now);
+        let l = &self.live;
+        let dropped = match l.dropped.load(Ordering::Relaxed) {
+            0 => String::new(),
+            n => format!(" · DROPPED {n} arrivals"),
+        };
+        format!(
+            "{:.1}s ({}) · target {} · {:.1} sessions/s · in flight {} · {} ok {} failed{dropped}",
+            elapsed.as_secs_f64(),
+            self.remaining(elapsed, rate),
+            self.goal.target,
+            rate,
+            l.in_flight.load(Ordering::Relaxed),
+            l.completed.load(Ordering::Relaxed),
+            l.failed.load(Ordering::Relaxed),
+        )
+    }
+}
+
+fn errors_line(f: &LiveFigures) -> String {
+    if f.failures.is_empty() {
+        return "errors: none".into();
+    }
+    let list: Vec<String> = f.failures.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!("errors: {}", list.join(", "))
+}
+
+/// The terminal block: headline, a row per phase, errors.
+fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
+    let mut lines = vec![view.headline(now)];
+    lines.push(format!(
+        "  {:<26} {:>9} {:>9} {:>9} {:>8}",
+        "phase (last interval)", "p50", "p99", "per s", "errors"
+    ));
+    for r in &f.last {
+        let ok = r.count > r.errors;
+        let show = |us: u64| {
+            if ok {
+                format_us(us as f64)
+            } else {
+                "–".into()
+            }
+        };
+        let total_errors = f.totals.get(r.phase.index()).map_or(0, |t| t.1);
+        lines.push(format!(
+            "  {:<26} {:>9} {:>9} {:>9.1} {:>8}",
+            r.phase.name(),
+            show(r.p50_us),
+            show(r.p99_us),
+            r.count as f64 / r.len_s.max(1e-9),
+            total_errors
+        ));
+    }
+    lines.push(errors_line(f));
+    lines
+}
+
+/// The one-line form for logs.
+fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
+    let mut s = format!("[mcp-fleet] {}", view.headline(now));
+    let key: Vec<String> = f
+        .last
+        .iter()
+        .filter(|r| {
+            r.count > r.errors
+                && matches!(
+                    r.phase,
+                    Phase::Initialize | Phase::Discover | Phase::ToolsCall | Phase::Session
+                )
+        })
+        .map(|r| format!("{} {}", r.phase.name(), format_us(r.p99_us as f64)))
+        .collect();
+    if !key.is_empty() {
+        let _ = write!(s, " · p99 {}", key.join(", "));
+    }
+    if !f.failures.is_empty() {
+        let _ = write!(s, " · {}", errors_line(f));
+    }
+    s
+}
+
+/// Show the view until `done`; the terminal block is cleared at the end.
+pub async fn show(
+    mode: Mode,
+    goal: Goal,
+    live: Arc<LiveCounters>,
+    figures: watch::Receiver<Arc<LiveFigures>>,
+    done: CancellationToken,
+) {
+    let started = Instant::now();
+    let mut view = View {
+        goal,
+        live,
+        started,
+        last: (started, 0),
+    };
+    let every = match mode {
+        Mode::Terminal => Duration::from_secs(1),
+        Mode::Lines { every } => every,
+    };
+    // Just after the collector's interval tick, so each draw shows a fresh interval.
+    let mut tick = tokio::time::interval_at(started + every + Duration::from_millis(100), every);
+    let mut drawn = 0usize;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = done.cancelled() => break,
+        }
+        let f = figures.borrow().clone();
+        let now = Instant::now();
+        let mut err = std::io::stderr().lock();
+        match mode {
+            Mode::Terminal => {
+                let lines = block(&mut view, &f, now);
+                let mut out = String::new();
+                if drawn > 0 {
+                    // Back to the top of the previous block, then clear below.
+                    let _ = write!(out, "\x1b[{drawn}A\r\x1b[J");
+                }
+                for l in &lines {
+                    let _ = writeln!(out, "{l}");
+                }
+                drawn = lines.len();
+                let _ = err.write_all(out.as_bytes());
+            }
+            Mode::Lines { .. } => {
+                let _ = writeln!(err, "{}", line(&mut view, &f, now));
+            }
+        }
+        let _ = err.flush();
+    }
+    if drawn > 0 {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\x1b[{drawn}A\r\x1b[J");
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::IntervalRow;
+
+    #[tokio::test]
+    async fn block_shows_rates_latency_and_errors() {
+        let live = Arc::new(LiveCounters::default());
+        live.completed.store(90, Ordering::Relaxed);
+        live.failed.store(10, Ordering::Relaxed);
+        let started = Instant::now();
+        let mut view = View {
+            goal: Goal {
+                duration: None,
+                sessions: Some(400),
+                target: "8 clients".into(),
+            },
+            live,
+            started,
+            last: (started, 0),
+        };
+        let mut f = LiveFigures {
+            totals: vec![(0, 0); Phase::COUNT],
+            ..LiveFigures::default()
+        };
+        f.totals[Phase::Initialize.index()] = (100, 2);
+        f.failures.insert("timeout".into(), 2);
+        f.last.push(IntervalRow {
+            start_s: 0.0,
+            len_s: 1.0,
+            phase: Phase::Initialize,
+            count: 50,
+            errors: 1,
+            p50_us: 1_200,
+            p90_us: 2_000,
+            p99_us: 4_500,
+            max_us: 9_000,
+        });
+        let lines = block(&mut view, &f, started + Duration::from_secs(1));
+        let text = lines.join("\n");
+        assert!(text.contains("300 sessions left"), "{text}");
+        assert!(text.contains("target 8 clients"), "{text}");
+        assert!(text.contains("100.0 sessions/s"), "{text}");
+        assert!(text.contains("1.20ms") && text.contains("4.50ms"), "{text}");
+        assert!(text.contains("errors: timeout 2"), "{text}");
+        let one = line(&mut view, &f, started + Duration::from_secs(2));
+        assert!(
+            one.starts_with("[mcp-fleet]") && !one.contains('\n'),
+            "{one}"
+        );
+        assert!(one.contains("p99 initialize 4.50ms"), "{one}");
+    }
+}

@@ -1,0 +1,335 @@
+//! `mcp-fleet compare BASE NEW`: two runs side by side, per phase, with deltas; and
+//! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI.
+
+use super::summary::{PhaseSummary, Summary};
+use super::text::format_us;
+use super::threshold::{latency_scale, split_call, split_number, split_op, Op, ThresholdError};
+use crate::metrics::Phase;
+use std::fmt::Write;
+
+/// What a rule compares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    P50,
+    P90,
+    P99,
+    P999,
+    Max,
+    Mean,
+    /// Samples per second.
+    Rate,
+    /// Failed / all samples.
+    ErrorRate,
+}
+
+impl Measure {
+    fn of(name: &str) -> Option<Measure> {
+        Some(match name {
+            "p50" => Measure::P50,
+            "p90" => Measure::P90,
+            "p99" => Measure::P99,
+            "p999" | "p99.9" => Measure::P999,
+            "max" => Measure::Max,
+            "mean" => Measure::Mean,
+            "rate" => Measure::Rate,
+            "error_rate" => Measure::ErrorRate,
+            _ => return None,
+        })
+    }
+
+    fn is_latency(self) -> bool {
+        !matches!(self, Measure::Rate | Measure::ErrorRate)
+    }
+
+    /// The figure in a phase; `None` when it has no meaning (no successful samples).
+    fn read(self, p: &PhaseSummary) -> Option<f64> {
+        let l = &p.service;
+        if self.is_latency() && p.count <= p.errors {
+            return None;
+        }
+        Some(match self {
+            Measure::P50 => l.p50_us as f64,
+            Measure::P90 => l.p90_us as f64,
+            Measure::P99 => l.p99_us as f64,
+            Measure::P999 => l.p999_us as f64,
+            Measure::Max => l.max_us as f64,
+            Measure::Mean => l.mean_us,
+            Measure::Rate => p.rate_per_s,
+            Measure::ErrorRate if p.count == 0 => return None,
+            Measure::ErrorRate => p.errors as f64 / p.count as f64,
+        })
+    }
+}
+
+/// How much change a rule allows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// A fraction of the base value (`+10%` → 0.10).
+    Relative(f64),
+    /// In the measure's unit (µs for latencies, a ratio for error rates, per second).
+    Absolute(f64),
+}
+
+/// A `--fail-if` rule: `p99 > +10%`, `p99(initialize) > +5ms`, `rate < -20%`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailIf {
+    pub text: String,
+    pub measure: Measure,
+    /// `None`: every phase both runs have.
+    pub phase: Option<Phase>,
+    pub op: Op,
+    pub change: Change,
+}
+
+const FAIL_IF_FORMS: &str =
+    "write MEASURE[(PHASE)] OP CHANGE, e.g. 'p99 > +10%', 'p99(initialize) > +5ms', 'rate < -20%' (measures: p50 p90 p99 p999 max mean rate error_rate)";
+
+impl FailIf {
+    pub fn parse(text: &str) -> Result<FailIf, ThresholdError> {
+        let err = |problem: String| ThresholdError {
+            text: text.to_string(),
+            problem,
+            fix: FAIL_IF_FORMS.to_string(),
+        };
+        let (left, op, right) =
+            split_op(text).ok_or_else(|| err("no comparison (<, <=, >, >=)".into()))?;
+        let (name, args) =
+            split_call(left).ok_or_else(|| err(format!("`{left}` has an unclosed parenthesis")))?;
+        let measure = Measure::of(name).ok_or_else(|| err(format!("unknown measure `{name}`")))?;
+        let phase = match args.as_slice() {
+            [] => None,
+            [one] => {
+                Some(Phase::from_name(one).ok_or_else(|| err(format!("unknown phase `{one}`")))?)
+            }
+            _ => return Err(err("name at most one phase".into())),
+        };
+        if !right.starts_with(['+', '-']) {
+            return Err(err(format!(
+                "`{right}` is not a change: give it a sign (+10% for an increase, -10% for a decrease)"
+            )));
+        }
+        let (value, unit) =
+            split_number(right).ok_or_else(|| err(format!("`{right}` is not a number")))?;
+        let change = match unit {
+            "%" => Change::Relative(value / 100.0),
+            "" if !measure.is_latency() => Change::Absolute(value),
+            u if measure.is_latency() => Change::Absolute(
+                value
+                    * latency_scale(u)
+                        .ok_or_else(|| err(format!("unknown unit `{u}` (use %, us, ms or s)")))?,
+            ),
+            u => return Err(err(format!("unknown unit `{u}` (use % or a plain number)"))),
+        };
+        Ok(FailIf {
+            text: text.trim().to_string(),
+            measure,
+            phase,
+            op,
+            change,
+        })
+    }
+
+    /// The regressions this rule finds, one line each.
+    fn check(&self, base: &Summary, new: &Summary) -> Vec<String> {
+        let mut found = Vec::new();
+        for (name, b) in &base.phases {
+            if self.phase.is_some_and(|p| p.name() != name) {
+                continue;
+            }
+            let Some(n) = new.phases.get(name) else {
+                continue;
+            };
+            let (Some(bv), Some(nv)) = (self.measure.read(b), self.measure.read(n)) else {
+                continue;
+            };
+            let delta = match self.change {
+                Change::Relative(limit) => {
+                    if bv == 0.0 {
+                        continue;
+                    }
+                    ((nv - bv) / bv, limit)
+                }
+                Change::Absolute(limit) => (nv - bv, limit),
+            };
+            if self.op.holds(delta.0, delta.1) {
+                found.push(format!(
+                    "{}: {name}: {} → {} ({})",
+                    self.text,
+                    show(self.measure, bv),
+                    show(self.measure, nv),
+                    percent(bv, nv)
+                ));
+            }
+        }
+        found
+    }
+}
+
+fn show(m: Measure, v: f64) -> String {
+    match m {
+        Measure::Rate => format!("{v:.1}/s"),
+        Measure::ErrorRate => format!("{:.3}%", v * 100.0),
+        _ => format_us(v),
+    }
+}
+
+fn percent(base: f64, new: f64) -> String {
+    if base == 0.0 {
+        return if new == 0.0 { "=".into() } else { "new".into() };
+    }
+    format!("{:+.1}%", (new - base) / base * 100.0)
+}
+
+/// The comparison: a table for people and the regressions the rules found.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub text: String,
+    pub regressions: Vec<String>,
+}
+
+pub fn compare(base: &Summary, new: &Summary, rules: &[FailIf]) -> Comparison {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "base: {} · {} · seed {} · {:.1}s · {:.1} sessions/s",
+        base.run.name,
+        base.run.started_at,
+        base.run.seed,
+        base.run.duration_s,
+        base.sessions.rate_per_s
+    );
+    let _ = writeln!(
+        text,
+        "new:  {} · {} · seed {} · {:.1}s · {:.1} sessions/s ({})\n",
+        new.run.name,
+        new.run.started_at,
+        new.run.seed,
+        new.run.duration_s,
+        new.sessions.rate_per_s,
+        percent(base.sessions.rate_per_s, new.sessions.rate_per_s)
+    );
+    let _ = writeln!(
+        text,
+        "  {:<26} {:>28} {:>28} {:>24} {:>14}",
+        "phase", "p50 base → new", "p99 base → new", "rate/s base → new", "errors"
+    );
+    let mut names: Vec<&String> = base.phases.keys().chain(new.phases.keys()).collect();
+    names.sort_by_key(|n| (Phase::from_name(n).map_or(usize::MAX, Phase::index), *n));
+    names.dedup();
+    for name in names {
+        let (b, n) = (base.phases.get(name), new.phases.get(name));
+        let cell = |m: Measure| {
+            let bv = b.and_then(|p| m.read(p));
+            let nv = n.and_then(|p| m.read(p));
+            match (bv, nv) {
+                (Some(x), Some(y)) => {
+                    format!("{} → {} {:>7}", show(m, x), show(m, y), percent(x, y))
+                }
+                (Some(x), None) => format!("{} → –", show(m, x)),
+                (None, Some(y)) => format!("– → {}", show(m, y)),
+                (None, None) => "–".into(),
+            }
+        };
+        let errors = format!(
+            "{} → {}",
+            b.map_or(0, |p| p.errors),
+            n.map_or(0, |p| p.errors)
+        );
+        let _ = writeln!(
+            text,
+            "  {name:<26} {:>28} {:>28} {:>24} {errors:>14}",
+            cell(Measure::P50),
+            cell(Measure::P99),
+            cell(Measure::Rate)
+        );
+    }
+    let regressions: Vec<String> = rules.iter().flat_map(|r| r.check(base, new)).collect();
+    if !rules.is_empty() {
+        if regressions.is_empty() {
+            let _ = writeln!(text, "\nno regression ({} rules)", rules.len());
+        } else {
+            let _ = writeln!(text, "\nREGRESSIONS");
+            for r in &regressions {
+                let _ = writeln!(text, "  {r}");
+            }
+        }
+    }
+    Comparison { text, regressions }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::threshold::tests::summary;
+
+    #[test]
+    fn rules_parse_with_clear_errors() {
+        let r = FailIf::parse("p99 > +10%").expect("parses");
+        assert_eq!((r.measure, r.phase, r.op), (Measure::P99, None, Op::Gt));
+        assert_eq!(r.change, Change::Relative(0.10));
+        let r = FailIf::parse("p99(initialize) > +5ms").expect("parses");
+        assert_eq!(r.phase, Some(Phase::Initialize));
+        assert_eq!(r.change, Change::Absolute(5_000.0));
+        assert_eq!(
+            FailIf::parse("rate < -20%").expect("parses").change,
+            Change::Relative(-0.2)
+        );
+        for (bad, why) in [
+            ("p99 > 10%", "give it a sign"),
+            ("p98 > +10%", "unknown measure `p98`"),
+            ("p99(init) > +10%", "unknown phase `init`"),
+            ("p99 > +10parsecs", "unknown unit `parsecs`"),
+            ("p99 +10%", "no comparison"),
+        ] {
+            let e = FailIf::parse(bad).expect_err(bad);
+            assert!(e.problem.contains(why), "{bad}: {}", e.problem);
+            assert_eq!(e.text, bad);
+        }
+    }
+
+    #[test]
+    fn regressions_are_found_per_phase() {
+        let base = summary();
+        let mut new = summary();
+        // initialize p99 40ms → 50ms (+25%); tools/call unchanged; rate halves.
+        if let Some(p) = new.phases.get_mut("initialize") {
+            p.service.p99_us = 50_000;
+        }
+        for p in new.phases.values_mut() {
+            p.rate_per_s /= 2.0;
+        }
+        let rules = [
+            FailIf::parse("p99 > +10%").expect("parses"),
+            FailIf::parse("p99(tools/call) > +1us").expect("parses"),
+            FailIf::parse("rate < -40%").expect("parses"),
+        ];
+        let c = compare(&base, &new, &rules);
+        let p99: Vec<&String> = c
+            .regressions
+            .iter()
+            .filter(|r| r.starts_with("p99 >"))
+            .collect();
+        assert_eq!(p99.len(), 1, "{:?}", c.regressions);
+        assert!(
+            p99[0].contains("initialize: 40.00ms → 50.00ms (+25.0%)"),
+            "{}",
+            p99[0]
+        );
+        assert!(!c
+            .regressions
+            .iter()
+            .any(|r| r.starts_with("p99(tools/call)")));
+        assert_eq!(
+            c.regressions
+                .iter()
+                .filter(|r| r.starts_with("rate <"))
+                .count(),
+            3
+        );
+        assert!(c.text.contains("REGRESSIONS"));
+        assert!(c.text.contains("+25.0%"), "{}", c.text);
+        let same = compare(&base, &base, &rules[..2]);
+        assert!(same.regressions.is_empty());
+        assert!(same.text.contains("no regression (2 rules)"));
+    }
+}

@@ -1,0 +1,116 @@
+//! `intervals.csv`: the per-interval figures of every phase, one row per phase per
+//! interval, for spreadsheets and scripts (and the HTML report's timelines when it is
+//! regenerated from a results folder). Written by hand: the fields never need quoting
+//! (phase names are `[a-z/]`).
+
+use crate::metrics::{IntervalRow, IntervalSink, Phase};
+use hdrhistogram::Histogram;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "intervals.csv";
+pub const HEADER: &str = "time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us";
+
+/// Appends rows as intervals finish (a run stopped hard still leaves what it measured).
+pub struct CsvSink {
+    out: BufWriter<File>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for CsvSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CsvSink").field("path", &self.path).finish()
+    }
+}
+
+impl CsvSink {
+    pub fn create(dir: &Path) -> std::io::Result<CsvSink> {
+        let path = dir.join(FILE_NAME);
+        let tmp = path.with_extension("csv.tmp");
+        let mut out = BufWriter::new(File::create(&tmp)?);
+        writeln!(out, "{HEADER}")?;
+        Ok(CsvSink { out, tmp, path })
+    }
+}
+
+/// One row as written.
+pub fn format_row(r: &IntervalRow) -> String {
+    format!(
+        "{:.3},{:.3},{},{},{},{},{},{},{}",
+        r.start_s,
+        r.len_s,
+        r.phase.name(),
+        r.count,
+        r.errors,
+        r.p50_us,
+        r.p90_us,
+        r.p99_us,
+        r.max_us
+    )
+}
+
+impl IntervalSink for CsvSink {
+    fn interval(&mut self, row: &IntervalRow, _: &Histogram<u64>) -> std::io::Result<()> {
+        writeln!(self.out, "{}", format_row(row))
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        std::fs::rename(&self.tmp, &self.path)
+    }
+}
+
+/// A line of `intervals.csv` that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}:{line}: {problem}")]
+pub struct CsvError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub problem: String,
+}
+
+/// Read `intervals.csv` back into rows.
+pub fn read(path: &Path) -> Result<Vec<IntervalRow>, CsvError> {
+    let err = |line: usize, problem: String| CsvError {
+        path: path.to_path_buf(),
+        line,
+        problem,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 9 {
+            return Err(err(
+                i + 1,
+                format!("{} fields, expected 9 ({HEADER})", f.len()),
+            ));
+        }
+        let num = |k: usize| -> Result<u64, CsvError> {
+            f[k].parse()
+                .map_err(|_| err(i + 1, format!("`{}` is not a whole number", f[k])))
+        };
+        let secs = |k: usize| -> Result<f64, CsvError> {
+            f[k].parse()
+                .map_err(|_| err(i + 1, format!("`{}` is not a number", f[k])))
+        };
+        rows.push(IntervalRow {
+            start_s: secs(0)?,
+            len_s: secs(1)?,
+            phase: Phase::from_name(f[2])
+                .ok_or_else(|| err(i + 1, format!("unknown phase `{}`", f[2])))?,
+            count: num(3)?,
+            errors: num(4)?,
+            p50_us: num(5)?,
+            p90_us: num(6)?,
+            p99_us: num(7)?,
+            max_us: num(8)?,
+        });
+    }
+    Ok(rows)
+}

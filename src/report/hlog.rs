@@ -1,0 +1,205 @@
+//! HdrHistogram interval logs: one `.hlog` file per phase in the results folder, in the
+//! standard V2 compressed format that HdrHistogram's own tools read
+//! (HistogramLogProcessor, HistogramLogAnalyzer), one histogram of service times (µs) per
+//! interval. File names are made safe (`tools/list` → `tools_list.hlog`); the real phase
+//! name is each interval's tag and is in the header comment.
+
+use crate::metrics::{IntervalRow, IntervalSink, Phase, LATENCY_BOUND_US};
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// `tools/list` → `tools_list.hlog`.
+pub fn file_name(phase: Phase) -> String {
+    format!("{}.hlog", phase.name().replace('/', "_"))
+}
+
+struct PhaseLog {
+    out: BufWriter<File>,
+    /// The temporary path written to; renamed on `finish` so readers never see half a log.
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+/// Writes each phase's intervals to its own log, creating the file when the phase first
+/// has samples.
+pub struct HlogSink {
+    dir: PathBuf,
+    started_at: SystemTime,
+    logs: Vec<Option<PhaseLog>>,
+    serializer: V2DeflateSerializer,
+}
+
+impl std::fmt::Debug for HlogSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HlogSink").field("dir", &self.dir).finish()
+    }
+}
+
+impl HlogSink {
+    /// `started_at` is the run's start: interval timestamps are offsets from it.
+    pub fn new(dir: &Path, started_at: SystemTime) -> HlogSink {
+        HlogSink {
+            dir: dir.to_path_buf(),
+            started_at,
+            logs: (0..Phase::COUNT).map(|_| None).collect(),
+            serializer: V2DeflateSerializer::new(),
+        }
+    }
+
+    fn open(&self, phase: Phase) -> std::io::Result<PhaseLog> {
+        let path = self.dir.join(file_name(phase));
+        let tmp = path.with_extension("hlog.tmp");
+        let mut out = BufWriter::new(File::create(&tmp)?);
+        let mut header = Vec::new();
+        IntervalLogWriterBuilder::new()
+            .add_comment(&format!(
+                "mcp-fleet {} phase {}: service time of successful samples, microseconds",
+                env!("CARGO_PKG_VERSION"),
+                phase.name()
+            ))
+            .add_comment("[Histogram log format version 1.3]")
+            .with_start_time(self.started_at)
+            .with_base_time(self.started_at)
+            .begin_log_with(&mut header, &mut V2DeflateSerializer::new())?;
+        out.write_all(&header)?;
+        out.write_all(
+            b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+        )?;
+        Ok(PhaseLog { out, tmp, path })
+    }
+}
+
+impl IntervalSink for HlogSink {
+    fn interval(&mut self, row: &IntervalRow, hist: &Histogram<u64>) -> std::io::Result<()> {
+        let i = row.phase.index();
+        if self.logs[i].is_none() {
+            self.logs[i] = Some(self.open(row.phase)?);
+        }
+        let Some(log) = self.logs[i].as_mut() else {
+            return Ok(());
+        };
+        // The crate's writer borrows its output; a header-less builder per interval
+        // writes exactly one interval line.
+        IntervalLogWriterBuilder::new()
+            .begin_log_with(&mut log.out, &mut self.serializer)?
+            .write_histogram(
+                hist,
+                Duration::from_secs_f64(row.start_s),
+                Duration::from_secs_f64(row.len_s),
+                Tag::new(row.phase.name()),
+            )
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        for log in self.logs.iter_mut().filter_map(Option::take) {
+            let PhaseLog { mut out, tmp, path } = log;
+            out.flush()?;
+            drop(out);
+            std::fs::rename(&tmp, &path)?;
+        }
+        Ok(())
+    }
+}
+
+/// One interval read back from a log.
+#[derive(Debug, Clone)]
+pub struct LoggedInterval {
+    pub tag: Option<String>,
+    pub start: Duration,
+    pub length: Duration,
+    pub histogram: Histogram<u64>,
+}
+
+/// A log that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum HlogError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not an interval log at byte {offset}")]
+    Parse { path: PathBuf, offset: usize },
+    #[error("{path}: a histogram does not decode: {detail}")]
+    Decode { path: PathBuf, detail: String },
+}
+
+/// Every interval of one log, in order.
+pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
+    let bytes = std::fs::read(path).map_err(|source| HlogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut deserializer = Deserializer::new();
+    let mut out = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        let entry = entry.map_err(|e| HlogError::Parse {
+            path: path.to_path_buf(),
+            offset: match e {
+                hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
+                    offset,
+                } => offset,
+            },
+        })?;
+        let LogEntry::Interval(ilh) = entry else {
+            continue;
+        };
+        let decoded = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            ilh.encoded_histogram(),
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|raw| {
+            deserializer
+                .deserialize::<u64, _>(&mut raw.as_slice())
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|detail| HlogError::Decode {
+            path: path.to_path_buf(),
+            detail,
+        })?;
+        out.push(LoggedInterval {
+            tag: ilh.tag().map(|t| t.as_str().to_string()),
+            start: ilh.start_timestamp(),
+            length: ilh.duration(),
+            histogram: decoded,
+        });
+    }
+    Ok(out)
+}
+
+/// The whole-run histogram of every phase that has a log in `dir` (the sum of its
+/// intervals), by phase name.
+pub fn read_totals(dir: &Path) -> Result<BTreeMap<String, Histogram<u64>>, HlogError> {
+    let mut totals = BTreeMap::new();
+    for phase in Phase::ALL {
+        let path = dir.join(file_name(phase));
+        if !path.is_file() {
+            continue;
+        }
+        let mut total =
+            Histogram::new_with_bounds(1, LATENCY_BOUND_US, 3).map_err(|e| HlogError::Decode {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+        for interval in read_log(&path)? {
+            total
+                .add(&interval.histogram)
+                .map_err(|e| HlogError::Decode {
+                    path: path.clone(),
+                    detail: format!("{e:?}"),
+                })?;
+        }
+        totals.insert(phase.name().to_string(), total);
+    }
+    Ok(totals)
+}

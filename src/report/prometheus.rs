@@ -1,0 +1,248 @@
+//! `--metrics-listen 127.0.0.1:PORT`: the live figures as a Prometheus text endpoint
+//! (`GET /metrics`), so a Grafana dashboard can follow a soak run. Loopback only: the
+//! figures describe the target and nothing authenticates the scrape.
+
+use crate::fleet::LiveCounters;
+use crate::metrics::{LiveFigures, Phase};
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use std::fmt::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// Why the endpoint cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("--metrics-listen {0}: not a loopback address\nfix: use 127.0.0.1:PORT or [::1]:PORT (put a proxy in front to expose it)")]
+    NotLoopback(SocketAddr),
+    #[error("--metrics-listen {addr}: cannot listen: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Clone)]
+struct Sources {
+    figures: watch::Receiver<Arc<LiveFigures>>,
+    live: Arc<LiveCounters>,
+}
+
+/// The exposition text for one snapshot.
+pub fn render(f: &LiveFigures, in_flight: u64) -> String {
+    let mut out = String::new();
+    // Each family's HELP and TYPE lines come right before its samples, as the text
+    // format requires.
+    let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, String)]| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    let one = |v: String| vec![(String::new(), v)];
+    family(
+        "mcp_fleet_elapsed_seconds",
+        "gauge",
+        "Time since the run started.",
+        &one(format!("{:.3}", f.elapsed.as_secs_f64())),
+    );
+    family(
+        "mcp_fleet_sessions_started_total",
+        "counter",
+        "Sessions started.",
+        &one(f.sessions_started.to_string()),
+    );
+    family(
+        "mcp_fleet_sessions_ended_total",
+        "counter",
+        "Sessions ended (completed, failed or interrupted).",
+        &one(f.sessions_ended.to_string()),
+    );
+    family(
+        "mcp_fleet_sessions_in_flight",
+        "gauge",
+        "Sessions running now.",
+        &one(in_flight.to_string()),
+    );
+    let active: Vec<(Phase, u64, u64)> = Phase::ALL
+        .into_iter()
+        .filter_map(|p| f.totals.get(p.index()).map(|&(n, e)| (p, n, e)))
+        .filter(|&(_, n, _)| n > 0)
+        .collect();
+    let label = |p: Phase| format!("{{phase=\"{}\"}}", p.name());
+    family(
+        "mcp_fleet_phase_samples_total",
+        "counter",
+        "Timed samples per phase (successful and failed).",
+        &active
+            .iter()
+            .map(|&(p, n, _)| (label(p), n.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    family(
+        "mcp_fleet_phase_errors_total",
+        "counter",
+        "Failed samples per phase.",
+        &active
+            .iter()
+            .map(|&(p, _, e)| (label(p), e.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    let mut latency = Vec::new();
+    for r in f.last.iter().filter(|r| r.count > r.errors) {
+        for (q, us) in [
+            ("0.5", r.p50_us),
+            ("0.9", r.p90_us),
+            ("0.99", r.p99_us),
+            ("1", r.max_us),
+        ] {
+            latency.push((
+                format!("{{phase=\"{}\",quantile=\"{q}\"}}", r.phase.name()),
+                format!("{:.6}", us as f64 / 1e6),
+            ));
+        }
+    }
+    family(
+        "mcp_fleet_phase_latency_seconds",
+        "gauge",
+        "Service time of the last interval's successful samples, by quantile (1 = max).",
+        &latency,
+    );
+    // Kind names are `[a-z_:0-9-]`: nothing to escape.
+    family(
+        "mcp_fleet_failures_total",
+        "counter",
+        "Failures by kind.",
+        &f.failures
+            .iter()
+            .map(|(k, n)| (format!("{{kind=\"{k}\"}}"), n.to_string()))
+            .collect::<Vec<_>>(),
+    );
+    out
+}
+
+async fn metrics(State(s): State<Sources>) -> impl IntoResponse {
+    let figures = s.figures.borrow().clone();
+    let body = render(&figures, s.live.in_flight.load(Ordering::Relaxed));
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+}
+
+/// Serve `/metrics` on `addr` until `done`; returns the bound address.
+pub async fn serve(
+    addr: SocketAddr,
+    figures: watch::Receiver<Arc<LiveFigures>>,
+    live: Arc<LiveCounters>,
+    done: CancellationToken,
+) -> Result<SocketAddr, MetricsError> {
+    if !addr.ip().is_loopback() {
+        return Err(MetricsError::NotLoopback(addr));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let app = axum::Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(Sources { figures, live });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { done.cancelled().await })
+            .await;
+    });
+    Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::IntervalRow;
+
+    #[test]
+    fn exposition_groups_each_family_under_its_type() {
+        let mut f = LiveFigures {
+            totals: vec![(0, 0); Phase::COUNT],
+            sessions_started: 7,
+            ..LiveFigures::default()
+        };
+        f.totals[Phase::ToolsCall.index()] = (40, 1);
+        f.failures.insert("rpc_error:-32602".into(), 1);
+        f.last.push(IntervalRow {
+            start_s: 0.0,
+            len_s: 1.0,
+            phase: Phase::ToolsCall,
+            count: 40,
+            errors: 1,
+            p50_us: 1_500,
+            p90_us: 2_000,
+            p99_us: 3_000,
+            max_us: 4_000,
+        });
+        let text = render(&f, 3);
+        assert!(text.contains("mcp_fleet_sessions_in_flight 3\n"));
+        assert!(text.contains("mcp_fleet_phase_samples_total{phase=\"tools/call\"} 40\n"));
+        assert!(text.contains(
+            "mcp_fleet_phase_latency_seconds{phase=\"tools/call\",quantile=\"0.99\"} 0.003000\n"
+        ));
+        assert!(text.contains("mcp_fleet_failures_total{kind=\"rpc_error:-32602\"} 1\n"));
+        // Every sample line follows its own family's TYPE line.
+        let mut family = "";
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                family = rest.split(' ').next().unwrap_or_default();
+            } else if !line.starts_with('#') {
+                assert!(line.starts_with(family), "{line} outside {family}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn only_loopback_addresses_are_served() {
+        let (_tx, rx) = watch::channel(Arc::new(LiveFigures::default()));
+        let done = CancellationToken::new();
+        let e = serve(
+            "0.0.0.0:0".parse().expect("addr"),
+            rx.clone(),
+            Arc::default(),
+            done.clone(),
+        )
+        .await
+        .expect_err("not loopback");
+        assert!(e.to_string().contains("fix: use 127.0.0.1:PORT"), "{e}");
+        let bound = serve(
+            "127.0.0.1:0".parse().expect("addr"),
+            rx,
+            Arc::default(),
+            done.clone(),
+        )
+        .await
+        .expect("serves");
+        let mut s = tokio::net::TcpStream::connect(bound)
+            .await
+            .expect("connects");
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("writes");
+        let mut body = String::new();
+        s.read_to_string(&mut body).await.expect("reads");
+        assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+        assert!(
+            body.contains("mcp_fleet_sessions_started_total 0"),
+            "{body}"
+        );
+        done.cancel();
+    }
+}

@@ -1,0 +1,293 @@
+//! The results folder's reports: interval logs read back with HdrHistogram's own log
+//! reader and matched to summary.json, the CSV, the HTML page, JUnit, thresholds and exit
+//! codes, `report DIR` and `compare`.
+
+use super::{args, check_schema, run, write_profile};
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use mcp_fleet::cli::RunArgs;
+use std::path::Path;
+use std::process::Command;
+
+fn fleet() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mcp-fleet"))
+}
+
+/// Sum every interval of one `.hlog`, with the crate's own reader; also the tags seen.
+fn read_hlog(path: &Path) -> (Histogram<u64>, Vec<String>, usize) {
+    let bytes = std::fs::read(path).expect("hlog written");
+    let mut total = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("bounds");
+    let mut tags = Vec::new();
+    let mut intervals = 0;
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(i) = entry.expect("a valid interval log") {
+            let raw = base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                i.encoded_histogram(),
+            )
+            .expect("base64");
+            let h: Histogram<u64> = de.deserialize(&mut raw.as_slice()).expect("V2 histogram");
+            total.add(&h).expect("same bounds");
+            tags.extend(i.tag().map(|t| t.as_str().to_string()));
+            intervals += 1;
+        }
+    }
+    (total, tags, intervals)
+}
+
+#[tokio::test]
+async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = RunArgs {
+        interval: Some("100ms".into()),
+        thresholds: vec![
+            "p99(initialize) < 10s".into(),
+            "error_rate < 0.1%".into(),
+            "rate(sessions) > 1000000".into(),
+        ],
+        ..args(dir.path())
+    };
+    let (summary, json) = run(a).await;
+    check_schema(&json);
+    assert_eq!(json["schema_version"], 3);
+    assert!(!summary.passed(), "one threshold cannot hold");
+    // The quickstart profile's two thresholds come first, then the --threshold ones.
+    let verdicts: Vec<bool> = summary.thresholds.iter().map(|t| t.passed).collect();
+    assert_eq!(verdicts, [true, true, true, true, false]);
+    assert_eq!(
+        json["thresholds"][0]["expression"],
+        "p99(initialize) < 500ms"
+    );
+    assert_eq!(
+        json["thresholds"][4]["expression"],
+        "rate(sessions) > 1000000"
+    );
+    assert_eq!(json["run"]["interval_s"], 0.1);
+    assert!(json["protocol_versions"]["2025-11-25"]["initialize"]["count"].as_u64() > Some(0));
+    assert!(json["protocol_versions"]["2025-03-26"]["initialize"]["count"].as_u64() > Some(0));
+
+    for phase in ["initialize", "tools/list", "tools/call", "session"] {
+        let file = dir.path().join(format!("{}.hlog", phase.replace('/', "_")));
+        let (total, tags, intervals) = read_hlog(&file);
+        let p = &json["phases"][phase];
+        let ok = p["count"].as_u64().unwrap_or(0) - p["errors"].as_u64().unwrap_or(0);
+        assert_eq!(
+            total.len(),
+            ok,
+            "{phase}: every successful sample is in the log"
+        );
+        assert_eq!(
+            Some(total.value_at_quantile(0.99)),
+            p["p99_us"].as_u64(),
+            "{phase}"
+        );
+        assert_eq!(
+            Some(total.value_at_quantile(0.5)),
+            p["p50_us"].as_u64(),
+            "{phase}"
+        );
+        assert_eq!(Some(total.max()), p["max_us"].as_u64(), "{phase}");
+        assert!(tags.iter().all(|t| t == phase), "{phase}: tags {tags:?}");
+        assert!(intervals >= 1);
+        let head = std::fs::read_to_string(&file).expect("text");
+        assert!(
+            head.contains(&format!("phase {phase}:")),
+            "header names the phase"
+        );
+        assert!(head.contains("#[StartTime: "));
+    }
+
+    let csv = std::fs::read_to_string(dir.path().join("intervals.csv")).expect("csv");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us")
+    );
+    let sessions: u64 = lines
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[2] == "session").then(|| f[3].parse::<u64>().expect("count"))
+        })
+        .sum();
+    assert_eq!(sessions, 400, "the CSV's session counts add up to the run");
+
+    let html = std::fs::read_to_string(dir.path().join("report.html")).expect("html");
+    assert!(html.contains("FAIL · 1 of 5 thresholds"));
+    assert!(html.contains("data-chart=distribution"));
+    assert!(html.contains("data-phase=\"tools/call\""));
+    assert!(html.contains("by protocol version"));
+    assert!(!html.contains("src=\"http"), "no fetched script");
+    assert!(!html.contains("{{"), "every placeholder filled");
+
+    let junit = std::fs::read_to_string(dir.path().join("thresholds.xml")).expect("junit");
+    assert!(junit.contains("tests=\"5\" failures=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"rate(sessions) &gt; 1000000"),
+        "{junit}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("summary.txt")).expect("text");
+    assert!(text.contains("thresholds: 1 of 5 FAILED"), "{text}");
+
+    // `report DIR` rebuilds the views from the files alone.
+    for f in ["report.html", "summary.txt", "thresholds.xml"] {
+        std::fs::remove_file(dir.path().join(f)).expect("remove");
+    }
+    let again = mcp_fleet::report::regenerate(dir.path()).expect("regenerates");
+    assert_eq!(again.thresholds, summary.thresholds);
+    let html2 = std::fs::read_to_string(dir.path().join("report.html")).expect("html again");
+    assert!(
+        html2.contains("data-chart=distribution") && html2.contains("\"distribution\":{\"close\"")
+    );
+    assert!(dir.path().join("thresholds.xml").is_file());
+}
+
+#[test]
+fn exit_codes_follow_thresholds_and_bad_ones_are_profile_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |extra: &[&str], out: &str| {
+        fleet()
+            .args([
+                "run",
+                "--sessions",
+                "8",
+                "--clients",
+                "2",
+                "--quiet",
+                "--out",
+            ])
+            .arg(dir.path().join(out))
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let o = run(
+        &[
+            "--threshold",
+            "p99(session) < 1ms",
+            "--threshold",
+            "errors < 1000",
+        ],
+        "a",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["--threshold", "p99(session) < 60s"], "b");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let o = run(&["--threshold", "p99(initialise) < 50ms"], "c");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`--threshold`: `p99(initialise) < 50ms`: unknown phase `initialise`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("fix: use sessions or a phase: connect"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("c").join("summary.json").exists(),
+        "nothing ran"
+    );
+
+    let profile = write_profile(
+        dir.path(),
+        "thresholds = [\"p99(initialize) < 50ms\", \"p99(tools/call, persona=nobody) < 1s\"]\n",
+    );
+    let o = fleet()
+        .arg("validate")
+        .arg(&profile)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`thresholds[1]`") && err.contains("unknown persona `nobody`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compare_prints_deltas_and_fails_on_regressions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for out in ["base", "new"] {
+        let o = fleet()
+            .args([
+                "run",
+                "--sessions",
+                "20",
+                "--clients",
+                "2",
+                "--quiet",
+                "--out",
+            ])
+            .arg(dir.path().join(out))
+            .output()
+            .expect("runs");
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let compare = |rules: &[&str]| {
+        let mut c = fleet();
+        c.arg("compare")
+            .arg(dir.path().join("base"))
+            .arg(dir.path().join("new"));
+        for r in rules {
+            c.args(["--fail-if", r]);
+        }
+        c.output().expect("runs")
+    };
+    let o = compare(&[]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("p99 base → new") && text.contains("initialize"),
+        "{text}"
+    );
+    // A run compared with itself: no change, so `>= +0%` matches and `> +1000%` does not.
+    let o = fleet()
+        .arg("compare")
+        .arg(dir.path().join("base"))
+        .arg(dir.path().join("base"))
+        .args(["--fail-if", "p99(initialize) >= +0%"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("REGRESSIONS"));
+    let o = compare(&["p99 > +1000000%"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = compare(&["p99 > 10%"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give it a sign"));
+}
+
+#[test]
+fn report_on_a_folder_without_a_summary_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = fleet()
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("summary.json") && err.contains("fix: give the results folder"),
+        "{err}"
+    );
+}
