@@ -98,6 +98,13 @@ pub struct RunArgs {
     /// Print only the results folder's path and errors.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Fail the run (exit code 1) when any conformance finding of error severity is seen.
+    #[arg(long)]
+    pub strict: bool,
+    /// Also call the list methods of capabilities the server did not declare, and
+    /// expect -32601 (method not found).
+    #[arg(long)]
+    pub probe_undeclared: bool,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +134,11 @@ pub struct ServeArgs {
     /// Last-Event-ID).
     #[arg(long, value_name = "N")]
     pub sse_drop_after: Option<usize>,
+    /// Fault: make a protocol mistake on purpose, to test conformance checks
+    /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
+    #[arg(long = "fault", value_name = "NAME",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::server::Fault::names()))]
+    pub faults: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod conformance;
 pub mod fleet;
 pub mod metrics;
 pub mod plan;
@@ -137,6 +138,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         endpoints: Arc::new(targets.endpoints.clone()),
         recorder,
         timeout: plan.timeout,
+        conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
+        transcript: None,
     };
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
@@ -196,6 +199,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         eras,
         expire_sessions_after: args.expire_sessions_after,
         sse_drop_after: args.sse_drop_after,
+        faults: args
+            .faults
+            .iter()
+            .filter_map(|n| server::Fault::from_name(n))
+            .collect(),
         ..Default::default()
     };
     match args.http {

@@ -26,16 +26,29 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => mcp_fleet::run(*args).await.map(drop),
-            Command::Serve(args) => mcp_fleet::serve(args).await,
-            Command::Validate(args) => mcp_fleet::validate(&args).map(|text| print!("{text}")),
+            Command::Run(args) => {
+                let strict = args.strict;
+                mcp_fleet::run(*args)
+                    .await
+                    .map(|o| strict && o.summary.has_error_findings())
+            }
+            Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| false),
+            Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
+                print!("{text}");
+                false
+            }),
         }
     });
     // Sessions still winding down (e.g. stdio children after Ctrl-C) must not hold the
     // process open.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        // `--strict` and a finding of error severity.
+        Ok(true) => {
+            eprintln!("error: conformance findings of error severity (--strict)");
+            ExitCode::from(1)
+        }
+        Ok(false) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

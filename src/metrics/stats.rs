@@ -3,6 +3,7 @@
 //! counted by kind.
 
 use super::{FailureKind, Outcome, Phase, Sample};
+use crate::conformance::Check;
 use crate::protocol::Era;
 use crate::transport::TransportKind;
 use hdrhistogram::Histogram;
@@ -158,6 +159,15 @@ pub struct Stats {
     pub by_era: BTreeMap<Era, PhaseTable>,
     /// Events without latency, by stable name (see [`super::Event::Count`]).
     pub counters: BTreeMap<&'static str, u64>,
+    /// Conformance findings by check: how often, and the first example.
+    pub findings: BTreeMap<Check, FindingCount>,
+}
+
+/// How often a finding was seen, with the first example.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingCount {
+    pub count: u64,
+    pub example: Option<String>,
 }
 
 impl Stats {
@@ -173,6 +183,7 @@ impl Stats {
             by_transport: BTreeMap::new(),
             by_era: BTreeMap::new(),
             counters: BTreeMap::new(),
+            findings: BTreeMap::new(),
         }
     }
 

@@ -2,12 +2,13 @@
 //! facts; its JSON schema is committed beside this file (`summary.schema.json`) and a
 //! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
+use crate::conformance::Severity;
 use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -29,6 +30,50 @@ pub struct Summary {
     /// Events without latency: re-initializations, era verdicts, list refetches,
     /// input rounds, cache hits …
     pub counters: BTreeMap<String, u64>,
+    /// Conformance findings: what the server did wrong, by stable code, errors first.
+    pub findings: Vec<FindingSummary>,
+}
+
+/// One conformance finding in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingSummary {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub count: u64,
+    /// What is wrong and how to fix it.
+    pub message: &'static str,
+    /// The first occurrence, as seen (may be empty when none was kept).
+    pub example: String,
+    /// The spec section it rests on.
+    pub spec: &'static str,
+}
+
+/// The findings of `stats`, errors first, then by code.
+pub fn findings(stats: &Stats) -> Vec<FindingSummary> {
+    let mut out: Vec<FindingSummary> = stats
+        .findings
+        .iter()
+        .map(|(check, seen)| {
+            let info = check.info();
+            FindingSummary {
+                code: info.code,
+                severity: info.severity,
+                count: seen.count,
+                message: info.message,
+                example: seen.example.clone().unwrap_or_default(),
+                spec: info.spec,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.severity, a.code).cmp(&(b.severity, b.code)));
+    out
+}
+
+impl Summary {
+    /// Whether any finding has error severity (`--strict` fails the run on it).
+    pub fn has_error_findings(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -267,6 +312,7 @@ impl Summary {
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), *v))
                 .collect(),
+            findings: findings(stats),
         }
     }
 }
