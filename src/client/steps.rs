@@ -291,11 +291,10 @@ pub async fn probe_undeclared(session: &mut Session<'_>) {
             }),
             Err(f) => match f.kind {
                 FailureKind::RpcError(-32601) => {}
-                FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => {
-                    session.finding(Check::CapabilityUndeclaredWrongError, || {
+                FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => session
+                    .finding(Check::CapabilityUndeclaredWrongError, || {
                         format!("{method} ({cap:?} not declared): {}", f.detail)
-                    })
-                }
+                    }),
                 // The connection is gone: nothing more to learn.
                 _ => return,
             },

@@ -66,14 +66,15 @@ pub fn structured_content(schema: &Value, result: &Value) -> Option<String> {
     }
     let props = schema.get("properties").and_then(Value::as_object);
     for (name, prop) in props.into_iter().flatten() {
-        let (Some(value), Some(want)) = (
-            object.get(name),
-            prop.get("type").and_then(Value::as_str),
-        ) else {
+        let (Some(value), Some(want)) =
+            (object.get(name), prop.get("type").and_then(Value::as_str))
+        else {
             continue;
         };
         if !type_matches(want, value) {
-            return Some(format!("property {name:?} is {value}, not of type {want:?}"));
+            return Some(format!(
+                "property {name:?} is {value}, not of type {want:?}"
+            ));
         }
     }
     None
@@ -147,7 +148,9 @@ impl ToolListing {
                 self.duplicate = Some(name.to_string());
             }
             if self.bad_schema.is_none() && !input_schema_ok(tool.get("inputSchema")) {
-                let schema = tool.get("inputSchema").map_or("none".into(), Value::to_string);
+                let schema = tool
+                    .get("inputSchema")
+                    .map_or("none".into(), Value::to_string);
                 self.bad_schema = Some(format!("tool {name:?}: inputSchema {schema}"));
             }
         }
@@ -173,15 +176,21 @@ mod tests {
         );
         assert!(structured_content(&schema, &json!({"content": []})).is_some());
         assert!(structured_content(&schema, &json!({"structuredContent": {}})).is_some());
-        assert!(structured_content(&schema, &json!({"structuredContent": {"sum": "3"}}))
-            .is_some_and(|e| e.contains("sum")));
+        assert!(
+            structured_content(&schema, &json!({"structuredContent": {"sum": "3"}}))
+                .is_some_and(|e| e.contains("sum"))
+        );
     }
 
     #[test]
     fn listings_fingerprint_and_find_duplicates() {
         let a = json!({"tools": [{"name": "x", "inputSchema": {"type": "object"}}]});
         let b = json!({"tools": [{"name": "x", "inputSchema": {"type": "string"}}]});
-        let (mut la, mut la2, mut lb) = (ToolListing::default(), ToolListing::default(), ToolListing::default());
+        let (mut la, mut la2, mut lb) = (
+            ToolListing::default(),
+            ToolListing::default(),
+            ToolListing::default(),
+        );
         la.feed(&a);
         la2.feed(&a);
         lb.feed(&b);

@@ -177,7 +177,12 @@ impl Faults {
 
     /// Note what the reply hook will need, before the request is consumed.
     pub fn asked(&self, method: &str, params: Option<&Value>) -> Asked {
-        let text = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_str).map(String::from);
+        let text = |k: &str| {
+            params
+                .and_then(|p| p.get(k))
+                .and_then(Value::as_str)
+                .map(String::from)
+        };
         Asked {
             method: method.to_string(),
             tool: text("name"),
@@ -198,9 +203,8 @@ impl Faults {
             notifier.send(b"this is not JSON".to_vec());
         }
         if self.has(Fault::EarlyMessage) && method == m::INITIALIZE {
-            notifier.send(
-                br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
-            );
+            notifier
+                .send(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec());
         }
         if self.has(Fault::PaginationLoop) && method == m::TOOLS_LIST {
             if let Some(Value::Object(p)) = params {
@@ -265,7 +269,9 @@ impl Faults {
                 if self.has(Fault::CapabilitiesNotObject) {
                     result["capabilities"] = json!([]);
                 }
-                if let Some(caps) = result.get_mut("capabilities").and_then(Value::as_object_mut)
+                if let Some(caps) = result
+                    .get_mut("capabilities")
+                    .and_then(Value::as_object_mut)
                 {
                     if self.has(Fault::UndeclaredPrompts) {
                         caps.remove("prompts");
@@ -288,10 +294,11 @@ impl Faults {
                 }
             }
             m::TOOLS_LIST => self.bend_tools(result),
-            m::TOOLS_CALL if asked.tool.as_deref() == Some("add") => {
-                if self.has(Fault::BadStructuredContent) {
-                    result["structuredContent"] = json!({"sum": "three"});
-                }
+            m::TOOLS_CALL
+                if asked.tool.as_deref() == Some("add")
+                    && self.has(Fault::BadStructuredContent) =>
+            {
+                result["structuredContent"] = json!({"sum": "three"});
             }
             _ => {}
         }
@@ -354,7 +361,10 @@ mod tests {
     fn replies_are_bent_only_where_asked() {
         let faults = Faults::new(&[Fault::WrongJsonrpc]);
         let list = faults.asked("tools/list", None);
-        let out = faults.reply(&list, br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#.to_vec());
+        let out = faults.reply(
+            &list,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#.to_vec(),
+        );
         assert!(String::from_utf8_lossy(&out).contains("\"1.0\""));
         let ping = faults.asked("ping", None);
         let out = faults.reply(&ping, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());

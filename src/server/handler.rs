@@ -215,7 +215,10 @@ impl Handler {
             Incoming::Request { id, method, params } => {
                 let stateless = self.stateless(&method, params.as_ref());
                 if self.faults.any() {
-                    return Some(self.answer_faulty(session, id, method, params, notifier).await);
+                    return Some(
+                        self.answer_faulty(session, id, method, params, notifier)
+                            .await,
+                    );
                 }
                 let outcome = if stateless {
                     self.modern(&method, params, notifier).await
@@ -234,7 +237,9 @@ impl Handler {
                 }
                 // Cancellation and everything else is accepted and ignored: no request
                 // here holds resources worth reclaiming early.
-                self.faults.notification_reply().map(|bytes| Reply { bytes, error: None })
+                self.faults
+                    .notification_reply()
+                    .map(|bytes| Reply { bytes, error: None })
             }
             Incoming::Response { id, outcome } => {
                 session.deliver(id.as_ref(), outcome);
@@ -255,7 +260,10 @@ impl Handler {
     ) -> Reply {
         let stateless = self.stateless(&method, params.as_ref());
         let asked = self.faults.asked(&method, params.as_ref());
-        let outcome = match self.faults.before(&method, &mut params, stateless, notifier) {
+        let outcome = match self
+            .faults
+            .before(&method, &mut params, stateless, notifier)
+        {
             Some(e) => Err(e),
             None if stateless => self.modern(&method, params, notifier).await,
             None => self.request(session, &method, params, notifier).await,

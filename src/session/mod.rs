@@ -259,11 +259,19 @@ impl<'p> Session<'p> {
                 });
                 if declared {
                     self.finding(Check::CapabilityDeclaredButMissing, || {
-                        format!("{method} answered -32601 although {:?} is declared", cap.unwrap_or_default())
+                        format!(
+                            "{method} answered -32601 although {:?} is declared",
+                            cap.unwrap_or_default()
+                        )
                     });
                 }
             }
-            FailureKind::HttpStatus(400) => {
+            // The modern era's own version errors (-32020, -32022) are negotiation,
+            // not a refusal of the header we were told to send.
+            FailureKind::RpcError(-32022 | -32020) => {}
+            FailureKind::HttpStatus(400) | FailureKind::RpcError(_)
+                if f.detail.starts_with("HTTP 400") && self.era == Era::Legacy =>
+            {
                 let text = f.detail.to_ascii_lowercase();
                 if text.contains("protocol-version") || text.contains("protocol version") {
                     self.finding(Check::VersionHeaderRejected, || f.detail.clone());
@@ -490,8 +498,7 @@ impl<'p> Session<'p> {
 
     /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
     fn check_early(&mut self, method: &str) {
-        if self.checks.handshaking && method != methods::PING && method != "notifications/message"
-        {
+        if self.checks.handshaking && method != methods::PING && method != "notifications/message" {
             self.finding(Check::LifecycleEarlyMessage, || {
                 format!("{method} arrived before notifications/initialized was sent")
             });
@@ -522,7 +529,11 @@ impl<'p> Session<'p> {
         if let Some(t) = &self.transcript {
             t.sent(&bytes);
         }
-        self.send_bounded(bytes, method).await
+        let sent = self.send_bounded(bytes, method).await;
+        if let Err(f) = &sent {
+            self.check_failure(method, f);
+        }
+        sent
     }
 
     async fn send_bounded(&mut self, bytes: Vec<u8>, what: &str) -> Result<(), Failure> {

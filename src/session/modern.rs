@@ -63,9 +63,10 @@ impl Session<'_> {
                 Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
                     if !usable_supported(f.data.as_ref()) {
                         let data = f.data.as_ref().map_or("no data".into(), Value::to_string);
-                        self.finding(crate::conformance::Check::VersionUnsupportedWithoutList, || {
-                            format!("{method}: -32022 with {data}")
-                        });
+                        self.finding(
+                            crate::conformance::Check::VersionUnsupportedWithoutList,
+                            || format!("{method}: -32022 with {data}"),
+                        );
                     }
                     match self.mutual_version(f.data.as_ref(), true) {
                         Some(v) if v != self.modern_version => {

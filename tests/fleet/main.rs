@@ -448,6 +448,7 @@ async fn stdio_children_are_reaped() {
 }
 
 mod cli;
+mod conformance;
 mod eras;
 mod load;
 mod rmcp_peer;

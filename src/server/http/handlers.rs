@@ -20,8 +20,8 @@ use super::stateless::post_stateless;
 use super::stream::{lock, pump, HttpSession, Refusal};
 use super::AppState;
 use crate::protocol::methods as m;
-use crate::server::Fault;
 use crate::protocol::Incoming;
+use crate::server::Fault;
 
 /// The `reject-version-header` fault: refuse any request that carries the negotiated
 /// `MCP-Protocol-Version`.
