@@ -16,6 +16,7 @@ pub mod cli;
 pub mod client;
 pub mod conformance;
 pub mod fleet;
+pub mod inspect;
 pub mod metrics;
 pub mod plan;
 pub mod profile;

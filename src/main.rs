@@ -33,6 +33,10 @@ fn main() -> ExitCode {
                     .map(|o| strict && o.summary.has_error_findings())
             }
             Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| false),
+            Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|text| {
+                print!("{text}");
+                false
+            }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
                 print!("{text}");
                 false

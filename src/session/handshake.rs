@@ -126,6 +126,9 @@ impl Session<'_> {
             }
         };
         self.check_negotiated(&info.protocol_version);
+        if let (Some(t), Some(id)) = (&self.transcript, self.transport.session_id_bytes()) {
+            t.note(format!("Mcp-Session-Id: {}", String::from_utf8_lossy(id)));
+        }
         if let Some(id) = self.transport.session_id_bytes() {
             if !crate::conformance::session_id_ok(id) {
                 let shown = String::from_utf8_lossy(id).into_owned();

@@ -450,6 +450,7 @@ async fn stdio_children_are_reaped() {
 mod cli;
 mod conformance;
 mod eras;
+mod inspect;
 mod load;
 mod rmcp_peer;
 mod scripted_server;
