@@ -19,11 +19,19 @@ async fn server(faults: &[Fault]) -> mcp_fleet::server::HttpServer {
     .expect("server starts")
 }
 
+/// A transport's name, its URL or stdio command, and the `--transport` it needs.
+type Route = (
+    &'static str,
+    Option<String>,
+    Option<String>,
+    Option<&'static str>,
+);
+
 #[tokio::test]
 async fn inspect_every_transport_and_era() {
     let srv = server(&[]).await;
     let stdio = format!("{} serve --stdio", self_exe());
-    let routes: [(&str, Option<String>, Option<String>, Option<&str>); 4] = [
+    let routes: [Route; 4] = [
         ("http", Some(srv.url()), None, None),
         (
             "sse",
