@@ -219,16 +219,17 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
     })
 }
 
-/// Results by method, read back from the transcript.
+/// Results by method (and whether the request named a cursor), read back from the
+/// transcript.
 struct Seen {
-    results: Vec<(String, Value)>,
+    results: Vec<(String, bool, Value)>,
     offered: Option<String>,
     session_id: Option<String>,
 }
 
 impl Seen {
     fn read(entries: &[Entry]) -> Seen {
-        let mut asked: HashMap<String, String> = HashMap::new();
+        let mut asked: HashMap<String, (String, bool)> = HashMap::new();
         let mut results = Vec::new();
         let mut offered = None;
         let mut session_id = None;
@@ -241,13 +242,14 @@ impl Seen {
                         if method == methods::INITIALIZE {
                             offered = m["params"]["protocolVersion"].as_str().map(String::from);
                         }
-                        asked.insert(id.to_string(), method);
+                        let paged = m["params"].get("cursor").is_some();
+                        asked.insert(id.to_string(), (method, paged));
                     }
                 }
                 Direction::Received => {
                     let method = m.get("id").and_then(|id| asked.get(&id.to_string()));
-                    if let (Some(method), Some(result)) = (method, m.get("result")) {
-                        results.push((method.clone(), result.clone()));
+                    if let (Some((method, paged)), Some(result)) = (method, m.get("result")) {
+                        results.push((method.clone(), *paged, result.clone()));
                     }
                 }
                 Direction::Note => {
@@ -270,25 +272,20 @@ impl Seen {
         self.results
             .iter()
             .rev()
-            .find(|(m, _)| m == method)
-            .map(|(_, r)| r)
+            .find(|(m, _, _)| m == method)
+            .map(|(_, _, r)| r)
     }
 
-    /// Every item of every page of a list (the last complete listing is not tracked
-    /// apart: a list fetched twice shows its items twice only if the server changed).
+    /// Every item of the last listing of a list, as the server sent them (duplicates
+    /// too); a listing starts with a request without a cursor.
     fn items(&self, method: &str, key: &str) -> Vec<Value> {
         let mut out: Vec<Value> = Vec::new();
-        for (_, page) in self.results.iter().filter(|(m, _)| m == method) {
-            for item in page
-                .get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if !out.contains(item) {
-                    out.push(item.clone());
-                }
+        for (_, paged, page) in self.results.iter().filter(|(m, _, _)| m == method) {
+            if !paged {
+                out.clear();
             }
+            let items = page.get(key).and_then(Value::as_array);
+            out.extend(items.into_iter().flatten().cloned());
         }
         out
     }
