@@ -29,6 +29,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results folders phase by phase; optionally fail on regressions.
     Compare(CompareArgs),
+    /// Open one session and show it the way the MCP Inspector does: the handshake, the
+    /// server's capabilities, every tool, resource and prompt, timings and findings.
+    Inspect(Box<InspectArgs>),
 }
 
 #[derive(Debug, Default, Args)]
@@ -114,6 +117,13 @@ pub struct RunArgs {
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+    /// Fail the run (exit code 1) when any conformance finding of error severity is seen.
+    #[arg(long)]
+    pub strict: bool,
+    /// Also call the list methods of capabilities the server did not declare, and
+    /// expect -32601 (method not found).
+    #[arg(long)]
+    pub probe_undeclared: bool,
 }
 
 #[derive(Debug, Args)]
@@ -161,6 +171,61 @@ pub struct ServeArgs {
     /// Last-Event-ID).
     #[arg(long, value_name = "N")]
     pub sse_drop_after: Option<usize>,
+    /// Fault: make a protocol mistake on purpose, to test conformance checks
+    /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
+    #[arg(long = "fault", value_name = "NAME",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::server::Fault::names()))]
+    pub faults: Vec<String>,
+}
+
+#[derive(Debug, Default, Args)]
+pub struct InspectArgs {
+    /// Server URL (http(s)://, ws(s)://). Without it and without --stdio: the built-in
+    /// server.
+    #[arg(value_name = "URL", conflicts_with = "stdio")]
+    pub target: Option<String>,
+    /// Spawn this command and speak stdio to it.
+    #[arg(long, value_name = "\"CMD ARGS...\"")]
+    pub stdio: Option<String>,
+    /// Take the persona from this profile (its target too, unless given here).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// The profile's persona to play (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub persona: Option<String>,
+    /// stdio, http, sse or ws (default: from the URL scheme).
+    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
+    pub transport: Option<String>,
+    /// legacy, modern or auto.
+    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
+    pub era: Option<String>,
+    /// Protocol version to offer (any string).
+    #[arg(long, value_name = "V")]
+    pub protocol_version: Option<String>,
+    /// clientInfo.name.
+    #[arg(long, value_name = "NAME")]
+    pub client_name: Option<String>,
+    /// Declare a client capability, KEY=JSON (repeatable).
+    #[arg(long = "capability", value_name = "KEY=JSON")]
+    pub capabilities: Vec<String>,
+    /// Extra HTTP header, 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'K: V'")]
+    pub headers: Vec<String>,
+    /// Accept any TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Per-request timeout, e.g. 10s.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Also call the list methods of undeclared capabilities and expect -32601.
+    #[arg(long)]
+    pub probe_undeclared: bool,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print every wire message.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 #[derive(Debug, Args)]

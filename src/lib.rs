@@ -16,7 +16,9 @@
 
 pub mod cli;
 pub mod client;
+pub mod conformance;
 pub mod fleet;
+pub mod inspect;
 pub mod metrics;
 pub mod plan;
 pub mod profile;
@@ -174,6 +176,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         endpoints: Arc::new(targets.endpoints.clone()),
         recorder,
         timeout: plan.timeout,
+        conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
+        transcript: None,
     };
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
@@ -250,6 +254,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         eras,
         expire_sessions_after: args.expire_sessions_after,
         sse_drop_after: args.sse_drop_after,
+        faults: args
+            .faults
+            .iter()
+            .filter_map(|n| server::Fault::from_name(n))
+            .collect(),
         ..Default::default()
     };
     match args.http {

@@ -26,8 +26,21 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => mcp_fleet::run(*args).await.map(|o| o.summary.passed()),
+            Command::Run(args) => {
+                let strict = args.strict;
+                mcp_fleet::run(*args).await.map(|o| {
+                    let findings_fail = strict && o.summary.has_error_findings();
+                    if findings_fail {
+                        eprintln!("error: conformance findings of error severity (--strict)");
+                    }
+                    o.summary.passed() && !findings_fail
+                })
+            }
             Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| true),
+            Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|text| {
+                print!("{text}");
+                true
+            }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
                 print!("{text}");
                 true

@@ -29,6 +29,10 @@ pub struct SessionContext {
     pub endpoints: Arc<Vec<Endpoint>>,
     pub recorder: Recorder,
     pub timeout: Duration,
+    /// Cross-session conformance state and options.
+    pub conformance: Arc<crate::conformance::Tracker>,
+    /// `inspect`: record every message of the session here.
+    pub transcript: Option<crate::session::Transcript>,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -109,12 +113,19 @@ pub async fn run_session(
         return timer.end();
     };
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
+    session.set_tracker(ctx.conformance.clone());
+    if let Some(t) = &ctx.transcript {
+        session.observe(t.clone());
+    }
 
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {
-                let _ = steps::run(&mut session, &mut timer, scenario, cache).await;
+                let done = steps::run(&mut session, &mut timer, scenario, cache).await;
+                if done.is_ok() && ctx.conformance.probe_undeclared {
+                    steps::probe_undeclared(&mut session).await;
+                }
             }
             Shape::LongLived { pace } => {
                 long_lived(&mut session, &mut timer, scenario, cache, pace, stop).await;

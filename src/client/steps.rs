@@ -6,6 +6,7 @@
 
 use super::arguments;
 use super::timer::Timer;
+use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
 use crate::protocol::{methods, Era};
@@ -126,6 +127,7 @@ async fn call_tool(
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
             timer.record(Phase::ToolsCall, Some(tool), t, tool_outcome(&result));
+            check_structured(session, name, &result);
             Ok(())
         }
         Err(f) => {
@@ -160,6 +162,7 @@ async fn run_mix(
         left -= n;
         let mut batch = Vec::new();
         let mut tools = Vec::new();
+        let mut names = Vec::new();
         for _ in 0..n {
             let call = &mix.calls[choose.sample(session.rng())];
             let arguments = match &call.arguments {
@@ -177,6 +180,7 @@ async fn run_mix(
                 json!({"name": call.name, "arguments": arguments}),
             ));
             tools.push(call.tool);
+            names.push(call.name.as_str());
         }
         let t = Instant::now();
         let results = if batch.len() == 1 {
@@ -187,10 +191,11 @@ async fn run_mix(
         } else {
             session.request_many(batch).await
         };
-        for (tool, (finished, result)) in tools.into_iter().zip(results) {
+        for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v))
+                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    check_structured(session, name, &v);
                 }
                 Err(f) => {
                     let kind = f.kind;
@@ -211,6 +216,90 @@ async fn run_mix(
         }
     }
     worst
+}
+
+/// A successful tool result against the tool's `outputSchema`, when it has one.
+fn check_structured(session: &mut Session<'_>, name: &str, result: &Value) {
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return;
+    }
+    let problem = session
+        .output_schema(name)
+        .and_then(|schema| crate::conformance::structured_content(schema, result));
+    if let Some(p) = problem {
+        session.finding(Check::ToolsStructuredContentMismatch, || {
+            format!("tool {name:?}: {p}")
+        });
+    }
+}
+
+/// Findings of a complete tool listing: duplicate names, schemas that are not object
+/// schemas, and a tool set that changed since the last listing without a notification.
+fn check_tool_listing(session: &mut Session<'_>, listing: &ToolListing) {
+    if let Some(name) = &listing.duplicate {
+        session.finding(Check::ToolsDuplicateName, || {
+            format!("tool {name:?} is listed twice")
+        });
+    }
+    if let Some(bad) = &listing.bad_schema {
+        session.finding(Check::ToolsInputSchemaNotObject, || bad.clone());
+    }
+    let persona = session.persona().id;
+    let changed = session
+        .tracker()
+        .is_some_and(|t| t.tools_listed(persona, listing.fingerprint()));
+    if changed {
+        let declared = session.server.as_ref().is_some_and(|s| {
+            s.capabilities
+                .get("tools")
+                .and_then(|t| t.get("listChanged"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        });
+        let check = if declared {
+            Check::CapabilityListChangedNotHonoured
+        } else {
+            Check::ToolsChangedSilently
+        };
+        session.finding(check, || {
+            "tools/list differs from the previous listing; no notifications/tools/list_changed was seen"
+                .to_string()
+        });
+    }
+}
+
+/// `--probe-undeclared`: call the list method of each capability the server did not
+/// declare and expect -32601. Not timed: it is a check, not load.
+pub async fn probe_undeclared(session: &mut Session<'_>) {
+    let Some(caps) = session.server.as_ref().map(|s| s.capabilities.clone()) else {
+        return;
+    };
+    if !caps.is_object() {
+        return; // unknown capabilities (a modern server without discover): nothing to probe
+    }
+    for (cap, method) in [
+        ("tools", methods::TOOLS_LIST),
+        ("resources", methods::RESOURCES_LIST),
+        ("prompts", methods::PROMPTS_LIST),
+    ] {
+        if caps.get(cap).is_some_and(Value::is_object) {
+            continue;
+        }
+        match session.request(method, None).await {
+            Ok(_) => session.finding(Check::CapabilityUndeclaredButWorks, || {
+                format!("{method} works although {cap:?} is not declared")
+            }),
+            Err(f) => match f.kind {
+                FailureKind::RpcError(-32601) => {}
+                FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => session
+                    .finding(Check::CapabilityUndeclaredWrongError, || {
+                        format!("{method} ({cap:?} not declared): {}", f.detail)
+                    }),
+                // The connection is gone: nothing more to learn.
+                _ => return,
+            },
+        }
+    }
 }
 
 /// One request timed as one phase; the result body is not needed.
@@ -239,6 +328,7 @@ async fn list_all(
     let caching = session.era() == Era::Modern && session.persona().cache;
     let mut cursor: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
+    let mut listing = (method == methods::TOOLS_LIST).then(ToolListing::default);
     for _ in 0..MAX_PAGES {
         let cached = caching
             .then(|| cache.get(method, cursor.as_deref()).cloned())
@@ -260,16 +350,28 @@ async fn list_all(
                 result
             }
         };
-        if method == methods::TOOLS_LIST {
+        if let Some(l) = listing.as_mut() {
             session.learn_tools(&result);
+            l.feed(&result);
         }
-        let next = result
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty());
+        let raw_next = result.get("nextCursor").and_then(Value::as_str);
+        if raw_next == Some("") {
+            session.finding(Check::PaginationEmptyCursor, || {
+                format!("{method}: \"nextCursor\": \"\" (taken as the last page)")
+            });
+        }
+        let next = raw_next.filter(|c| !c.is_empty());
         match next {
-            None => return Ok(()),
+            None => {
+                if let Some(l) = listing {
+                    check_tool_listing(session, &l);
+                }
+                return Ok(());
+            }
             Some(c) if seen.iter().any(|s| s == c) => {
+                session.finding(Check::PaginationLoop, || {
+                    format!("{method}: cursor {c:?} came back a second time")
+                });
                 let f = Failure::new(
                     FailureKind::ProtocolViolation,
                     format!("{method}: the server returned cursor {c:?} twice (pagination loops)"),

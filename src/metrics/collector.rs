@@ -5,6 +5,7 @@
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
 use super::{FailureKind, PersonaId, Phase, Sample};
+use crate::conformance::Check;
 use crate::transport::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +49,12 @@ pub enum Event {
     Malformed {
         persona: PersonaId,
         text: String,
+    },
+    /// A conformance problem of the server. Sessions send the example only the first
+    /// time they see a check, so a chatty fault costs no allocation per message.
+    Finding {
+        check: Check,
+        example: Option<String>,
     },
 }
 
@@ -230,6 +237,13 @@ impl Collector {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
             Event::Count { name, n } => *s.counters.entry(name).or_insert(0) += n,
+            Event::Finding { check, example } => {
+                let seen = s.findings.entry(check).or_default();
+                seen.count += 1;
+                if seen.example.is_none() {
+                    seen.example = example;
+                }
+            }
             Event::Malformed { persona: _, text } => {
                 s.malformed += 1;
                 let list = s

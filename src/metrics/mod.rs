@@ -9,7 +9,7 @@ mod stats;
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
-pub use stats::{PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
+pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
 
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;

@@ -4,6 +4,7 @@
 
 use super::interval::IntervalRow;
 use super::{FailureKind, Outcome, Phase, Sample};
+use crate::conformance::Check;
 use crate::protocol::{Era, VersionId};
 use crate::transport::TransportKind;
 use hdrhistogram::Histogram;
@@ -167,6 +168,15 @@ pub struct Stats {
     pub interval_error: Option<String>,
     /// Events without latency, by stable name (see [`super::Event::Count`]).
     pub counters: BTreeMap<&'static str, u64>,
+    /// Conformance findings by check: how often, and the first example.
+    pub findings: BTreeMap<Check, FindingCount>,
+}
+
+/// How often a finding was seen, with the first example.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingCount {
+    pub count: u64,
+    pub example: Option<String>,
 }
 
 impl Stats {
@@ -186,6 +196,7 @@ impl Stats {
             interval_s: 0.0,
             interval_error: None,
             counters: BTreeMap::new(),
+            findings: BTreeMap::new(),
         }
     }
 

@@ -3,13 +3,14 @@
 //! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
 use super::threshold::{self, ThresholdResult};
+use crate::conformance::Severity;
 use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// 3: `thresholds`, `protocol_versions`, `run.interval_s`.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`.
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -38,6 +39,52 @@ pub struct Summary {
     /// Events without latency: re-initializations, era verdicts, list refetches,
     /// input rounds, cache hits …
     pub counters: BTreeMap<String, u64>,
+    /// Conformance findings: what the server did wrong, by stable code, errors first.
+    /// Absent from results written before schema 4.
+    #[serde(default)]
+    pub findings: Vec<FindingSummary>,
+}
+
+/// One conformance finding in the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FindingSummary {
+    pub code: String,
+    pub severity: Severity,
+    pub count: u64,
+    /// What is wrong and how to fix it.
+    pub message: String,
+    /// The first occurrence, as seen (may be empty when none was kept).
+    pub example: String,
+    /// The spec section it rests on.
+    pub spec: String,
+}
+
+/// The findings of `stats`, errors first, then by code.
+pub fn findings(stats: &Stats) -> Vec<FindingSummary> {
+    let mut out: Vec<FindingSummary> = stats
+        .findings
+        .iter()
+        .map(|(check, seen)| {
+            let info = check.info();
+            FindingSummary {
+                code: info.code.to_string(),
+                severity: info.severity,
+                count: seen.count,
+                message: info.message.to_string(),
+                example: seen.example.clone().unwrap_or_default(),
+                spec: info.spec.to_string(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.severity, &a.code).cmp(&(b.severity, &b.code)));
+    out
+}
+
+impl Summary {
+    /// Whether any finding has error severity (`--strict` fails the run on it).
+    pub fn has_error_findings(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -297,6 +344,7 @@ impl Summary {
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), *v))
                 .collect(),
+            findings: findings(stats),
         }
     }
 }

@@ -136,6 +136,7 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
+    render_findings(&mut out, &s.findings);
     if !s.counters.is_empty() {
         let list: Vec<String> = s.counters.iter().map(|(m, n)| format!("{m} {n}")).collect();
         let _ = writeln!(out, "\ncounted: {}", list.join(", "));
@@ -170,6 +171,29 @@ pub fn render(s: &Summary) -> String {
         }
     }
     out
+}
+
+/// The findings section: code, severity, count, the fix, the spec section and the
+/// first example. Shared with `inspect`.
+pub fn render_findings(out: &mut String, findings: &[super::summary::FindingSummary]) {
+    if findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nfindings (what the server does wrong)");
+    for f in findings {
+        let _ = writeln!(
+            out,
+            "  {:<7} {:<38} {:>6}×  {}  [spec: {}]",
+            f.severity.name(),
+            f.code,
+            f.count,
+            f.message,
+            f.spec
+        );
+        if !f.example.is_empty() {
+            let _ = writeln!(out, "          e.g. {}", f.example);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Value};
 
 use super::catalog::{self, Catalog, Listing, Tool};
+use super::faults::Faults;
 use super::{Eras, ServerOptions};
 use crate::protocol::jsonrpc::{codes, encode_response, Malformed};
 use crate::protocol::methods as m;
@@ -100,6 +101,8 @@ pub struct Handler {
     /// `supportedVersions`: the modern version, then the legacy ones when served.
     supported: Vec<&'static str>,
     server_info: Value,
+    /// Mistakes made on purpose; empty in normal service.
+    faults: Faults,
 }
 
 impl Handler {
@@ -158,7 +161,13 @@ impl Handler {
             discover,
             supported,
             server_info,
+            faults: Faults::new(&opts.faults),
         }
+    }
+
+    /// The faults this server commits (HTTP reads its own from here).
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     /// Whether a request should be answered on an SSE stream even when the transport would
@@ -205,6 +214,12 @@ impl Handler {
         match msg {
             Incoming::Request { id, method, params } => {
                 let stateless = self.stateless(&method, params.as_ref());
+                if self.faults.any() {
+                    return Some(
+                        self.answer_faulty(session, id, method, params, notifier)
+                            .await,
+                    );
+                }
                 let outcome = if stateless {
                     self.modern(&method, params, notifier).await
                 } else {
@@ -222,12 +237,41 @@ impl Handler {
                 }
                 // Cancellation and everything else is accepted and ignored: no request
                 // here holds resources worth reclaiming early.
-                None
+                self.faults
+                    .notification_reply()
+                    .map(|bytes| Reply { bytes, error: None })
             }
             Incoming::Response { id, outcome } => {
                 session.deliver(id.as_ref(), outcome);
                 None
             }
+        }
+    }
+
+    /// [`Handler::answer`] for a server with faults: the same path, with the fault hooks
+    /// around it.
+    async fn answer_faulty(
+        &self,
+        session: &Session,
+        id: RequestId,
+        method: String,
+        mut params: Option<Value>,
+        notifier: &Notifier,
+    ) -> Reply {
+        let stateless = self.stateless(&method, params.as_ref());
+        let asked = self.faults.asked(&method, params.as_ref());
+        let outcome = match self
+            .faults
+            .before(&method, &mut params, stateless, notifier)
+        {
+            Some(e) => Err(e),
+            None if stateless => self.modern(&method, params, notifier).await,
+            None => self.request(session, &method, params, notifier).await,
+        };
+        let error = outcome.as_ref().err().map(|e| e.code);
+        Reply {
+            bytes: self.faults.reply(&asked, encode(&id, outcome)),
+            error,
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod channel;
+pub mod faults;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
@@ -14,6 +15,7 @@ mod origin;
 pub mod stdio;
 pub mod ws;
 
+pub use faults::Fault;
 pub use http::{serve_http, spawn_http, HttpServer};
 pub use stdio::{serve_io, serve_stdio};
 
@@ -59,6 +61,9 @@ pub struct ServerOptions {
     /// Fault: after this many POSTs carrying a Streamable HTTP session id, the session is
     /// forgotten (the next one gets 404 "Session not found").
     pub expire_sessions_after: Option<u32>,
+    /// Protocol faults committed on purpose (`serve --fault NAME`), to test the
+    /// conformance checks.
+    pub faults: Vec<Fault>,
 }
 
 impl Default for ServerOptions {
@@ -70,6 +75,7 @@ impl Default for ServerOptions {
             eras: Eras::Both,
             sse_drop_after: None,
             expire_sessions_after: None,
+            faults: Vec::new(),
         }
     }
 }

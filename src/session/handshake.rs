@@ -6,6 +6,7 @@
 
 use super::modern::{discover_params, has_modern_error, DISCOVER, UNSUPPORTED_VERSION};
 use super::{Failure, Session};
+use crate::conformance::Check;
 use crate::metrics::{FailureKind, Phase};
 use crate::protocol::{methods, Era, ProtocolVersion};
 use crate::transport::TransportKind;
@@ -105,12 +106,38 @@ impl Session<'_> {
     pub async fn initialize(&mut self) -> Result<(), Failure> {
         self.era = Era::Legacy;
         self.transport.set_protocol_version(None);
+        self.checks.handshaking = true;
         let persona = self.persona;
         self.version = crate::protocol::VersionId::of(persona.legacy_version.as_str());
-        let result = self
+        let result = match self
             .request(methods::INITIALIZE, Some(persona.initialize_params.clone()))
-            .await?;
-        let info = ServerInfo::from_result(&result)?;
+            .await
+        {
+            Ok(r) => r,
+            Err(f) => {
+                self.check_version_error(&f);
+                return Err(f);
+            }
+        };
+        let info = match ServerInfo::from_result(&result) {
+            Ok(info) => info,
+            Err(f) => {
+                self.finding(crate::conformance::handshake(&result), || f.detail.clone());
+                return Err(f);
+            }
+        };
+        self.check_negotiated(&info.protocol_version);
+        if let (Some(t), Some(id)) = (&self.transcript, self.transport.session_id_bytes()) {
+            t.note(format!("Mcp-Session-Id: {}", String::from_utf8_lossy(id)));
+        }
+        if let Some(id) = self.transport.session_id_bytes() {
+            if !crate::conformance::session_id_ok(id) {
+                let shown = String::from_utf8_lossy(id).into_owned();
+                self.finding(Check::HttpInvalidSessionId, || {
+                    format!("Mcp-Session-Id {shown:?}")
+                });
+            }
+        }
         if !persona.accepts(&info.protocol_version) {
             return Err(Failure::new(
                 FailureKind::VersionRejected,
@@ -134,7 +161,47 @@ impl Session<'_> {
 
     /// `notifications/initialized`; timed as the `initialized` phase.
     pub async fn initialized(&mut self) -> Result<(), Failure> {
-        self.notify(methods::INITIALIZED, None).await
+        let sent = self.notify(methods::INITIALIZED, None).await;
+        self.checks.handshaking = false;
+        sent
+    }
+
+    /// The version the server answered: one that exists, and not an echo of a version
+    /// that does not.
+    fn check_negotiated(&mut self, answered: &str) {
+        if ProtocolVersion::new(answered).is_known() {
+            return;
+        }
+        let offered = self
+            .persona
+            .initialize_params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let check = if offered == answered {
+            Check::VersionEchoedUnsupported
+        } else {
+            Check::VersionUnknown
+        };
+        self.finding(check, || {
+            format!("offered {offered:?}, the server answered {answered:?}")
+        });
+    }
+
+    /// `initialize` answered with an error about the version, where the spec wants a
+    /// result with a counter-offer. A modern-only server naming its modern version is
+    /// doing what the modern era asks, not this.
+    fn check_version_error(&mut self, f: &Failure) {
+        if !matches!(f.kind, FailureKind::RpcError(_)) {
+            return;
+        }
+        let data = f.data.as_ref().map(Value::to_string).unwrap_or_default();
+        let text = format!("{} {data}", f.detail).to_ascii_lowercase();
+        if text.contains("version") && !text.contains(crate::protocol::version::LATEST_MODERN) {
+            self.finding(Check::VersionErrorInsteadOfOffer, || {
+                format!("{} {data}", f.detail)
+            });
+        }
     }
 
     /// Modern handshake: `server/discover`. Returns the era to continue in: `Legacy`
@@ -154,7 +221,10 @@ impl Session<'_> {
                 // A probe answered with something that is not a DiscoverResult: not a
                 // modern server (Python v2 falls back the same way).
                 Err(_) if probing => Era::Legacy,
-                Err(f) => return Err(f),
+                Err(f) => {
+                    self.finding(Check::DiscoverInvalidResult, || f.detail.clone());
+                    return Err(f);
+                }
             },
             Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) => {
                 // No modern version in common (request_modern already retried at one if

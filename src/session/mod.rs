@@ -9,9 +9,14 @@ pub mod answers;
 mod cache;
 mod handshake;
 mod modern;
+mod transcript;
 
 pub use cache::ResponseCache;
 pub use handshake::ServerInfo;
+pub use transcript::{Direction, Entry, Transcript};
+
+use crate::conformance::{Check, SessionChecks, Tracker};
+use std::sync::Arc;
 
 use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
 use crate::plan::Persona;
@@ -115,6 +120,10 @@ pub struct Session<'p> {
     tool_headers: HashMap<String, Vec<(String, HeaderName)>>,
     /// Each listed tool's `inputSchema`, for generated arguments.
     tool_schemas: HashMap<String, Value>,
+    /// Conformance state (findings already reported, the run's tracker).
+    pub(crate) checks: SessionChecks,
+    /// Every message, when inspecting.
+    transcript: Option<Transcript>,
 }
 
 impl<'p> Session<'p> {
@@ -144,7 +153,38 @@ impl<'p> Session<'p> {
             pending_refetch: Vec::new(),
             tool_headers: HashMap::new(),
             tool_schemas: HashMap::new(),
+            checks: SessionChecks::default(),
+            transcript: None,
         }
+    }
+
+    /// Record every message of this session (for `inspect`).
+    pub fn observe(&mut self, transcript: Transcript) {
+        self.transcript = Some(transcript);
+    }
+
+    /// The run's cross-session conformance state.
+    pub fn set_tracker(&mut self, tracker: Arc<Tracker>) {
+        self.checks.tracker = Some(tracker);
+    }
+
+    pub fn tracker(&self) -> Option<&Tracker> {
+        self.checks.tracker.as_deref()
+    }
+
+    /// Report a conformance finding; the example is built only the first time this
+    /// session sees the check.
+    pub fn finding(&mut self, check: Check, example: impl FnOnce() -> String) {
+        let example = self.checks.first(check).then(example);
+        if let (Some(t), Some(e)) = (&self.transcript, &example) {
+            t.note(format!("finding {}: {e}", check.code()));
+        }
+        self.recorder.send(Event::Finding { check, example });
+    }
+
+    /// The `outputSchema` a listed tool declared.
+    pub fn output_schema(&self, tool: &str) -> Option<&Value> {
+        self.checks.output_schemas.get(tool)
     }
 
     pub fn era(&self) -> Era {
@@ -185,6 +225,14 @@ impl<'p> Session<'p> {
             ) {
                 self.tool_schemas.insert(name.to_string(), schema.clone());
             }
+            if let (Some(name), Some(schema)) = (
+                tool.get("name").and_then(Value::as_str),
+                tool.get("outputSchema"),
+            ) {
+                self.checks
+                    .output_schemas
+                    .insert(name.to_string(), schema.clone());
+            }
         }
         if self.era == Era::Modern {
             self.learn_tool_headers(page);
@@ -204,6 +252,51 @@ impl<'p> Session<'p> {
     /// are fulfilled and retried; in the legacy era a forgotten session (404) is
     /// re-initialized and the request retried once, when the persona does that.
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, Failure> {
+        let result = self.request_in_era(method, params).await;
+        if let Err(f) = &result {
+            self.check_failure(method, f);
+        }
+        result
+    }
+
+    /// Findings a failed request shows: a declared capability that is not implemented,
+    /// the negotiated version header refused.
+    fn check_failure(&mut self, method: &str, f: &Failure) {
+        match f.kind {
+            FailureKind::RpcError(-32601) => {
+                let cap = crate::conformance::capability_of(method);
+                let declared = self.server.as_ref().is_some_and(|s| {
+                    cap.is_some_and(|c| !s.capabilities.is_null() && s.declares(c))
+                });
+                if declared {
+                    self.finding(Check::CapabilityDeclaredButMissing, || {
+                        format!(
+                            "{method} answered -32601 although {:?} is declared",
+                            cap.unwrap_or_default()
+                        )
+                    });
+                }
+            }
+            // The modern era's own version errors (-32020, -32022) are negotiation,
+            // not a refusal of the header we were told to send.
+            FailureKind::RpcError(-32022 | -32020) => {}
+            FailureKind::HttpStatus(400) | FailureKind::RpcError(_)
+                if f.detail.starts_with("HTTP 400") && self.era == Era::Legacy =>
+            {
+                let text = f.detail.to_ascii_lowercase();
+                if text.contains("protocol-version") || text.contains("protocol version") {
+                    self.finding(Check::VersionHeaderRejected, || f.detail.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    async fn request_in_era(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, Failure> {
         match self.era {
             Era::Modern => self.request_modern(method, params).await,
             Era::Legacy => {
@@ -246,6 +339,9 @@ impl<'p> Session<'p> {
             let id = self.next_id;
             self.next_id += 1;
             let bytes = encode_request(id, &out.method, out.params.as_ref());
+            if let Some(t) = &self.transcript {
+                t.sent(&bytes);
+            }
             let sent = self.transport.send_request(id, bytes, &out.headers).await;
             let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
             pending.push((id, out.method, done));
@@ -274,13 +370,22 @@ impl<'p> Session<'p> {
                 }
                 break;
             };
+            if let (Some(t), Received::Message(m)) = (&self.transcript, &received) {
+                t.received(m);
+            }
             match received {
                 Received::Message(Incoming::Response {
                     id: Some(rid),
                     outcome,
                 }) => {
-                    // Anything else is a late answer to a request we gave up on, or to an
-                    // id we never used: ignored.
+                    // Anything else is a late answer to a request we gave up on (ignored),
+                    // or to an id we never used (a finding).
+                    let next_id = self.next_id;
+                    if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
+                        self.finding(Check::JsonrpcUnknownId, || {
+                            format!("a response with id {rid}; ids in use are 1..{next_id}")
+                        });
+                    }
                     if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(&mut pending, id))
                     {
                         let result = outcome.map_err(|e| Failure {
@@ -291,16 +396,33 @@ impl<'p> Session<'p> {
                         *r = Some((Instant::now(), result));
                     }
                 }
+                Received::Message(Incoming::Response {
+                    id: None,
+                    outcome: Ok(result),
+                }) => {
+                    // An error may lack an id (the request could not be read); a result
+                    // never may: it answers something that had no id.
+                    self.finding(Check::JsonrpcResponseToNotification, || {
+                        format!("a result with no id: {}", excerpt_of(&result))
+                    });
+                }
                 Received::Message(Incoming::Response { id: None, .. }) => {}
                 Received::Message(Incoming::Request { id, method, params }) => {
+                    self.check_early(&method);
                     if let Err(f) = self.answer(id, method, params).await {
                         fail_all(&mut pending, &f);
                     }
                 }
                 Received::Message(Incoming::Notification { method, .. }) => {
+                    self.check_early(&method);
                     self.on_notification(method);
                 }
                 Received::Malformed { error, excerpt } => {
+                    let check = crate::conformance::malformed(&error, self.transport.kind());
+                    if let Some(t) = &self.transcript {
+                        t.note(format!("malformed ({error}): {excerpt}"));
+                    }
+                    self.finding(check, || format!("{error}: {excerpt}"));
                     // A stray line (a server logging to stdout, say) does not tell us our
                     // answer is lost; count it and keep waiting.
                     self.recorder.send(Event::Malformed {
@@ -385,7 +507,21 @@ impl<'p> Session<'p> {
         results
     }
 
+    /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
+    fn check_early(&mut self, method: &str) {
+        if self.checks.handshaking && method != methods::PING && method != "notifications/message" {
+            self.finding(Check::LifecycleEarlyMessage, || {
+                format!("{method} arrived before notifications/initialized was sent")
+            });
+        }
+    }
+
     fn on_notification(&mut self, method: String) {
+        if method == "notifications/tools/list_changed" {
+            if let Some(t) = self.tracker() {
+                t.tools_list_changed();
+            }
+        }
         if let Some(list) = list_for(&method) {
             if self.persona.refetch_on_list_changed {
                 if !self.pending_refetch.contains(&list) {
@@ -401,7 +537,14 @@ impl<'p> Session<'p> {
     /// Send a notification (over HTTP: and wait for its 202).
     pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), Failure> {
         let bytes = encode_notification(method, params.as_ref());
-        self.send_bounded(bytes, method).await
+        if let Some(t) = &self.transcript {
+            t.sent(&bytes);
+        }
+        let sent = self.send_bounded(bytes, method).await;
+        if let Err(f) = &sent {
+            self.check_failure(method, f);
+        }
+        sent
     }
 
     async fn send_bounded(&mut self, bytes: Vec<u8>, what: &str) -> Result<(), Failure> {
@@ -436,6 +579,9 @@ impl<'p> Session<'p> {
             tokio::time::sleep(delay).await;
         }
         let reply = encode_response(&id, outcome.as_ref());
+        if let Some(t) = &self.transcript {
+            t.sent(&reply);
+        }
         self.recorder.send(Event::ServerMessage { method });
         let sent = self
             .send_bounded(reply, "our answer to a server request")
@@ -506,6 +652,15 @@ impl<'p> Session<'p> {
 
     pub fn diagnostics(&self) -> Option<String> {
         self.transport.diagnostics()
+    }
+}
+
+/// The start of a JSON value, for an example.
+fn excerpt_of(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
     }
 }
 

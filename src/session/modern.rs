@@ -63,6 +63,13 @@ impl Session<'_> {
             let (params, headers) = self.decorate(method, Some(base.clone()), retry.as_ref());
             let result = match self.exchange(method, Some(params), &headers).await {
                 Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
+                    if !usable_supported(f.data.as_ref()) {
+                        let data = f.data.as_ref().map_or("no data".into(), Value::to_string);
+                        self.finding(
+                            crate::conformance::Check::VersionUnsupportedWithoutList,
+                            || format!("{method}: -32022 with {data}"),
+                        );
+                    }
                     match self.mutual_version(f.data.as_ref(), true) {
                         Some(v) if v != self.modern_version => {
                             renegotiated = true;
@@ -256,6 +263,13 @@ pub fn has_modern_error(detail: &str) -> bool {
     ["-32020", "-32021", "-32022"]
         .iter()
         .any(|code| detail.contains(&format!("\"code\":{code}")))
+}
+
+/// Whether a -32022 `data` lists versions to retry with (a non-empty string array).
+fn usable_supported(data: Option<&Value>) -> bool {
+    data.and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .is_some_and(|list| !list.is_empty() && list.iter().all(Value::is_string))
 }
 
 /// Params of `server/discover` (only `_meta`, added by the request path).

@@ -184,6 +184,11 @@ impl HttpTransport {
         self.session.id.as_ref().and_then(|v| v.to_str().ok())
     }
 
+    /// The session id as the server sent it (it may not be valid text).
+    pub fn session_id_bytes(&self) -> Option<&[u8]> {
+        self.session.id.as_ref().map(HeaderValue::as_bytes)
+    }
+
     /// Forget the session (id and protocol-version header) and drop every open stream,
     /// keeping the idle connections: the way to re-initialize after a 404.
     pub fn reset_session(&mut self) {

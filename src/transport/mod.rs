@@ -190,6 +190,14 @@ impl Transport {
         }
     }
 
+    /// The raw `Mcp-Session-Id` the server assigned (Streamable HTTP), for checking.
+    pub fn session_id_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Http(t) => t.session_id_bytes(),
+            _ => None,
+        }
+    }
+
     /// Streamable HTTP's connection and stream counters, for the report.
     pub fn http_stats(&self) -> Option<http::HttpStats> {
         match self {

@@ -448,7 +448,9 @@ async fn stdio_children_are_reaped() {
 }
 
 mod cli;
+mod conformance;
 mod eras;
+mod inspect;
 mod load;
 mod reports;
 mod rmcp_peer;

@@ -51,7 +51,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     };
     let (summary, json) = run(a).await;
     check_schema(&json);
-    assert_eq!(json["schema_version"], 3);
+    assert_eq!(json["schema_version"], 4);
     assert!(!summary.passed(), "one threshold cannot hold");
     // The quickstart profile's two thresholds come first, then the --threshold ones.
     let verdicts: Vec<bool> = summary.thresholds.iter().map(|t| t.passed).collect();

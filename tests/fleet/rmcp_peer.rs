@@ -99,6 +99,13 @@ fn assert_clean_run(json: &serde_json::Value, sessions: u64) {
         json["failure_examples"]
     );
     assert_eq!(json["failures"], serde_json::json!({}));
+    // An independent, correct server: no false conformance findings.
+    assert_eq!(
+        json["findings"],
+        serde_json::json!([]),
+        "{:#}",
+        json["findings"]
+    );
     assert_eq!(count(json, "tools/call"), 3 * sessions);
     assert_eq!(json["tools"]["fail"]["tool_errors"], sessions);
     assert_eq!(count(json, "ping"), sessions);

@@ -169,7 +169,7 @@ impl Notifier {
         Notifier(None)
     }
 
-    pub(super) fn send(&self, message: Vec<u8>) {
+    pub(crate) fn send(&self, message: Vec<u8>) {
         if let Some(tx) = &self.0 {
             // A closed receiver means the client went away; the result is dropped anyway.
             let _ = tx.send(message);

@@ -21,6 +21,19 @@ use super::stream::{lock, pump, HttpSession, Refusal};
 use super::AppState;
 use crate::protocol::methods as m;
 use crate::protocol::Incoming;
+use crate::server::Fault;
+
+/// The `reject-version-header` fault: refuse any request that carries the negotiated
+/// `MCP-Protocol-Version`.
+fn fault_refusal(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    let faulty = state.handler.faults().has(Fault::RejectVersionHeader);
+    (faulty && headers.contains_key("mcp-protocol-version")).then(|| {
+        error_response(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: MCP-Protocol-Version is not accepted",
+        )
+    })
+}
 
 pub(super) async fn post_mcp(
     State(state): State<Arc<AppState>>,
@@ -60,6 +73,9 @@ pub(super) async fn post_mcp(
             if let Some(refused) = version_refusal(&headers) {
                 return refused;
             }
+            if let Some(refused) = fault_refusal(&state, &headers) {
+                return refused;
+            }
             // The expiry fault: this request is still served, the next one gets 404.
             let served = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
             if state
@@ -70,7 +86,16 @@ pub(super) async fn post_mcp(
             }
             (session, None)
         }
-        None if is_initialize => (Arc::new(HttpSession::default()), Some(new_session_id())),
+        None if is_initialize => {
+            let id = new_session_id();
+            // The fault: an id a client must reject (spaces are not visible ASCII).
+            let id = if state.handler.faults().has(Fault::BadSessionId) {
+                format!("fleet session {id}")
+            } else {
+                id
+            };
+            (Arc::new(HttpSession::default()), Some(id))
+        }
         None => {
             return error_response(
                 StatusCode::BAD_REQUEST,

@@ -1,0 +1,221 @@
+//! The checks themselves, as pure functions over what a session saw: which finding a
+//! malformed message is, what is wrong with a handshake result, whether a tool's schemas
+//! hold, a fingerprint of a tool listing. Sessions call these only when something is
+//! already unusual (or once per listing), so the common path allocates nothing.
+
+use super::Check;
+use crate::protocol::jsonrpc::Malformed;
+use crate::transport::TransportKind;
+use serde_json::Value;
+use std::hash::Hasher;
+
+/// The finding a message that is not JSON-RPC makes. On HTTP and SSE streams text that
+/// is not JSON is an SSE event with bad data; elsewhere it is a stray line.
+pub fn malformed(error: &Malformed, transport: TransportKind) -> Check {
+    match error {
+        Malformed::NotJson(_) => match transport {
+            TransportKind::StreamableHttp | TransportKind::Sse => Check::SseInvalidEvent,
+            TransportKind::Stdio | TransportKind::WebSocket => Check::JsonrpcNotJson,
+        },
+        Malformed::Batch => Check::JsonrpcBatch,
+        Malformed::NotObject => Check::JsonrpcNotObject,
+        Malformed::WrongVersion => Check::JsonrpcWrongVersion,
+        Malformed::ResultAndError => Check::JsonrpcResultAndError,
+        Malformed::BadMethod => Check::JsonrpcBadMethod,
+        Malformed::BadId => Check::JsonrpcBadId,
+        Malformed::BadError => Check::JsonrpcBadError,
+    }
+}
+
+/// What is wrong with an `initialize` result that did not pass the shape check.
+pub fn handshake(result: &Value) -> Check {
+    if !result.get("protocolVersion").is_some_and(Value::is_string) {
+        Check::HandshakeVersionMissing
+    } else if !result.get("capabilities").is_some_and(Value::is_object) {
+        Check::HandshakeCapabilitiesNotObject
+    } else {
+        Check::HandshakeServerInfoInvalid
+    }
+}
+
+/// Whether an `inputSchema` is an object schema.
+pub fn input_schema_ok(schema: Option<&Value>) -> bool {
+    schema.is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"))
+}
+
+/// Whether `structuredContent` fits `outputSchema`, as far as a cheap check goes: an
+/// object, the required properties present, the declared top-level types right.
+/// Returns what is wrong.
+pub fn structured_content(schema: &Value, result: &Value) -> Option<String> {
+    let Some(content) = result.get("structuredContent") else {
+        return Some("no `structuredContent` although the tool has an `outputSchema`".into());
+    };
+    let Some(object) = content.as_object() else {
+        return Some("`structuredContent` is not an object".into());
+    };
+    for name in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !object.contains_key(name) {
+            return Some(format!("required property {name:?} is missing"));
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (name, prop) in props.into_iter().flatten() {
+        let (Some(value), Some(want)) =
+            (object.get(name), prop.get("type").and_then(Value::as_str))
+        else {
+            continue;
+        };
+        if !type_matches(want, value) {
+            return Some(format!(
+                "property {name:?} is {value}, not of type {want:?}"
+            ));
+        }
+    }
+    None
+}
+
+fn type_matches(want: &str, v: &Value) -> bool {
+    match want {
+        "string" => v.is_string(),
+        "number" => v.is_number(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => true,
+    }
+}
+
+/// A session id may only hold visible ASCII (0x21–0x7E).
+pub fn session_id_ok(id: &[u8]) -> bool {
+    !id.is_empty() && id.iter().all(|b| (0x21..=0x7e).contains(b))
+}
+
+/// The capability a method belongs to, for the capability checks.
+pub fn capability_of(method: &str) -> Option<&'static str> {
+    let (prefix, _) = method.split_once('/')?;
+    match prefix {
+        "tools" => Some("tools"),
+        "resources" => Some("resources"),
+        "prompts" => Some("prompts"),
+        "completion" => Some("completions"),
+        "logging" => Some("logging"),
+        _ => None,
+    }
+}
+
+/// A whole `tools/list` listing (every page), folded as it arrives: a fingerprint of
+/// the tools (names and schemas, in order) and the first duplicate name.
+#[derive(Debug, Default)]
+pub struct ToolListing {
+    hash: std::collections::hash_map::DefaultHasher,
+    names: std::collections::HashSet<String>,
+    pub duplicate: Option<String>,
+    pub bad_schema: Option<String>,
+}
+
+/// Feeds serialized JSON straight into the hasher (no intermediate string).
+struct HashWriter<'a>(&'a mut std::collections::hash_map::DefaultHasher);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ToolListing {
+    pub fn feed(&mut self, page: &Value) {
+        for tool in page
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let _ = serde_json::to_writer(HashWriter(&mut self.hash), tool);
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !self.names.insert(name.to_string()) && self.duplicate.is_none() {
+                self.duplicate = Some(name.to_string());
+            }
+            if self.bad_schema.is_none() && !input_schema_ok(tool.get("inputSchema")) {
+                let schema = tool
+                    .get("inputSchema")
+                    .map_or("none".into(), Value::to_string);
+                self.bad_schema = Some(format!("tool {name:?}: inputSchema {schema}"));
+            }
+        }
+    }
+
+    pub fn fingerprint(&self) -> u64 {
+        self.hash.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn structured_content_is_checked_against_the_schema() {
+        let schema = json!({"type": "object", "properties": {"sum": {"type": "number"}},
+            "required": ["sum"]});
+        assert_eq!(
+            structured_content(&schema, &json!({"structuredContent": {"sum": 3}})),
+            None
+        );
+        assert!(structured_content(&schema, &json!({"content": []})).is_some());
+        assert!(structured_content(&schema, &json!({"structuredContent": {}})).is_some());
+        assert!(
+            structured_content(&schema, &json!({"structuredContent": {"sum": "3"}}))
+                .is_some_and(|e| e.contains("sum"))
+        );
+    }
+
+    #[test]
+    fn listings_fingerprint_and_find_duplicates() {
+        let a = json!({"tools": [{"name": "x", "inputSchema": {"type": "object"}}]});
+        let b = json!({"tools": [{"name": "x", "inputSchema": {"type": "string"}}]});
+        let (mut la, mut la2, mut lb) = (
+            ToolListing::default(),
+            ToolListing::default(),
+            ToolListing::default(),
+        );
+        la.feed(&a);
+        la2.feed(&a);
+        lb.feed(&b);
+        assert_eq!(la.fingerprint(), la2.fingerprint());
+        assert_ne!(la.fingerprint(), lb.fingerprint());
+        assert!(lb.bad_schema.is_some() && la.bad_schema.is_none());
+        la.feed(&a);
+        assert_eq!(la.duplicate.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn session_ids_are_visible_ascii() {
+        assert!(session_id_ok(b"abc-123"));
+        assert!(!session_id_ok(b"a b"));
+        assert!(!session_id_ok(b""));
+    }
+
+    #[test]
+    fn malformed_maps_per_transport() {
+        let e = Malformed::NotJson("x".into());
+        assert_eq!(malformed(&e, TransportKind::Sse), Check::SseInvalidEvent);
+        assert_eq!(malformed(&e, TransportKind::Stdio), Check::JsonrpcNotJson);
+        assert_eq!(
+            malformed(&Malformed::WrongVersion, TransportKind::Stdio),
+            Check::JsonrpcWrongVersion
+        );
+    }
+}

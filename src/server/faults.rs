@@ -1,0 +1,373 @@
+//! Protocol faults the reference server can commit on purpose (`serve --fault NAME`),
+//! one per conformance finding it can reproduce, so every check is tested against a
+//! server that makes that mistake. The handler calls three small hooks — before a
+//! request, on its encoded reply, on a notification — and they cost nothing when no
+//! fault is set.
+
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::handler::Notifier;
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::methods as m;
+use crate::protocol::version::legacy_versions;
+use crate::protocol::RpcError;
+
+/// The faults, a closed set; each names the finding it provokes in its doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// `tools/list` answered with `"jsonrpc": "1.0"` (jsonrpc.wrong-version).
+    WrongJsonrpc,
+    /// `tools/list` answered with both `result` and `error` (jsonrpc.result-and-error).
+    ResultAndError,
+    /// `tools/list` answered under another id (jsonrpc.unknown-id).
+    WrongId,
+    /// Notifications get a response (jsonrpc.response-to-notification; not over HTTP,
+    /// which answers notifications with 202).
+    RespondToNotification,
+    /// `capabilities: []` in the initialize result (handshake.capabilities-not-object).
+    CapabilitiesNotObject,
+    /// `serverInfo` without `version` (handshake.server-info-invalid).
+    NoServerInfoVersion,
+    /// The initialize result names version "2099-12-31" (version.unknown).
+    UnknownVersion,
+    /// Any requested version is echoed, even one that does not exist
+    /// (version.echoed-unsupported).
+    EchoVersion,
+    /// An unsupported requested version gets -32602 instead of a counter-offer
+    /// (version.error-instead-of-offer).
+    VersionError,
+    /// HTTP: a request carrying `MCP-Protocol-Version` is refused with 400
+    /// (version.header-rejected).
+    RejectVersionHeader,
+    /// Every modern request gets -32022 without `data.supported`
+    /// (version.unsupported-without-list).
+    ModernNoSupported,
+    /// `notifications/tools/list_changed` before the initialize reply
+    /// (lifecycle.early-message; stdio, ws, sse).
+    EarlyMessage,
+    /// The first tool's `inputSchema` is `{"type":"string"}` (tools.input-schema-not-object).
+    BadInputSchema,
+    /// The first tool is listed twice (tools.duplicate-name).
+    DuplicateTools,
+    /// `tools/list` returns the same cursor again and again (pagination.loop).
+    PaginationLoop,
+    /// `tools/list` returns `"nextCursor": ""` (pagination.empty-cursor).
+    EmptyCursor,
+    /// `add` returns `structuredContent` whose `sum` is a string
+    /// (tools.structured-content-mismatch).
+    BadStructuredContent,
+    /// HTTP: the session id contains spaces (http.invalid-session-id).
+    BadSessionId,
+    /// A request's stream carries an event that is not JSON before the answer
+    /// (sse.invalid-event over HTTP with SSE responses and legacy SSE; jsonrpc.not-json
+    /// over stdio and ws).
+    SseGarbage,
+    /// Every other `tools/list` changes `echo`'s schema, with no list_changed
+    /// (capability.list-changed-not-honoured).
+    ToolsDrift,
+    /// `prompts` is not declared but works (capability.undeclared-but-works, with
+    /// `--probe-undeclared`).
+    UndeclaredPrompts,
+    /// `resources` is not declared and `resources/list` answers -32603
+    /// (capability.undeclared-wrong-error, with `--probe-undeclared`).
+    UndeclaredResourcesError,
+    /// `prompts` is declared but its methods answer -32601
+    /// (capability.declared-but-missing).
+    MissingPrompts,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 23] = [
+        Fault::WrongJsonrpc,
+        Fault::ResultAndError,
+        Fault::WrongId,
+        Fault::RespondToNotification,
+        Fault::CapabilitiesNotObject,
+        Fault::NoServerInfoVersion,
+        Fault::UnknownVersion,
+        Fault::EchoVersion,
+        Fault::VersionError,
+        Fault::RejectVersionHeader,
+        Fault::ModernNoSupported,
+        Fault::EarlyMessage,
+        Fault::BadInputSchema,
+        Fault::DuplicateTools,
+        Fault::PaginationLoop,
+        Fault::EmptyCursor,
+        Fault::BadStructuredContent,
+        Fault::BadSessionId,
+        Fault::SseGarbage,
+        Fault::ToolsDrift,
+        Fault::UndeclaredPrompts,
+        Fault::UndeclaredResourcesError,
+        Fault::MissingPrompts,
+    ];
+
+    /// The name on the command line (`--fault wrong-jsonrpc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::WrongJsonrpc => "wrong-jsonrpc",
+            Fault::ResultAndError => "result-and-error",
+            Fault::WrongId => "wrong-id",
+            Fault::RespondToNotification => "respond-to-notification",
+            Fault::CapabilitiesNotObject => "capabilities-not-object",
+            Fault::NoServerInfoVersion => "no-server-info-version",
+            Fault::UnknownVersion => "unknown-version",
+            Fault::EchoVersion => "echo-version",
+            Fault::VersionError => "version-error",
+            Fault::RejectVersionHeader => "reject-version-header",
+            Fault::ModernNoSupported => "modern-no-supported",
+            Fault::EarlyMessage => "early-message",
+            Fault::BadInputSchema => "bad-input-schema",
+            Fault::DuplicateTools => "duplicate-tools",
+            Fault::PaginationLoop => "pagination-loop",
+            Fault::EmptyCursor => "empty-cursor",
+            Fault::BadStructuredContent => "bad-structured-content",
+            Fault::BadSessionId => "bad-session-id",
+            Fault::SseGarbage => "sse-garbage",
+            Fault::ToolsDrift => "tools-drift",
+            Fault::UndeclaredPrompts => "undeclared-prompts",
+            Fault::UndeclaredResourcesError => "undeclared-resources-error",
+            Fault::MissingPrompts => "missing-prompts",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Fault> {
+        Fault::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Every name, for error messages and `--help`.
+    pub fn names() -> Vec<&'static str> {
+        Fault::ALL.iter().map(|f| f.name()).collect()
+    }
+}
+
+/// What a reply hook needs to know about the request it answers (only gathered when a
+/// fault is set).
+#[derive(Debug, Default)]
+pub struct Asked {
+    method: String,
+    tool: Option<String>,
+    version: Option<String>,
+}
+
+/// The faults a server commits, and the little state they need.
+#[derive(Debug, Default)]
+pub struct Faults {
+    set: Vec<Fault>,
+    tool_lists: AtomicU64,
+}
+
+impl Faults {
+    pub fn new(set: &[Fault]) -> Faults {
+        Faults {
+            set: set.to_vec(),
+            tool_lists: AtomicU64::new(0),
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        !self.set.is_empty()
+    }
+
+    pub fn has(&self, f: Fault) -> bool {
+        self.set.contains(&f)
+    }
+
+    /// Note what the reply hook will need, before the request is consumed.
+    pub fn asked(&self, method: &str, params: Option<&Value>) -> Asked {
+        let text = |k: &str| {
+            params
+                .and_then(|p| p.get(k))
+                .and_then(Value::as_str)
+                .map(String::from)
+        };
+        Asked {
+            method: method.to_string(),
+            tool: text("name"),
+            version: text("protocolVersion"),
+        }
+    }
+
+    /// Before a request runs: faults that answer instead of the server, or that send
+    /// something first. `stateless` says the modern era answers it.
+    pub fn before(
+        &self,
+        method: &str,
+        params: &mut Option<Value>,
+        stateless: bool,
+        notifier: &Notifier,
+    ) -> Option<RpcError> {
+        if self.has(Fault::SseGarbage) && method != m::INITIALIZE {
+            notifier.send(b"this is not JSON".to_vec());
+        }
+        if self.has(Fault::EarlyMessage) && method == m::INITIALIZE {
+            notifier
+                .send(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec());
+        }
+        if self.has(Fault::PaginationLoop) && method == m::TOOLS_LIST {
+            if let Some(Value::Object(p)) = params {
+                if p.get("cursor").and_then(Value::as_str) == Some("loop") {
+                    p.remove("cursor");
+                }
+            }
+        }
+        if self.has(Fault::ModernNoSupported) && stateless {
+            return Some(error(-32022, "Unsupported protocol version"));
+        }
+        if self.has(Fault::VersionError) && method == m::INITIALIZE {
+            let requested = params
+                .as_ref()
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !legacy_versions().any(|v| v == requested) {
+                let mut e = error(codes::INVALID_PARAMS, "Unsupported protocol version");
+                e.data = Some(json!({"supported": legacy_versions().collect::<Vec<_>>(),
+                    "requested": requested}));
+                return Some(e);
+            }
+        }
+        if self.has(Fault::MissingPrompts) && method.starts_with("prompts/") {
+            return Some(error(codes::METHOD_NOT_FOUND, "Method not found"));
+        }
+        if self.has(Fault::UndeclaredResourcesError) && method == m::RESOURCES_LIST {
+            return Some(error(codes::INTERNAL_ERROR, "Internal error"));
+        }
+        None
+    }
+
+    /// The encoded reply, bent by the faults that concern it.
+    pub fn reply(&self, asked: &Asked, bytes: Vec<u8>) -> Vec<u8> {
+        let Ok(mut msg) = serde_json::from_slice::<Value>(&bytes) else {
+            return bytes;
+        };
+        if let Some(result) = msg.get_mut("result") {
+            self.bend_result(asked, result);
+        }
+        if asked.method == m::TOOLS_LIST {
+            if self.has(Fault::WrongJsonrpc) {
+                msg["jsonrpc"] = json!("1.0");
+            }
+            if self.has(Fault::ResultAndError) {
+                msg["error"] = json!({"code": -32603, "message": "and an error"});
+            }
+            if self.has(Fault::WrongId) {
+                msg["id"] = match msg.get("id").and_then(Value::as_i64) {
+                    Some(n) => json!(n + 1000),
+                    None => json!("not-your-id"),
+                };
+            }
+        }
+        serde_json::to_vec(&msg).unwrap_or(bytes)
+    }
+
+    fn bend_result(&self, asked: &Asked, result: &mut Value) {
+        match asked.method.as_str() {
+            m::INITIALIZE | "server/discover" => {
+                if self.has(Fault::CapabilitiesNotObject) {
+                    result["capabilities"] = json!([]);
+                }
+                if let Some(caps) = result
+                    .get_mut("capabilities")
+                    .and_then(Value::as_object_mut)
+                {
+                    if self.has(Fault::UndeclaredPrompts) {
+                        caps.remove("prompts");
+                    }
+                    if self.has(Fault::UndeclaredResourcesError) {
+                        caps.remove("resources");
+                    }
+                }
+                if self.has(Fault::NoServerInfoVersion) {
+                    if let Some(info) = result.get_mut("serverInfo").and_then(Value::as_object_mut)
+                    {
+                        info.remove("version");
+                    }
+                }
+                if self.has(Fault::UnknownVersion) && asked.method == m::INITIALIZE {
+                    result["protocolVersion"] = json!("2099-12-31");
+                }
+                if let (true, Some(v)) = (self.has(Fault::EchoVersion), &asked.version) {
+                    result["protocolVersion"] = json!(v);
+                }
+            }
+            m::TOOLS_LIST => self.bend_tools(result),
+            m::TOOLS_CALL
+                if asked.tool.as_deref() == Some("add")
+                    && self.has(Fault::BadStructuredContent) =>
+            {
+                result["structuredContent"] = json!({"sum": "three"});
+            }
+            _ => {}
+        }
+    }
+
+    fn bend_tools(&self, result: &mut Value) {
+        let n = self.tool_lists.fetch_add(1, Ordering::Relaxed);
+        if self.has(Fault::PaginationLoop) {
+            result["nextCursor"] = json!("loop");
+        }
+        if self.has(Fault::EmptyCursor) {
+            result["nextCursor"] = json!("");
+        }
+        let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+            return;
+        };
+        if self.has(Fault::DuplicateTools) {
+            if let Some(first) = tools.first().cloned() {
+                tools.push(first);
+            }
+        }
+        if let Some(first) = tools.first_mut() {
+            if self.has(Fault::BadInputSchema) {
+                first["inputSchema"] = json!({"type": "string"});
+            }
+            if self.has(Fault::ToolsDrift) && n % 2 == 1 {
+                first["inputSchema"]["properties"]["drift"] = json!({"type": "string"});
+            }
+        }
+    }
+
+    /// A reply to a notification, which should get none.
+    pub fn notification_reply(&self) -> Option<Vec<u8>> {
+        self.has(Fault::RespondToNotification)
+            .then(|| br#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_vec())
+    }
+}
+
+fn error(code: i64, message: &str) -> RpcError {
+    RpcError {
+        code,
+        message: message.into(),
+        data: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for f in Fault::ALL {
+            assert_eq!(Fault::from_name(f.name()), Some(f));
+        }
+        assert_eq!(Fault::from_name("nope"), None);
+    }
+
+    #[test]
+    fn replies_are_bent_only_where_asked() {
+        let faults = Faults::new(&[Fault::WrongJsonrpc]);
+        let list = faults.asked("tools/list", None);
+        let out = faults.reply(
+            &list,
+            br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#.to_vec(),
+        );
+        assert!(String::from_utf8_lossy(&out).contains("\"1.0\""));
+        let ping = faults.asked("ping", None);
+        let out = faults.reply(&ping, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
+        assert!(String::from_utf8_lossy(&out).contains("\"2.0\""));
+    }
+}
