@@ -375,6 +375,29 @@ fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> String {
         out.push_str("</tbody></table>\n");
     }
 
+    out.push_str("<h2>Conformance findings</h2>");
+    if s.findings.is_empty() {
+        out.push_str("<p>None: the server did nothing the fleet can tell is wrong.</p>\n");
+    } else {
+        out.push_str("<table><thead><tr><th>severity</th><th>code</th><th class=n>count</th><th>what to fix</th><th>spec</th></tr></thead><tbody>");
+        for f in &s.findings {
+            let severity = match f.severity {
+                crate::conformance::Severity::Error => "error",
+                crate::conformance::Severity::Warning => "warning",
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{severity}</td><td><code>{}</code></td><td class=n>{}</td><td>{}<div class=ex>{}</div></td><td>{}</td></tr>",
+                esc(&f.code),
+                f.count,
+                esc(&f.message),
+                esc(&f.example),
+                esc(&f.spec)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+
     out.push_str("<h2>Run parameters</h2><table class=kv><tbody>");
     let l = &r.load;
     let params = [
