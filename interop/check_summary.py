@@ -31,6 +31,7 @@ def main() -> int:
     ap.add_argument("--phases", default="")
     ap.add_argument("--counter", action="append", default=[])
     ap.add_argument("--rpc-errors-ok", action="store_true")
+    ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     a = ap.parse_args()
 
     path = Path(a.dir) / "summary.json"
@@ -48,6 +49,10 @@ def main() -> int:
         problems.append(f"sessions.failed={sess.get('failed')}")
     if sess.get("interrupted", 0) != 0:
         problems.append(f"sessions.interrupted={sess.get('interrupted')}")
+    # A correct third-party server must not draw conformance findings (no false alarms).
+    for f in s.get("findings", []):
+        if f.get("severity") == "error" or not a.warnings_ok:
+            problems.append(f"finding {f.get('code')} ×{f.get('count')}: {f.get('example')}")
 
     phases = s.get("phases", {})
     for name in filter(None, a.phases.split(",")):
