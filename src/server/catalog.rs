@@ -59,6 +59,15 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// Arguments a modern client must mirror in `Mcp-Param-{Name}` headers
+    /// (`x-mcp-header` in the input schema): (argument, header name).
+    pub fn header_params(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Tool::Echo => &[("message", "mcp-param-message")],
+            _ => &[],
+        }
+    }
+
     /// The `Tool` object advertised by `tools/list`.
     fn definition(self) -> Value {
         // All tools are side-effect free and closed-world; the hints say so, so clients
@@ -71,8 +80,11 @@ impl Tool {
             Tool::Echo => json!({
                 "name": "echo", "title": "Echo",
                 "description": "Returns the given message unchanged as text.",
+                // `x-mcp-header`: 2026-07-28 clients also send the message as the
+                // `Mcp-Param-Message` header (SEP-2243), which the server checks.
                 "inputSchema": {"type": "object",
-                    "properties": {"message": {"type": "string", "description": "Text to echo back"}},
+                    "properties": {"message": {"type": "string", "description": "Text to echo back",
+                                               "x-mcp-header": "Message"}},
                     "required": ["message"]},
                 "annotations": hints("Echo"),
             }),

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 pub const DISCOVER: &str = "server/discover";
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub const HEADER_MISMATCH: i64 = -32020;
 const SENTINEL_PREFIX: &str = "=?base64?";
 
 impl Session<'_> {
@@ -56,12 +57,26 @@ impl Session<'_> {
             _ => Map::new(),
         };
         let mut renegotiated = false;
+        let mut relisted = false;
         let mut rounds = 0u32;
         let mut retry: Option<(Value, Option<Value>)> = None;
         let base = Value::Object(base);
         loop {
             let (params, headers) = self.decorate(method, Some(base.clone()), retry.as_ref());
             let result = match self.exchange(method, Some(params), &headers).await {
+                // -32020 on a tool call: our `Mcp-Param-*` headers may be stale (or the
+                // tools were never listed); re-fetch tools/list and retry once, as the
+                // spec tells a client to.
+                Err(f)
+                    if f.kind == FailureKind::RpcError(HEADER_MISMATCH)
+                        && method == methods::TOOLS_CALL
+                        && !relisted =>
+                {
+                    relisted = true;
+                    self.recorder.count("tools_relisted");
+                    self.relist_tools().await?;
+                    continue;
+                }
                 Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
                     if !usable_supported(f.data.as_ref()) {
                         let data = f.data.as_ref().map_or("no data".into(), Value::to_string);
@@ -139,6 +154,23 @@ impl Session<'_> {
         let params = Value::Object(p);
         let headers = self.modern_headers(method, &params);
         (params, headers)
+    }
+
+    /// Every page of `tools/list`, to learn the tools' `x-mcp-header` annotations.
+    async fn relist_tools(&mut self) -> Result<(), Failure> {
+        let mut cursor: Option<String> = None;
+        for _ in 0..1000 {
+            let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+            let page = Box::pin(self.request_modern(methods::TOOLS_LIST, params)).await?;
+            self.learn_tools(&page);
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(c) if !c.is_empty() && cursor.as_deref() != Some(c) => {
+                    cursor = Some(c.to_string())
+                }
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
     }
 
     /// Answer every entry of `inputRequests` as the persona would.

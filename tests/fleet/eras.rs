@@ -323,3 +323,37 @@ cache = true
 fn phase_errors(json: &Value, phase: &str) -> u64 {
     json["phases"][phase]["errors"].as_u64().unwrap_or(0)
 }
+
+#[tokio::test]
+async fn modern_tool_calls_mirror_x_mcp_header_arguments() {
+    // The built-in `echo` marks `message` with x-mcp-header; the server rejects a call
+    // whose Mcp-Param-Message does not match (-32020). Listed first: the header is sent
+    // (base64 for non-ASCII). Not listed: the -32020 makes the client re-list and retry.
+    let text = r#"
+[load]
+clients = 1
+sessions = 3
+[[persona]]
+name = "modern"
+era = "modern"
+[[scenario]]
+name = "listed"
+weight = 1
+steps = [{ op = "tools/list" }, { op = "tools/call", tool = "echo", arguments = { message = "Grüße aus Zürich" } }]
+"#;
+    let json = run_profile(text, None).await;
+    assert_eq!(
+        json["sessions"]["completed"], 3,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert!(json["counters"]["tools_relisted"].is_null());
+    let unlisted = text.replace("steps = [{ op = \"tools/list\" }, ", "steps = [");
+    let json = run_profile(&unlisted, None).await;
+    assert_eq!(
+        json["sessions"]["completed"], 3,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["counters"]["tools_relisted"], 3);
+}

@@ -106,7 +106,59 @@ fn check_routing_headers(headers: &HeaderMap, method: &str, params: &Value) -> R
     if let Some(key) = name_key {
         expect(&MCP_NAME, params.get(key).and_then(Value::as_str))?;
     }
+    if method == m::TOOLS_CALL {
+        check_param_headers(headers, params)?;
+    }
     Ok(())
+}
+
+/// `Mcp-Param-*` (SEP-2243): each argument the tool's schema marks with `x-mcp-header`
+/// travels as a header too, plain or as `=?base64?…?=`; it must agree with the body.
+fn check_param_headers(headers: &HeaderMap, params: &Value) -> Result<(), String> {
+    let tool = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(super::super::catalog::Tool::from_name);
+    let Some(tool) = tool else { return Ok(()) };
+    for (arg, header) in tool.header_params() {
+        let want = match params.get("arguments").and_then(|a| a.get(*arg)) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None, // absent or null: no header expected
+        };
+        let got = headers
+            .get(*header)
+            .and_then(|v| v.to_str().ok())
+            .map(decode_param);
+        match (got, want) {
+            (None, None) => {}
+            (Some(Some(got)), Some(want)) if got == want => {}
+            (None, Some(_)) => return Err(format!("{header} header is missing")),
+            (got, want) => {
+                return Err(format!(
+                    "{header} is {:?} but the argument `{arg}` is {want:?}",
+                    got.flatten()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A header value as sent: plain, or the base64 sentinel for values that cannot be.
+fn decode_param(raw: &str) -> Option<String> {
+    use base64::Engine;
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(b64) => base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(raw.to_string()),
+    }
 }
 
 /// HTTP status of a modern error reply (reference §7.3).

@@ -431,7 +431,50 @@ async fn post_modern(server: &HttpServer, method: &str, name: Option<&str>, para
     if let Some(name) = name {
         headers.push(("mcp-name", name));
     }
-    post(server, &headers, &modern_body(method, params)).await
+    // `echo` marks `message` with x-mcp-header: mirror it, as a modern client does.
+    let body = modern_body(method, params);
+    let message = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v["params"]["arguments"]["message"]
+                .as_str()
+                .map(String::from)
+        });
+    if let (Some("echo"), Some(m)) = (name, message.as_deref()) {
+        headers.push(("mcp-param-message", m));
+    }
+    post(server, &headers, &body).await
+}
+
+#[tokio::test]
+async fn http_modern_param_headers_must_mirror_their_arguments() {
+    let server = start(false).await;
+    let call = |message: &'static str, header: Option<&'static str>| {
+        let server = &server;
+        async move {
+            let mut headers = vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "echo"),
+            ];
+            if let Some(h) = header {
+                headers.push(("mcp-param-message", h));
+            }
+            let params = format!(r#""name":"echo","arguments":{{"message":"{message}"}}"#);
+            post(server, &headers, &modern_body("tools/call", &params)).await
+        }
+    };
+    assert_eq!(call("hi", Some("hi")).await.status, StatusCode::OK);
+    // Non-ASCII travels base64 in the sentinel.
+    assert_eq!(
+        call("Zürich", Some("=?base64?WsO8cmljaA==?=")).await.status,
+        StatusCode::OK
+    );
+    for (message, header) in [("hi", None), ("hi", Some("ho")), ("Zürich", Some("Zurich"))] {
+        let r = call(message, header).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{message} {header:?}");
+        assert_eq!(r.json()["error"]["code"], -32020);
+    }
 }
 
 #[tokio::test]
