@@ -196,6 +196,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         eras,
         expire_sessions_after: args.expire_sessions_after,
         sse_drop_after: args.sse_drop_after,
+        stall: args.stall_at.zip(args.stall_for),
         ..Default::default()
     };
     match args.http {

@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Value};
 
 use super::catalog::{self, Catalog, Listing, Tool};
+use super::stall::Stall;
 use super::{Eras, ServerOptions};
 use crate::protocol::jsonrpc::{codes, encode_response, Malformed};
 use crate::protocol::methods as m;
@@ -100,6 +101,8 @@ pub struct Handler {
     /// `supportedVersions`: the modern version, then the legacy ones when served.
     supported: Vec<&'static str>,
     server_info: Value,
+    /// The stall fault, timed from this handler's creation (the server's start).
+    stall: Option<Stall>,
 }
 
 impl Handler {
@@ -158,6 +161,7 @@ impl Handler {
             discover,
             supported,
             server_info,
+            stall: opts.stall.map(|(at, length)| Stall::new(at, length)),
         }
     }
 
@@ -202,6 +206,9 @@ impl Handler {
         msg: Incoming,
         notifier: &Notifier,
     ) -> Option<Reply> {
+        if let Some(stall) = &self.stall {
+            stall.wait().await;
+        }
         match msg {
             Incoming::Request { id, method, params } => {
                 let stateless = self.stateless(&method, params.as_ref());

@@ -11,6 +11,7 @@ pub mod handler;
 pub mod http;
 pub mod legacy_sse;
 mod origin;
+mod stall;
 pub mod stdio;
 pub mod ws;
 
@@ -59,6 +60,9 @@ pub struct ServerOptions {
     /// Fault: after this many POSTs carrying a Streamable HTTP session id, the session is
     /// forgotten (the next one gets 404 "Session not found").
     pub expire_sessions_after: Option<u32>,
+    /// Fault: `(A, B)` — from A after the server starts, every message it handles waits
+    /// until A + B (the server freezes for B).
+    pub stall: Option<(std::time::Duration, std::time::Duration)>,
 }
 
 impl Default for ServerOptions {
@@ -70,6 +74,7 @@ impl Default for ServerOptions {
             eras: Eras::Both,
             sse_drop_after: None,
             expire_sessions_after: None,
+            stall: None,
         }
     }
 }
