@@ -113,6 +113,19 @@ impl Collector {
                 self.apply(event);
             }
         }
+        self.finish()
+    }
+
+    /// Fold the persona slices into the overall and per-transport ones.
+    fn finish(mut self) -> Stats {
+        let s = &mut self.stats;
+        for (i, (table, _)) in s.personas.iter().enumerate() {
+            s.phases.merge(table);
+            let sampled = table.0.iter().any(|p| p.count() > 0);
+            if let Some(&kind) = self.transports.get(i).filter(|_| sampled) {
+                s.by_transport.entry(kind).or_default().merge_samples(table);
+            }
+        }
         self.stats
     }
 
@@ -120,19 +133,15 @@ impl Collector {
         let s = &mut self.stats;
         match event {
             Event::Sample(sample) => {
-                s.phases.get_mut(sample.phase).record(&sample);
-                if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
-                    table.get_mut(sample.phase).record(&sample);
+                // The overall and per-transport slices are sums of persona slices (a
+                // persona has one transport): they are merged once in `finish`, not
+                // recorded again per sample.
+                match s.personas.get_mut(usize::from(sample.persona)) {
+                    Some((table, _)) => table.get_mut(sample.phase).record(&sample),
+                    None => s.phases.get_mut(sample.phase).record(&sample),
                 }
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
                     tool.record(&sample);
-                }
-                if let Some(&kind) = self.transports.get(usize::from(sample.persona)) {
-                    s.by_transport
-                        .entry(kind)
-                        .or_default()
-                        .get_mut(sample.phase)
-                        .record(&sample);
                 }
                 s.by_era
                     .entry(sample.era)
@@ -157,12 +166,10 @@ impl Collector {
                     bump(c);
                 }
             }
-            Event::Skipped { persona, phase } => {
-                s.phases.get_mut(phase).skipped += 1;
-                if let Some((table, _)) = s.personas.get_mut(usize::from(persona)) {
-                    table.get_mut(phase).skipped += 1;
-                }
-            }
+            Event::Skipped { persona, phase } => match s.personas.get_mut(usize::from(persona)) {
+                Some((table, _)) => table.get_mut(phase).skipped += 1,
+                None => s.phases.get_mut(phase).skipped += 1,
+            },
             Event::Example { kind, text } => {
                 let list = s.examples.entry(kind).or_default();
                 if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {

@@ -121,6 +121,26 @@ impl PhaseTable {
     pub fn get_mut(&mut self, phase: Phase) -> &mut PhaseStats {
         &mut self.0[phase.index()]
     }
+    /// Add `other`'s figures, phase by phase.
+    pub fn merge(&mut self, other: &PhaseTable) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            if theirs.count() > 0 || theirs.skipped > 0 {
+                mine.merge(theirs);
+            }
+        }
+    }
+
+    /// [`PhaseTable::merge`] without the skipped counts (slices that only count samples).
+    pub fn merge_samples(&mut self, other: &PhaseTable) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            if theirs.count() > 0 {
+                let skipped = mine.skipped;
+                mine.merge(theirs);
+                mine.skipped = skipped;
+            }
+        }
+    }
+
     /// Phases that have anything to report, in the canonical order.
     pub fn active(&self) -> impl Iterator<Item = (Phase, &PhaseStats)> {
         Phase::ALL
