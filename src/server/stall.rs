@@ -31,3 +31,21 @@ impl Stall {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn waits_only_inside_the_window() {
+        let t0 = Instant::now();
+        let stall = Stall::new(Duration::from_secs(5), Duration::from_secs(1));
+        stall.wait().await;
+        assert_eq!(t0.elapsed(), Duration::ZERO, "before the stall: no wait");
+        tokio::time::advance(Duration::from_millis(5_250)).await;
+        stall.wait().await;
+        assert_eq!(t0.elapsed(), Duration::from_secs(6), "inside: until A + B");
+        stall.wait().await;
+        assert_eq!(t0.elapsed(), Duration::from_secs(6), "after: no wait");
+    }
+}
