@@ -13,7 +13,7 @@ duration=${1:-10s}
 clients=${2:-32}
 
 cargo build --release --quiet -p mcp-fleet
-bin=target/release/mcp-fleet
+bin=${CARGO_TARGET_DIR:-target}/release/mcp-fleet
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 out=$(mktemp -d)
 

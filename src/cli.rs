@@ -171,6 +171,13 @@ pub struct ServeArgs {
     /// Last-Event-ID).
     #[arg(long, value_name = "N")]
     pub sse_drop_after: Option<usize>,
+    /// Fault: from this long after start (e.g. 5s), every message waits until
+    /// --stall-for has passed.
+    #[arg(long, value_name = "DURATION", requires = "stall_for", value_parser = humantime::parse_duration)]
+    pub stall_at: Option<std::time::Duration>,
+    /// Fault: how long the server stalls (with --stall-at), e.g. 1s.
+    #[arg(long, value_name = "DURATION", requires = "stall_at", value_parser = humantime::parse_duration)]
+    pub stall_for: Option<std::time::Duration>,
     /// Fault: make a protocol mistake on purpose, to test conformance checks
     /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
     #[arg(long = "fault", value_name = "NAME",

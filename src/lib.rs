@@ -259,6 +259,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .iter()
             .filter_map(|n| server::Fault::from_name(n))
             .collect(),
+        stall: args.stall_at.zip(args.stall_for),
         ..Default::default()
     };
     match args.http {

@@ -155,7 +155,20 @@ impl Collector {
         self.stats.interval_s = every.as_secs_f64();
         self.stats.timeline = std::mem::take(&mut self.intervals.rows);
         self.stats.interval_error = self.intervals.sink_error.take().map(|e| e.to_string());
+        self.fold_transports();
         self.stats
+    }
+
+    /// The per-transport slices are sums of persona slices (a persona has one
+    /// transport): folded once at the end rather than recorded again per sample.
+    fn fold_transports(&mut self) {
+        let s = &mut self.stats;
+        for (i, (table, _)) in s.personas.iter().enumerate() {
+            let sampled = table.0.iter().any(|p| p.count() > 0);
+            if let Some(&kind) = self.transports.get(i).filter(|_| sampled) {
+                s.by_transport.entry(kind).or_default().merge_samples(table);
+            }
+        }
     }
 
     fn rotate(&mut self) {
@@ -185,13 +198,6 @@ impl Collector {
                 }
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
                     tool.record(&sample);
-                }
-                if let Some(&kind) = self.transports.get(usize::from(sample.persona)) {
-                    s.by_transport
-                        .entry(kind)
-                        .or_default()
-                        .get_mut(sample.phase)
-                        .record(&sample);
                 }
                 s.by_era
                     .entry(sample.era)

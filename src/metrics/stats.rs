@@ -123,6 +123,18 @@ impl PhaseTable {
     pub fn get_mut(&mut self, phase: Phase) -> &mut PhaseStats {
         &mut self.0[phase.index()]
     }
+    /// Add `other`'s sample figures, phase by phase (not its skipped counts: the slices
+    /// this feeds only count samples).
+    pub fn merge_samples(&mut self, other: &PhaseTable) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            if theirs.count() > 0 {
+                let skipped = mine.skipped;
+                mine.merge(theirs);
+                mine.skipped = skipped;
+            }
+        }
+    }
+
     /// Phases that have anything to report, in the canonical order.
     pub fn active(&self) -> impl Iterator<Item = (Phase, &PhaseStats)> {
         Phase::ALL

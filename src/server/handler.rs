@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::catalog::{self, Catalog, Listing, Tool};
 use super::faults::Faults;
+use super::stall::Stall;
 use super::{Eras, ServerOptions};
 use crate::protocol::jsonrpc::{codes, encode_response, Malformed};
 use crate::protocol::methods as m;
@@ -103,6 +104,8 @@ pub struct Handler {
     server_info: Value,
     /// Mistakes made on purpose; empty in normal service.
     faults: Faults,
+    /// The stall fault, timed from this handler's creation (the server's start).
+    stall: Option<Stall>,
 }
 
 impl Handler {
@@ -162,6 +165,7 @@ impl Handler {
             supported,
             server_info,
             faults: Faults::new(&opts.faults),
+            stall: opts.stall.map(|(at, length)| Stall::new(at, length)),
         }
     }
 
@@ -211,6 +215,9 @@ impl Handler {
         msg: Incoming,
         notifier: &Notifier,
     ) -> Option<Reply> {
+        if let Some(stall) = &self.stall {
+            stall.wait().await;
+        }
         match msg {
             Incoming::Request { id, method, params } => {
                 let stateless = self.stateless(&method, params.as_ref());

@@ -12,6 +12,7 @@ pub mod handler;
 pub mod http;
 pub mod legacy_sse;
 mod origin;
+mod stall;
 pub mod stdio;
 pub mod ws;
 
@@ -64,6 +65,9 @@ pub struct ServerOptions {
     /// Protocol faults committed on purpose (`serve --fault NAME`), to test the
     /// conformance checks.
     pub faults: Vec<Fault>,
+    /// Fault: `(A, B)` — from A after the server starts, every message it handles waits
+    /// until A + B (the server freezes for B).
+    pub stall: Option<(std::time::Duration, std::time::Duration)>,
 }
 
 impl Default for ServerOptions {
@@ -76,6 +80,7 @@ impl Default for ServerOptions {
             sse_drop_after: None,
             expire_sessions_after: None,
             faults: Vec::new(),
+            stall: None,
         }
     }
 }
