@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// list), beyond one address's ephemeral ports.
     #[arg(long, value_name = "ADDRS")]
     pub source_addresses: Option<String>,
+    /// Streamable HTTP: reuse connections across sessions (a pooled HTTP agent, as the
+    /// TypeScript SDK on Node's fetch has) instead of one set per session.
+    #[arg(long)]
+    pub keep_alive: bool,
     /// Per-request timeout, e.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

@@ -69,6 +69,7 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
         think: args.think.clone(),
         max_in_flight: args.max_in_flight,
         source_addresses: args.source_addresses.clone(),
+        keep_alive: args.keep_alive,
         thresholds: args.thresholds.clone(),
     };
     let (profile, origin) = match &args.profile {

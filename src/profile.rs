@@ -47,6 +47,9 @@ pub struct TargetSection {
     pub timeout: Option<String>,
     /// Accept any TLS certificate (self-signed test servers).
     pub insecure: Option<bool>,
+    /// Streamable HTTP: reuse connections across sessions, as an SDK client on a pooled
+    /// HTTP agent (Node's fetch) does, instead of each session opening its own.
+    pub keep_alive: Option<bool>,
     /// Local addresses to connect from, in turn (e.g. `["127.0.0.1", "127.0.0.2"]`), to
     /// go beyond one source address's ephemeral ports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

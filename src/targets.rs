@@ -141,9 +141,11 @@ fn endpoint(
     };
     let desc = format!("{url}{builtin_note}");
     let ep = match route.transport {
-        TransportKind::StreamableHttp => Endpoint::Http(Arc::new(HttpEndpoint::new(
-            &url, headers, timeout, insecure,
-        )?)),
+        TransportKind::StreamableHttp => Endpoint::Http(Arc::new(
+            HttpEndpoint::new(&url, headers, timeout, insecure)?
+                .with_sources(sources.clone())
+                .with_keep_alive(plan.keep_alive),
+        )),
         TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint {
             url,
             headers,

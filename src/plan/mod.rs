@@ -44,6 +44,7 @@ pub struct Overrides {
     pub max_in_flight: Option<u32>,
     /// Local source addresses (`127.0.0.1-127.0.0.8` or a comma list).
     pub source_addresses: Option<String>,
+    pub keep_alive: bool,
     /// `--threshold` expressions, checked after those of the profile.
     pub thresholds: Vec<String>,
 }
@@ -162,6 +163,8 @@ pub struct Plan {
     pub insecure: bool,
     /// Local addresses to connect from, in turn (empty: the system's choice).
     pub source_addresses: Vec<std::net::IpAddr>,
+    /// Streamable HTTP connections outlive sessions and are reused.
+    pub keep_alive: bool,
     pub load: Load,
     pub personas: Vec<Persona>,
     pub persona_weights: WeightedIndex<u32>,
@@ -338,6 +341,7 @@ impl Plan {
             timeout,
             insecure: profile.target.insecure.unwrap_or(false),
             source_addresses: load::resolve_sources(&profile.target.source_addresses, origin)?,
+            keep_alive: profile.target.keep_alive.unwrap_or(false),
             load,
             personas,
             persona_weights,
@@ -486,6 +490,9 @@ fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), P
     }
     if o.insecure {
         p.target.insecure = Some(true);
+    }
+    if o.keep_alive {
+        p.target.keep_alive = Some(true);
     }
     let capability_overrides = parse_capability_overrides(&o.capabilities, origin)?;
     if p.personas.is_empty()

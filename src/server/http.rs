@@ -127,9 +127,22 @@ pub async fn serve_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
 }
 
 async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot bind the reference server to {addr}"))
+    // A deep accept queue: at thousands of new sessions per second a 128-deep one
+    // overflows, and every refused SYN comes back a second later, which would show up
+    // as a one-second latency the server never caused.
+    let socket = if addr.is_ipv6() {
+        tokio::net::TcpSocket::new_v6()
+    } else {
+        tokio::net::TcpSocket::new_v4()
+    }
+    .with_context(|| format!("cannot create a socket for {addr}"))?;
+    socket.set_reuseaddr(true)?;
+    socket
+        .bind(addr)
+        .with_context(|| format!("cannot bind the reference server to {addr}"))?;
+    socket
+        .listen(4096)
+        .with_context(|| format!("cannot listen on {addr}"))
 }
 
 /// Small request/response exchanges must not wait on Nagle's algorithm.

@@ -52,7 +52,10 @@ async fn upgrade(
              (send Sec-WebSocket-Protocol: mcp)",
         );
     }
-    ws.on_upgrade(move |socket| serve_socket(handler, socket))
+    // 8 KiB read buffers instead of 128 KiB: MCP messages are small, and tens of
+    // thousands of held sessions make the default cost gigabytes.
+    ws.read_buffer_size(8 * 1024)
+        .on_upgrade(move |socket| serve_socket(handler, socket))
 }
 
 /// An HTTP refusal whose body is an id-less JSON-RPC error, as on `/mcp`.

@@ -55,6 +55,8 @@ pub struct HttpEndpoint {
     pub connect_timeout: Duration,
     /// Local addresses to connect from, in turn.
     pub sources: Arc<super::tcp::SourceAddrs>,
+    /// `--keep-alive`: connections outlive sessions and are reused by later ones.
+    pub keep_alive: Option<Arc<conn::SharedIdle>>,
     /// Set for `https://`.
     tls: Option<TlsTarget>,
 }
@@ -120,8 +122,16 @@ impl HttpEndpoint {
             headers,
             connect_timeout,
             sources: Arc::default(),
+            keep_alive: None,
             tls,
         })
+    }
+
+    /// Reuse connections across sessions (a pooled HTTP agent) instead of one set per
+    /// session.
+    pub fn with_keep_alive(mut self, on: bool) -> Self {
+        self.keep_alive = on.then(Arc::default);
+        self
     }
 
     /// Connect from these local addresses, in turn.
@@ -307,6 +317,7 @@ impl HttpTransport {
     pub async fn close(mut self) -> Result<(), TransportError> {
         self.streams = SelectAll::new();
         if self.session.id.is_none() {
+            self.pool.give_back();
             return Ok(());
         }
         let mut lease = self.pool.lease().await?;
@@ -322,7 +333,10 @@ impl HttpTransport {
             .await
             .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
         let status = resp.status();
-        let _ = read_body(resp.into_body()).await;
+        if read_body(resp.into_body()).await.is_ok() {
+            lease.release();
+        }
+        self.pool.give_back();
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
             Ok(())
         } else {

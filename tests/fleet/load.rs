@@ -149,3 +149,28 @@ async fn a_ramp_from_the_command_line_ends_with_its_stages() {
     assert!(json["sessions"]["completed"].as_u64() > Some(4));
     assert_eq!(json["sessions"]["failed"], 0);
 }
+
+#[tokio::test]
+async fn keep_alive_reuses_connections_across_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, json) = run(RunArgs {
+        profile: Some(PathBuf::from("profiles/quickstart.toml")),
+        keep_alive: true,
+        clients: Some(4),
+        sessions: Some(80),
+        ..args(dir.path())
+    })
+    .await;
+    check_schema(&json);
+    assert_eq!(
+        json["sessions"]["completed"], 80,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(count(&json, "connect"), 80);
+    let opened = json["counters"]["http_connections"].as_u64().unwrap_or(0);
+    assert!(
+        opened <= 8,
+        "4 clients share their connections: {opened} opened"
+    );
+}

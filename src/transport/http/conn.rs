@@ -17,6 +17,27 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 type Sender = SendRequest<Full<Bytes>>;
 
+/// Idle connections shared by every session of an endpoint (`--keep-alive`): a new
+/// session takes one instead of opening its own, and a closing session gives its
+/// connections back — what an SDK client on a pooled HTTP agent (Node's fetch) does.
+#[derive(Default)]
+pub struct SharedIdle(Mutex<Vec<Sender>>);
+
+/// Most idle connections an endpoint keeps for later sessions.
+const SHARED_IDLE_MAX: usize = 4096;
+
+impl std::fmt::Debug for SharedIdle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedIdle")
+    }
+}
+
+impl SharedIdle {
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Sender>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// A session's idle connections and its counters, shared with the flows that read its
 /// responses (a flow may need a connection of its own to resume).
 pub(super) struct Pool {
@@ -44,11 +65,33 @@ impl Pool {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Open a connection and keep it idle (the session's `connect` phase).
+    /// Open a connection and keep it idle (the session's `connect` phase); with
+    /// keep-alive, take a ready one from the endpoint's shared pool if there is one.
     pub async fn open_idle(self: &Arc<Self>) -> Result<(), TransportError> {
+        if let Some(shared) = &self.endpoint.keep_alive {
+            loop {
+                let candidate = shared.list().pop();
+                let Some(mut sender) = candidate else { break };
+                if sender.ready().await.is_ok() {
+                    self.idle().push(sender);
+                    return Ok(());
+                }
+            }
+        }
         let sender = self.open().await?;
         self.idle().push(sender);
         Ok(())
+    }
+
+    /// The session is over: with keep-alive its idle connections go back to the
+    /// endpoint's shared pool (bounded); without, they are dropped and closed.
+    pub fn give_back(&self) {
+        if let Some(shared) = &self.endpoint.keep_alive {
+            let mut mine = self.idle();
+            let mut list = shared.list();
+            let room = SHARED_IDLE_MAX.saturating_sub(list.len());
+            list.extend(mine.drain(..).filter(|s| !s.is_closed()).take(room));
+        }
     }
 
     /// An idle connection that is ready for a request, else a new one.
