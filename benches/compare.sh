@@ -52,14 +52,15 @@ row() {
 
 init_body='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oha","version":"1.16.0"}}}'
 
-# fleet_closed NAME: mcp-fleet handshake churn against a fresh server.
+# fleet_closed NAME [FLAGS...]: mcp-fleet handshake churn against a fresh server.
 fleet_closed() {
   local name=$1 load
+  shift
   start_server
   local before; before=$(cpu_ticks "$server_pid")
   load=$(load_avg)
   timed "$out/$name.time" "$bin" run profiles/handshake.toml --target "$url" \
-    --clients "$clients" --duration "$duration" --out "$out/$name" --quiet >/dev/null
+    --clients "$clients" --duration "$duration" --out "$out/$name" --quiet "$@" >/dev/null
   row fleet "$name" "$out/$name/summary.json" time="$out/$name.time" \
     server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz" load="$load"
   stop_server
@@ -70,6 +71,8 @@ section_cost() {
   local oha mode
   oha=$(oha_bin)
   fleet_closed cost-fleet
+  # Sessions on shared keep-alive connections, as the TypeScript SDK on Node's fetch runs.
+  fleet_closed cost-fleet-keepalive --keep-alive
   for mode in keepalive no-keepalive; do
     local flags=() load before
     [[ $mode == no-keepalive ]] && flags=(--disable-keepalive)

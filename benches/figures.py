@@ -93,7 +93,7 @@ def report(rows_path):
     by = {r["name"]: r for r in rows}
     out = []
 
-    cost = [r for r in rows if r["name"] == "cost-fleet" or r["kind"] == "oha"]
+    cost = [r for r in rows if r["name"].startswith("cost-fleet") or r["kind"] == "oha"]
     if cost:
         out += ["### CPU per HTTP request (generator core only)", "",
                 "| tool | requests | failed | requests/s | generator CPU | CPU / request | server CPU / request | load |",
@@ -103,12 +103,13 @@ def report(rows_path):
             out.append(f"| {r['name']} | {r['requests']:,} | {r['failed']} | {r['rate_per_s']:,.0f} | "
                        f"{c:.2f} s (user {r['user_s']:.2f} + sys {r['sys_s']:.2f}) | {us(c / r['requests'] * 1e6)} | "
                        f"{us(r['server_cpu_s'] / r['requests'] * 1e6)} | {r['load']} |")
-        fleet = by.get("cost-fleet")
-        for mode in ("oha-keepalive", "oha-no-keepalive"):
+        for name, mode in (("cost-fleet", "oha-no-keepalive"), ("cost-fleet-keepalive", "oha-keepalive"),
+                           ("cost-fleet", "oha-keepalive")):
+            fleet = by.get(name)
             if fleet and mode in by:
                 f = (fleet["user_s"] + fleet["sys_s"]) / fleet["requests"]
                 o = (by[mode]["user_s"] + by[mode]["sys_s"]) / by[mode]["requests"]
-                out.append(f"\nmcp-fleet / {mode}: **{f / o:.2f}x** CPU per request")
+                out.append(f"\n{name} / {mode}: **{f / o:.2f}x** CPU per request")
         out.append("")
 
     churn = [r for r in rows if r["name"] in ("churn-fleet", "ts-sdk", "mcp-stress")]
