@@ -7,6 +7,8 @@
 
 pub mod answers;
 mod cache;
+mod checks;
+mod exchange;
 mod handshake;
 mod modern;
 mod transcript;
@@ -15,17 +17,16 @@ pub use cache::ResponseCache;
 pub use handshake::ServerInfo;
 pub use transcript::{Direction, Entry, Transcript};
 
-use crate::conformance::{Check, SessionChecks, Tracker};
-use std::sync::Arc;
+use crate::conformance::SessionChecks;
 
 use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
 use crate::plan::Persona;
-use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_response};
-use crate::protocol::{methods, Era, Incoming, RequestId, VersionId};
-use crate::transport::{Received, Transport, TransportError};
-use http::{HeaderName, HeaderValue};
+use crate::protocol::jsonrpc::{encode_notification, encode_response};
+use crate::protocol::{methods, Era, RequestId, VersionId};
+use crate::transport::{Transport, TransportError};
+use http::HeaderName;
 use rand::rngs::SmallRng;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -58,34 +59,6 @@ impl From<TransportError> for Failure {
         }
     }
 }
-
-type ExchangeResult = Result<Value, Failure>;
-
-/// One request to send.
-struct Outgoing {
-    method: String,
-    params: Option<Value>,
-    headers: Vec<(HeaderName, HeaderValue)>,
-}
-
-type Waiting = (u64, String, Option<(Instant, ExchangeResult)>);
-
-/// The still-unanswered request with our id `id`.
-fn slot(pending: &mut [Waiting], id: u64) -> Option<&mut Waiting> {
-    pending
-        .iter_mut()
-        .find(|(pid, _, r)| *pid == id && r.is_none())
-}
-
-/// A failure that ends every request still waiting.
-fn fail_all(pending: &mut [Waiting], f: &Failure) {
-    for (_, _, r) in pending.iter_mut().filter(|(_, _, r)| r.is_none()) {
-        *r = Some((Instant::now(), Err(f.clone())));
-    }
-}
-
-/// How long we give a best-effort `notifications/cancelled` after a timeout.
-const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(1);
 
 /// List methods a `notifications/<list>/list_changed` asks to fetch again.
 fn list_for(notification: &str) -> Option<&'static str> {
@@ -156,35 +129,6 @@ impl<'p> Session<'p> {
             checks: SessionChecks::default(),
             transcript: None,
         }
-    }
-
-    /// Record every message of this session (for `inspect`).
-    pub fn observe(&mut self, transcript: Transcript) {
-        self.transcript = Some(transcript);
-    }
-
-    /// The run's cross-session conformance state.
-    pub fn set_tracker(&mut self, tracker: Arc<Tracker>) {
-        self.checks.tracker = Some(tracker);
-    }
-
-    pub fn tracker(&self) -> Option<&Tracker> {
-        self.checks.tracker.as_deref()
-    }
-
-    /// Report a conformance finding; the example is built only the first time this
-    /// session sees the check.
-    pub fn finding(&mut self, check: Check, example: impl FnOnce() -> String) {
-        let example = self.checks.first(check).then(example);
-        if let (Some(t), Some(e)) = (&self.transcript, &example) {
-            t.note(format!("finding {}: {e}", check.code()));
-        }
-        self.recorder.send(Event::Finding { check, example });
-    }
-
-    /// The `outputSchema` a listed tool declared.
-    pub fn output_schema(&self, tool: &str) -> Option<&Value> {
-        self.checks.output_schemas.get(tool)
     }
 
     pub fn era(&self) -> Era {
@@ -259,39 +203,6 @@ impl<'p> Session<'p> {
         result
     }
 
-    /// Findings a failed request shows: a declared capability that is not implemented,
-    /// the negotiated version header refused.
-    fn check_failure(&mut self, method: &str, f: &Failure) {
-        match f.kind {
-            FailureKind::RpcError(-32601) => {
-                let cap = crate::conformance::capability_of(method);
-                let declared = self.server.as_ref().is_some_and(|s| {
-                    cap.is_some_and(|c| !s.capabilities.is_null() && s.declares(c))
-                });
-                if declared {
-                    self.finding(Check::CapabilityDeclaredButMissing, || {
-                        format!(
-                            "{method} answered -32601 although {:?} is declared",
-                            cap.unwrap_or_default()
-                        )
-                    });
-                }
-            }
-            // The modern era's own version errors (-32020, -32022) are negotiation,
-            // not a refusal of the header we were told to send.
-            FailureKind::RpcError(-32022 | -32020) => {}
-            FailureKind::HttpStatus(400) | FailureKind::RpcError(_)
-                if f.detail.starts_with("HTTP 400") && self.era == Era::Legacy =>
-            {
-                let text = f.detail.to_ascii_lowercase();
-                if text.contains("protocol-version") || text.contains("protocol version") {
-                    self.finding(Check::VersionHeaderRejected, || f.detail.clone());
-                }
-            }
-            _ => {}
-        }
-    }
-
     async fn request_in_era(
         &mut self,
         method: &str,
@@ -300,219 +211,15 @@ impl<'p> Session<'p> {
         match self.era {
             Era::Modern => self.request_modern(method, params).await,
             Era::Legacy => {
-                let first = self.exchange(method, params.clone(), &[]).await;
+                let first = self.exchange(method, params.as_ref(), &[]).await;
                 match first {
                     Err(f) if f.kind == FailureKind::SessionExpired && self.can_reinitialize() => {
                         self.reinitialize().await?;
-                        self.exchange(method, params, &[]).await
+                        self.exchange(method, params.as_ref(), &[]).await
                     }
                     other => other,
                 }
             }
-        }
-    }
-
-    /// One request/response exchange: send, then receive until our answer arrives.
-    async fn exchange(
-        &mut self,
-        method: &str,
-        params: Option<Value>,
-        headers: &[(HeaderName, HeaderValue)],
-    ) -> Result<Value, Failure> {
-        let out = Outgoing {
-            method: method.to_string(),
-            params,
-            headers: headers.to_vec(),
-        };
-        match self.exchange_all(vec![out]).await.pop() {
-            Some((_, result)) => result,
-            None => Err(Failure::new(FailureKind::Io, "no exchange took place")),
-        }
-    }
-
-    /// Send every request at once, then receive until each has its answer (or its
-    /// deadline passes), serving the server meanwhile. Each result carries the instant
-    /// its answer arrived, so parallel calls are timed one by one.
-    async fn exchange_all(&mut self, batch: Vec<Outgoing>) -> Vec<(Instant, ExchangeResult)> {
-        let mut pending: Vec<Waiting> = Vec::new();
-        for out in batch {
-            let id = self.next_id;
-            self.next_id += 1;
-            let bytes = encode_request(id, &out.method, out.params.as_ref());
-            if let Some(t) = &self.transcript {
-                t.sent(&bytes);
-            }
-            let sent = self.transport.send_request(id, bytes, &out.headers).await;
-            let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
-            pending.push((id, out.method, done));
-        }
-        let deadline = Instant::now() + self.timeout;
-        while pending.iter().any(|(_, _, r)| r.is_none()) {
-            let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await
-            else {
-                let late: Vec<(u64, String)> = pending
-                    .iter()
-                    .filter(|(_, _, r)| r.is_none())
-                    .map(|(id, m, _)| (*id, m.clone()))
-                    .collect();
-                for (id, method) in late {
-                    self.cancel(id).await;
-                    let f = Failure::new(
-                        FailureKind::Timeout,
-                        format!(
-                            "no answer to {method} within {}",
-                            humantime::format_duration(self.timeout)
-                        ),
-                    );
-                    if let Some((_, _, r)) = slot(&mut pending, id) {
-                        *r = Some((Instant::now(), Err(f)));
-                    }
-                }
-                break;
-            };
-            if let (Some(t), Received::Message(m)) = (&self.transcript, &received) {
-                t.received(m);
-            }
-            match received {
-                Received::Message(Incoming::Response {
-                    id: Some(rid),
-                    outcome,
-                }) => {
-                    // Anything else is a late answer to a request we gave up on (ignored),
-                    // or to an id we never used (a finding).
-                    let next_id = self.next_id;
-                    if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
-                        self.finding(Check::JsonrpcUnknownId, || {
-                            format!("a response with id {rid}; ids in use are 1..{next_id}")
-                        });
-                    }
-                    if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(&mut pending, id))
-                    {
-                        let result = outcome.map_err(|e| Failure {
-                            kind: FailureKind::RpcError(e.code),
-                            detail: format!("{method}: {} ({})", e.message, e.code),
-                            data: e.data,
-                        });
-                        *r = Some((Instant::now(), result));
-                    }
-                }
-                Received::Message(Incoming::Response {
-                    id: None,
-                    outcome: Ok(result),
-                }) => {
-                    // An error may lack an id (the request could not be read); a result
-                    // never may: it answers something that had no id.
-                    self.finding(Check::JsonrpcResponseToNotification, || {
-                        format!("a result with no id: {}", excerpt_of(&result))
-                    });
-                }
-                Received::Message(Incoming::Response { id: None, .. }) => {}
-                Received::Message(Incoming::Request { id, method, params }) => {
-                    self.check_early(&method);
-                    if let Err(f) = self.answer(id, method, params).await {
-                        fail_all(&mut pending, &f);
-                    }
-                }
-                Received::Message(Incoming::Notification { method, .. }) => {
-                    self.check_early(&method);
-                    self.on_notification(method);
-                }
-                Received::Malformed { error, excerpt } => {
-                    let check = crate::conformance::malformed(&error, self.transport.kind());
-                    if let Some(t) = &self.transcript {
-                        t.note(format!("malformed ({error}): {excerpt}"));
-                    }
-                    self.finding(check, || format!("{error}: {excerpt}"));
-                    // A stray line (a server logging to stdout, say) does not tell us our
-                    // answer is lost; count it and keep waiting.
-                    self.recorder.send(Event::Malformed {
-                        persona: self.persona.id,
-                        text: format!("{error}: {excerpt}"),
-                    });
-                }
-                Received::Failed {
-                    request: Some(id),
-                    kind,
-                    detail,
-                } => {
-                    if let Some((_, _, r)) = slot(&mut pending, id) {
-                        *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
-                    }
-                }
-                Received::Failed {
-                    request: None,
-                    kind,
-                    detail,
-                } => {
-                    if !kind.is_recoverable_off_request() {
-                        fail_all(&mut pending, &Failure::new(kind, detail));
-                    }
-                }
-                Received::Closed { detail } => {
-                    fail_all(
-                        &mut pending,
-                        &Failure::new(FailureKind::TransportClosed, detail),
-                    );
-                }
-            }
-        }
-        pending
-            .into_iter()
-            .map(|(_, _, r)| {
-                r.unwrap_or_else(|| {
-                    (
-                        Instant::now(),
-                        Err(Failure::new(FailureKind::Io, "request lost")),
-                    )
-                })
-            })
-            .collect()
-    }
-
-    /// Several requests in flight at once (as hosts issue parallel tool calls). Modern
-    /// results that ask for input are completed one by one afterwards.
-    pub async fn request_many(
-        &mut self,
-        batch: Vec<(&'static str, Value)>,
-    ) -> Vec<(Instant, Result<Value, Failure>)> {
-        let outgoing: Vec<Outgoing> = batch
-            .iter()
-            .map(|(method, params)| match self.era {
-                Era::Modern => {
-                    let (params, headers) = self.decorate(method, Some(params.clone()), None);
-                    Outgoing {
-                        method: (*method).to_string(),
-                        params: Some(params),
-                        headers,
-                    }
-                }
-                Era::Legacy => Outgoing {
-                    method: (*method).to_string(),
-                    params: Some(params.clone()),
-                    headers: Vec::new(),
-                },
-            })
-            .collect();
-        let mut results = self.exchange_all(outgoing).await;
-        if self.era == Era::Modern {
-            for (i, (method, params)) in batch.into_iter().enumerate() {
-                let needs_input = matches!(&results[i].1, Ok(v)
-                    if v.get("resultType").and_then(Value::as_str) == Some("input_required"));
-                if needs_input {
-                    let r = self.request_modern(method, Some(params)).await;
-                    results[i] = (Instant::now(), r);
-                }
-            }
-        }
-        results
-    }
-
-    /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
-    fn check_early(&mut self, method: &str) {
-        if self.checks.handshaking && method != methods::PING && method != "notifications/message" {
-            self.finding(Check::LifecycleEarlyMessage, || {
-                format!("{method} arrived before notifications/initialized was sent")
-            });
         }
     }
 
@@ -609,16 +316,6 @@ impl<'p> Session<'p> {
         });
     }
 
-    /// Tell the server we gave up on request `id` (best effort, bounded). Over modern
-    /// Streamable HTTP closing the stream is the cancellation, but a notification does
-    /// no harm to a server that ignores it.
-    async fn cancel(&mut self, id: u64) {
-        let params = json!({"requestId": id, "reason": "timeout"});
-        let bytes = encode_notification(methods::CANCELLED, Some(&params));
-        let _ =
-            tokio::time::timeout(CANCEL_SEND_LIMIT, self.transport.send_notification(bytes)).await;
-    }
-
     /// Legacy Streamable HTTP: open the standalone GET stream as the SDK clients do.
     /// Optional in the spec, so a refusal is counted, not a session failure.
     pub async fn open_get_stream(&mut self) {
@@ -656,7 +353,7 @@ impl<'p> Session<'p> {
 }
 
 /// The start of a JSON value, for an example.
-fn excerpt_of(v: &Value) -> String {
+pub(super) fn excerpt_of(v: &Value) -> String {
     let text = v.to_string();
     match text.char_indices().nth(160) {
         Some((i, _)) => format!("{}…", &text[..i]),

@@ -63,7 +63,7 @@ impl Session<'_> {
         let base = Value::Object(base);
         loop {
             let (params, headers) = self.decorate(method, Some(base.clone()), retry.as_ref());
-            let result = match self.exchange(method, Some(params), &headers).await {
+            let result = match self.exchange(method, Some(&params), &headers).await {
                 // -32020 on a tool call: our `Mcp-Param-*` headers may be stale (or the
                 // tools were never listed); re-fetch tools/list and retry once, as the
                 // spec tells a client to.

@@ -1,0 +1,83 @@
+//! The conformance checks a session makes as it goes: findings are reported once per
+//! session with a first example (built only then), the transcript for `inspect`, and the
+//! cross-session tracker.
+
+use super::{Failure, Session, Transcript};
+use crate::conformance::{Check, Tracker};
+use crate::metrics::{Event, FailureKind};
+use crate::protocol::{methods, Era};
+use serde_json::Value;
+use std::sync::Arc;
+
+impl Session<'_> {
+    /// Record every message of this session (for `inspect`).
+    pub fn observe(&mut self, transcript: Transcript) {
+        self.transcript = Some(transcript);
+    }
+
+    /// The run's cross-session conformance state.
+    pub fn set_tracker(&mut self, tracker: Arc<Tracker>) {
+        self.checks.tracker = Some(tracker);
+    }
+
+    pub fn tracker(&self) -> Option<&Tracker> {
+        self.checks.tracker.as_deref()
+    }
+
+    /// Report a conformance finding; the example is built only the first time this
+    /// session sees the check.
+    pub fn finding(&mut self, check: Check, example: impl FnOnce() -> String) {
+        let example = self.checks.first(check).then(example);
+        if let (Some(t), Some(e)) = (&self.transcript, &example) {
+            t.note(format!("finding {}: {e}", check.code()));
+        }
+        self.recorder.send(Event::Finding { check, example });
+    }
+
+    /// The `outputSchema` a listed tool declared.
+    pub fn output_schema(&self, tool: &str) -> Option<&Value> {
+        self.checks.output_schemas.get(tool)
+    }
+
+    /// Findings a failed request shows: a declared capability that is not implemented,
+    /// the negotiated version header refused.
+    pub(super) fn check_failure(&mut self, method: &str, f: &Failure) {
+        match f.kind {
+            FailureKind::RpcError(-32601) => {
+                let cap = crate::conformance::capability_of(method);
+                let declared = self.server.as_ref().is_some_and(|s| {
+                    cap.is_some_and(|c| !s.capabilities.is_null() && s.declares(c))
+                });
+                if declared {
+                    self.finding(Check::CapabilityDeclaredButMissing, || {
+                        format!(
+                            "{method} answered -32601 although {:?} is declared",
+                            cap.unwrap_or_default()
+                        )
+                    });
+                }
+            }
+            // The modern era's own version errors (-32020, -32022) are negotiation,
+            // not a refusal of the header we were told to send.
+            FailureKind::RpcError(-32022 | -32020) => {}
+            FailureKind::HttpStatus(400) | FailureKind::RpcError(_)
+                if f.detail.starts_with("HTTP 400") && self.era == Era::Legacy =>
+            {
+                let text = f.detail.to_ascii_lowercase();
+                if text.contains("protocol-version") || text.contains("protocol version") {
+                    self.finding(Check::VersionHeaderRejected, || f.detail.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
+    pub(super) fn check_early(&mut self, method: &str) {
+        if self.checks.handshaking && method != methods::PING && method != "notifications/message" {
+            self.finding(Check::LifecycleEarlyMessage, || {
+                format!("{method} arrived before notifications/initialized was sent")
+            });
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Request/response correlation: send one request or several at once, then receive until
+//! each has its answer or its deadline passes — serving everything else the server sends
+//! meanwhile (its requests, notifications, stray lines) — and cancel what timed out.
+
+use super::{excerpt_of, Failure, Session};
+use crate::conformance::Check;
+use crate::metrics::{Event, FailureKind};
+use crate::protocol::jsonrpc::{encode_notification, encode_request};
+use crate::protocol::{methods, Era, Incoming};
+use crate::transport::Received;
+use http::{HeaderName, HeaderValue};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long we give a best-effort `notifications/cancelled` after a timeout.
+const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(1);
+
+pub(super) type ExchangeResult = Result<Value, Failure>;
+
+/// One request to send, borrowed from the caller: nothing is copied on the way out
+/// but the encoded bytes.
+pub(super) struct Outgoing<'a> {
+    pub(super) method: &'a str,
+    pub(super) params: Option<&'a Value>,
+    pub(super) headers: &'a [(HeaderName, HeaderValue)],
+}
+
+type Waiting<'a> = (u64, &'a str, Option<(Instant, ExchangeResult)>);
+
+/// The still-unanswered request with our id `id`.
+fn slot<'p, 'a>(pending: &'p mut [Waiting<'a>], id: u64) -> Option<&'p mut Waiting<'a>> {
+    pending
+        .iter_mut()
+        .find(|(pid, _, r)| *pid == id && r.is_none())
+}
+
+/// A failure that ends every request still waiting.
+fn fail_all(pending: &mut [Waiting<'_>], f: &Failure) {
+    for (_, _, r) in pending.iter_mut().filter(|(_, _, r)| r.is_none()) {
+        *r = Some((Instant::now(), Err(f.clone())));
+    }
+}
+
+impl Session<'_> {
+    /// One request/response exchange: send, then receive until our answer arrives.
+    pub(super) async fn exchange(
+        &mut self,
+        method: &str,
+        params: Option<&Value>,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Result<Value, Failure> {
+        let out = Outgoing {
+            method,
+            params,
+            headers,
+        };
+        match self.exchange_all(&[out]).await.pop() {
+            Some((_, result)) => result,
+            None => Err(Failure::new(FailureKind::Io, "no exchange took place")),
+        }
+    }
+
+    /// Send every request at once, then receive until each has its answer (or its
+    /// deadline passes), serving the server meanwhile. Each result carries the instant
+    /// its answer arrived, so parallel calls are timed one by one.
+    pub(super) async fn exchange_all<'a>(
+        &mut self,
+        batch: &[Outgoing<'a>],
+    ) -> Vec<(Instant, ExchangeResult)> {
+        let mut pending: Vec<Waiting<'a>> = Vec::with_capacity(batch.len());
+        for out in batch {
+            let id = self.next_id;
+            self.next_id += 1;
+            let bytes = encode_request(id, out.method, out.params);
+            if let Some(t) = &self.transcript {
+                t.sent(&bytes);
+            }
+            let sent = self.transport.send_request(id, bytes, out.headers).await;
+            let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
+            pending.push((id, out.method, done));
+        }
+        let deadline = Instant::now() + self.timeout;
+        while pending.iter().any(|(_, _, r)| r.is_none()) {
+            let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await
+            else {
+                let late: Vec<(u64, &str)> = pending
+                    .iter()
+                    .filter(|(_, _, r)| r.is_none())
+                    .map(|(id, m, _)| (*id, *m))
+                    .collect();
+                for (id, method) in late {
+                    self.cancel(id).await;
+                    let f = Failure::new(
+                        FailureKind::Timeout,
+                        format!(
+                            "no answer to {method} within {}",
+                            humantime::format_duration(self.timeout)
+                        ),
+                    );
+                    if let Some((_, _, r)) = slot(&mut pending, id) {
+                        *r = Some((Instant::now(), Err(f)));
+                    }
+                }
+                break;
+            };
+            if let (Some(t), Received::Message(m)) = (&self.transcript, &received) {
+                t.received(m);
+            }
+            match received {
+                Received::Message(Incoming::Response {
+                    id: Some(rid),
+                    outcome,
+                }) => {
+                    // Anything else is a late answer to a request we gave up on (ignored),
+                    // or to an id we never used (a finding).
+                    let next_id = self.next_id;
+                    if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
+                        self.finding(Check::JsonrpcUnknownId, || {
+                            format!("a response with id {rid}; ids in use are 1..{next_id}")
+                        });
+                    }
+                    if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(&mut pending, id))
+                    {
+                        let result = outcome.map_err(|e| Failure {
+                            kind: FailureKind::RpcError(e.code),
+                            detail: format!("{method}: {} ({})", e.message, e.code),
+                            data: e.data,
+                        });
+                        *r = Some((Instant::now(), result));
+                    }
+                }
+                Received::Message(Incoming::Response {
+                    id: None,
+                    outcome: Ok(result),
+                }) => {
+                    // An error may lack an id (the request could not be read); a result
+                    // never may: it answers something that had no id.
+                    self.finding(Check::JsonrpcResponseToNotification, || {
+                        format!("a result with no id: {}", excerpt_of(&result))
+                    });
+                }
+                Received::Message(Incoming::Response { id: None, .. }) => {}
+                Received::Message(Incoming::Request { id, method, params }) => {
+                    self.check_early(&method);
+                    if let Err(f) = self.answer(id, method, params).await {
+                        fail_all(&mut pending, &f);
+                    }
+                }
+                Received::Message(Incoming::Notification { method, .. }) => {
+                    self.check_early(&method);
+                    self.on_notification(method);
+                }
+                Received::Malformed { error, excerpt } => {
+                    let check = crate::conformance::malformed(&error, self.transport.kind());
+                    if let Some(t) = &self.transcript {
+                        t.note(format!("malformed ({error}): {excerpt}"));
+                    }
+                    self.finding(check, || format!("{error}: {excerpt}"));
+                    // A stray line (a server logging to stdout, say) does not tell us our
+                    // answer is lost; count it and keep waiting.
+                    self.recorder.send(Event::Malformed {
+                        persona: self.persona.id,
+                        text: format!("{error}: {excerpt}"),
+                    });
+                }
+                Received::Failed {
+                    request: Some(id),
+                    kind,
+                    detail,
+                } => {
+                    if let Some((_, _, r)) = slot(&mut pending, id) {
+                        *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
+                    }
+                }
+                Received::Failed {
+                    request: None,
+                    kind,
+                    detail,
+                } => {
+                    if !kind.is_recoverable_off_request() {
+                        fail_all(&mut pending, &Failure::new(kind, detail));
+                    }
+                }
+                Received::Closed { detail } => {
+                    fail_all(
+                        &mut pending,
+                        &Failure::new(FailureKind::TransportClosed, detail),
+                    );
+                }
+            }
+        }
+        pending
+            .into_iter()
+            .map(|(_, _, r)| {
+                r.unwrap_or_else(|| {
+                    (
+                        Instant::now(),
+                        Err(Failure::new(FailureKind::Io, "request lost")),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Several requests in flight at once (as hosts issue parallel tool calls). Modern
+    /// results that ask for input are completed one by one afterwards.
+    pub async fn request_many(
+        &mut self,
+        batch: Vec<(&'static str, Value)>,
+    ) -> Vec<(Instant, Result<Value, Failure>)> {
+        // Modern requests carry their own `_meta` and headers: build those first, then
+        // lend everything to the exchange.
+        let decorated: Vec<(Value, Vec<(HeaderName, HeaderValue)>)> = match self.era {
+            Era::Modern => batch
+                .iter()
+                .map(|(method, params)| self.decorate(method, Some(params.clone()), None))
+                .collect(),
+            Era::Legacy => Vec::new(),
+        };
+        let outgoing: Vec<Outgoing<'_>> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, (method, params))| match decorated.get(i) {
+                Some((p, h)) => Outgoing {
+                    method,
+                    params: Some(p),
+                    headers: h,
+                },
+                None => Outgoing {
+                    method,
+                    params: Some(params),
+                    headers: &[],
+                },
+            })
+            .collect();
+        let mut results = self.exchange_all(&outgoing).await;
+        drop(outgoing);
+        if self.era == Era::Modern {
+            for (i, (method, params)) in batch.into_iter().enumerate() {
+                let needs_input = matches!(&results[i].1, Ok(v)
+                    if v.get("resultType").and_then(Value::as_str) == Some("input_required"));
+                if needs_input {
+                    let r = self.request_modern(method, Some(params)).await;
+                    results[i] = (Instant::now(), r);
+                }
+            }
+        }
+        results
+    }
+
+    /// Tell the server we gave up on request `id` (best effort, bounded). Over modern
+    /// Streamable HTTP closing the stream is the cancellation, but a notification does
+    /// no harm to a server that ignores it.
+    pub(super) async fn cancel(&mut self, id: u64) {
+        let params = json!({"requestId": id, "reason": "timeout"});
+        let bytes = encode_notification(methods::CANCELLED, Some(&params));
+        let _ =
+            tokio::time::timeout(CANCEL_SEND_LIMIT, self.transport.send_notification(bytes)).await;
+    }
+}
