@@ -76,49 +76,22 @@ impl HttpEndpoint {
         connect_timeout: Duration,
         insecure: bool,
     ) -> Result<HttpEndpoint, TransportError> {
-        let bad = |what: &str| TransportError::new(FailureKind::ConnectFailed, what.to_string());
-        let https = match url.scheme() {
-            "http" => false,
-            "https" => true,
-            other => {
-                return Err(bad(&format!(
-                    "{url}: scheme {other}:// is not Streamable HTTP (use http:// or https://)"
-                )))
-            }
-        };
-        let host = url.host_str().ok_or_else(|| bad("the URL has no host"))?;
-        let port = url
-            .port_or_known_default()
-            .unwrap_or(if https { 443 } else { 80 });
-        let host_for_connect = host.trim_start_matches('[').trim_end_matches(']');
-        let addr = if host_for_connect.contains(':') {
-            format!("[{host_for_connect}]:{port}")
-        } else {
-            format!("{host_for_connect}:{port}")
-        };
-        let authority = match url.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_string(),
-        };
-        let mut path = url.path().to_string();
-        if let Some(q) = url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
-        let tls = if https {
-            let server_name = ServerName::try_from(host_for_connect.to_string())
-                .map_err(|e| bad(&format!("{url}: {host} cannot be a TLS server name: {e}")))?;
+        let bad = |what: String| TransportError::new(FailureKind::ConnectFailed, what);
+        let address = super::address::Address::parse(url, ("http", "https")).map_err(bad)?;
+        let tls = if address.secure {
             Some(TlsTarget {
                 config: super::tls::client_config(insecure),
-                server_name,
+                server_name: address
+                    .server_name()
+                    .map_err(|e| bad(format!("{url}: {e}")))?,
             })
         } else {
             None
         };
         Ok(HttpEndpoint {
-            addr,
-            authority: HeaderValue::from_str(&authority).map_err(|_| bad("bad host"))?,
-            path: path.parse().map_err(|_| bad("bad path"))?,
+            addr: address.connect,
+            authority: address.authority,
+            path: address.path,
             headers,
             connect_timeout,
             sources: Arc::default(),

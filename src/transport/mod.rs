@@ -2,6 +2,7 @@
 //! receive the next, close. One closed enum, so the session above is written once for
 //! every transport; each variant owns its connection or process.
 
+pub mod address;
 pub mod http;
 pub mod legacy_sse;
 pub mod sse;

@@ -11,7 +11,6 @@ use crate::metrics::FailureKind;
 use futures::{SinkExt, StreamExt};
 use http::{HeaderName, HeaderValue};
 use rustls::pki_types::ServerName;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -236,53 +235,31 @@ impl WsTransport {
     }
 }
 
-/// Host, port and TLS server name taken from the URL, checked once per connect.
+/// Where to connect and the TLS server name, taken from the URL once per connect.
 struct Target {
-    host: String,
-    port: u16,
+    connect: String,
     tls: Option<ServerName<'static>>,
 }
 
 impl Target {
     fn of(url: &url::Url) -> Result<Target, TransportError> {
-        let tls = match url.scheme() {
-            "ws" => false,
-            "wss" => true,
-            other => {
-                return Err(connect_failed(format!(
-                    "{url}: a WebSocket URL starts with ws:// or wss://, not {other}://"
-                )))
-            }
-        };
-        let host = match url.host() {
-            Some(url::Host::Domain(d)) => d.to_string(),
-            Some(url::Host::Ipv4(ip)) => ip.to_string(),
-            Some(url::Host::Ipv6(ip)) => ip.to_string(),
-            None => return Err(connect_failed(format!("{url}: the URL has no host"))),
-        };
-        let port = url
-            .port_or_known_default()
-            .ok_or_else(|| connect_failed(format!("{url}: no port")))?;
-        let tls = if tls {
-            let name = match host.parse::<IpAddr>() {
-                Ok(ip) => ServerName::IpAddress(ip.into()),
-                Err(_) => ServerName::try_from(host.clone()).map_err(|e| {
-                    connect_failed(format!("{url}: {host:?} is not a TLS server name: {e}"))
-                })?,
-            };
-            Some(name)
+        let a = super::address::Address::parse(url, ("ws", "wss")).map_err(connect_failed)?;
+        let tls = if a.secure {
+            Some(
+                a.server_name()
+                    .map_err(|e| connect_failed(format!("{url}: {e}")))?,
+            )
         } else {
             None
         };
-        Ok(Target { host, port, tls })
+        Ok(Target {
+            connect: a.connect,
+            tls,
+        })
     }
 
     fn addr(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
+        self.connect.clone()
     }
 }
 

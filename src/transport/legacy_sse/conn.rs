@@ -26,34 +26,13 @@ pub(super) struct Target {
 
 impl Target {
     pub(super) fn new(url: &url::Url) -> Result<Target, String> {
-        let https = match url.scheme() {
-            "http" => false,
-            "https" => true,
-            other => return Err(format!("{url}: scheme {other:?} is not http or https")),
-        };
-        let host = url.host_str().ok_or_else(|| format!("{url}: no host"))?;
-        let port = url.port_or_known_default().unwrap_or(80);
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let addr = if bare.contains(':') {
-            format!("[{bare}]:{port}")
-        } else {
-            format!("{bare}:{port}")
-        };
-        let authority = match url.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_string(),
-        };
-        let mut path = url.path().to_string();
-        if let Some(q) = url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
+        let a = crate::transport::address::Address::parse(url, ("http", "https"))?;
         Ok(Target {
-            https,
-            host: bare.to_string(),
-            addr,
-            authority: HeaderValue::from_str(&authority).map_err(|_| format!("{url}: bad host"))?,
-            path: path.parse().map_err(|_| format!("{url}: bad path"))?,
+            https: a.secure,
+            host: a.host,
+            addr: a.connect,
+            authority: a.authority,
+            path: a.path,
         })
     }
 
