@@ -73,36 +73,11 @@ pub struct RunArgs {
     /// TypeScript SDK on Node's fetch has) instead of one set per session.
     #[arg(long)]
     pub keep_alive: bool,
-    /// Per-request timeout, e.g. 10s.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
     /// Seed for every random choice.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
-    #[arg(long = "header", value_name = "'K: V'")]
-    pub headers: Vec<String>,
-    /// Transport for every persona: stdio, http (Streamable HTTP), sse (legacy HTTP+SSE),
-    /// ws (WebSocket). Default: from the URL scheme.
-    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
-    pub transport: Option<String>,
-    /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
-    /// stateless), auto (probe with server/discover).
-    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
-    pub era: Option<String>,
-    /// Protocol version every persona offers (any string).
-    #[arg(long, value_name = "V")]
-    pub protocol_version: Option<String>,
-    /// clientInfo.name for every persona.
-    #[arg(long, value_name = "NAME")]
-    pub client_name: Option<String>,
-    /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
-    /// --capability sampling={} --capability 'roots={"listChanged":true}'.
-    #[arg(long = "capability", value_name = "KEY=JSON")]
-    pub capabilities: Vec<String>,
-    /// Accept any TLS certificate (https://, wss://).
-    #[arg(long)]
-    pub insecure: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
     /// Results folder (default: results/<name>-<time>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -128,6 +103,38 @@ pub struct RunArgs {
     /// expect -32601 (method not found).
     #[arg(long)]
     pub probe_undeclared: bool,
+}
+
+/// How every persona speaks, shared by `run` and `inspect`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClientArgs {
+    /// Transport for every persona: stdio, http (Streamable HTTP), sse (legacy HTTP+SSE),
+    /// ws (WebSocket). Default: from the URL scheme.
+    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
+    pub transport: Option<String>,
+    /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
+    /// stateless), auto (probe with server/discover).
+    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
+    pub era: Option<String>,
+    /// Protocol version every persona offers (any string).
+    #[arg(long, value_name = "V")]
+    pub protocol_version: Option<String>,
+    /// clientInfo.name for every persona.
+    #[arg(long, value_name = "NAME")]
+    pub client_name: Option<String>,
+    /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
+    /// --capability sampling={} --capability 'roots={"listChanged":true}'.
+    #[arg(long = "capability", value_name = "KEY=JSON")]
+    pub capabilities: Vec<String>,
+    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
+    #[arg(long = "header", value_name = "'K: V'")]
+    pub headers: Vec<String>,
+    /// Accept any TLS certificate (https://, wss://).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Per-request timeout, e.g. 10s.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -204,30 +211,8 @@ pub struct InspectArgs {
     /// The profile's persona to play (default: the first).
     #[arg(long, value_name = "NAME")]
     pub persona: Option<String>,
-    /// stdio, http, sse or ws (default: from the URL scheme).
-    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
-    pub transport: Option<String>,
-    /// legacy, modern or auto.
-    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
-    pub era: Option<String>,
-    /// Protocol version to offer (any string).
-    #[arg(long, value_name = "V")]
-    pub protocol_version: Option<String>,
-    /// clientInfo.name.
-    #[arg(long, value_name = "NAME")]
-    pub client_name: Option<String>,
-    /// Declare a client capability, KEY=JSON (repeatable).
-    #[arg(long = "capability", value_name = "KEY=JSON")]
-    pub capabilities: Vec<String>,
-    /// Extra HTTP header, 'Name: value' (repeatable).
-    #[arg(long = "header", value_name = "'K: V'")]
-    pub headers: Vec<String>,
-    /// Accept any TLS certificate.
-    #[arg(long)]
-    pub insecure: bool,
-    /// Per-request timeout, e.g. 10s.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    #[command(flatten)]
+    pub client: ClientArgs,
     /// Also call the list methods of undeclared capabilities and expect -32601.
     #[arg(long)]
     pub probe_undeclared: bool,

@@ -96,14 +96,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         stdio: args.stdio.clone(),
         clients: Some(1),
         sessions: Some(1),
-        timeout: args.timeout.clone(),
-        headers: args.headers.clone(),
-        transport: args.transport.clone(),
-        era: args.era.clone(),
-        protocol_version: args.protocol_version.clone(),
-        client_name: args.client_name.clone(),
-        capabilities: args.capabilities.clone(),
-        insecure: args.insecure,
+        client: args.client.clone(),
         quiet: true,
         ..RunArgs::default()
     };

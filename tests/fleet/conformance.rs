@@ -37,7 +37,7 @@ fn target(a: &mut RunArgs, via: Via, server: &HttpServer, faults: &[Fault]) {
         Via::Http => a.target = Some(server.url()),
         Via::Sse => {
             a.target = Some(format!("http://{}/sse", server.addr));
-            a.transport = Some("sse".into());
+            a.client.transport = Some("sse".into());
         }
         Via::Ws => a.target = Some(format!("ws://{}/ws", server.addr)),
         Via::Stdio => {
@@ -72,7 +72,10 @@ async fn run_faulty(
     let mut a = RunArgs {
         clients: Some(1),
         sessions: Some(2),
-        timeout: Some("1s".into()),
+        client: mcp_fleet::cli::ClientArgs {
+            timeout: Some("1s".into()),
+            ..Default::default()
+        },
         ..args(dir.path())
     };
     target(&mut a, via, &srv, &faults);
@@ -110,7 +113,7 @@ async fn detects(fault: Fault, via: Via, code: &str, tweak: impl FnOnce(&mut Run
 fn none(_: &mut RunArgs) {}
 
 fn version(v: &'static str) -> impl FnOnce(&mut RunArgs) {
-    move |a| a.protocol_version = Some(v.into())
+    move |a| a.client.protocol_version = Some(v.into())
 }
 
 // 1. Malformed messages.
@@ -166,7 +169,7 @@ async fn conformance_capabilities_not_object() {
         Fault::CapabilitiesNotObject,
         Via::Http,
         "discover.invalid-result",
-        |a| a.era = Some("modern".into()),
+        |a| a.client.era = Some("modern".into()),
     )
     .await;
 }
@@ -228,7 +231,7 @@ async fn conformance_unsupported_without_list() {
         Fault::ModernNoSupported,
         Via::Http,
         "version.unsupported-without-list",
-        |a| a.era = Some("modern".into()),
+        |a| a.client.era = Some("modern".into()),
     )
     .await;
 }
@@ -378,7 +381,10 @@ async fn conformance_correct_server_has_no_findings() {
                 profile: Some(profile),
                 clients: Some(2),
                 sessions: Some(6),
-                era: Some(era.into()),
+                client: mcp_fleet::cli::ClientArgs {
+                    era: Some(era.into()),
+                    ..Default::default()
+                },
                 probe_undeclared: true,
                 ..args(dir.path())
             };

@@ -47,8 +47,11 @@ async fn inspect_every_transport_and_era() {
             let args = InspectArgs {
                 target: target.clone(),
                 stdio: stdio.clone(),
-                transport: transport.map(String::from),
-                era: Some(era.into()),
+                client: mcp_fleet::cli::ClientArgs {
+                    transport: transport.map(String::from),
+                    era: Some(era.into()),
+                    ..Default::default()
+                },
                 ..InspectArgs::default()
             };
             let i = mcp_fleet::inspect::inspect(&args)
@@ -117,7 +120,10 @@ async fn inspect_shows_findings() {
     let inspect = |version: Option<&str>| {
         let args = InspectArgs {
             target: Some(srv.url()),
-            protocol_version: version.map(String::from),
+            client: mcp_fleet::cli::ClientArgs {
+                protocol_version: version.map(String::from),
+                ..Default::default()
+            },
             ..InspectArgs::default()
         };
         async move { mcp_fleet::inspect::inspect(&args).await.expect("inspects") }

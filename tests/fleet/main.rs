@@ -413,7 +413,10 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
         stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
         clients: Some(2),
         sessions: Some(2),
-        timeout: Some("300ms".into()),
+        client: mcp_fleet::cli::ClientArgs {
+            timeout: Some("300ms".into()),
+            ..Default::default()
+        },
         ..args(dir.path())
     })
     .await;
@@ -431,7 +434,10 @@ async fn stdio_children_are_reaped() {
         stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
         clients: Some(3),
         sessions: Some(3),
-        timeout: Some("200ms".into()),
+        client: mcp_fleet::cli::ClientArgs {
+            timeout: Some("200ms".into()),
+            ..Default::default()
+        },
         ..args(dir.path())
     })
     .await;

@@ -185,8 +185,11 @@ async fn rmcp_in_the_modern_era() {
                 profile: Some(profile),
                 target: target.clone(),
                 stdio: stdio.clone(),
-                era: Some(era.into()),
-                protocol_version: Some("2026-07-28".into()),
+                client: mcp_fleet::cli::ClientArgs {
+                    era: Some(era.into()),
+                    protocol_version: Some("2026-07-28".into()),
+                    ..Default::default()
+                },
                 clients: Some(2),
                 sessions: Some(8),
                 ..args(dir.path())

@@ -169,7 +169,10 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
     let (_, json) = run(RunArgs {
         profile: Some(profile(dir.path(), "2025-06-18", "5s")),
         target: Some(url),
-        headers: vec!["Authorization: Bearer secret".into()],
+        client: mcp_fleet::cli::ClientArgs {
+            headers: vec!["Authorization: Bearer secret".into()],
+            ..Default::default()
+        },
         ..args(dir.path())
     })
     .await;

@@ -10,7 +10,10 @@ async fn the_quickstart_over_each_transport() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (_, json) = run(RunArgs {
             profile: Some(PathBuf::from("profiles/quickstart.toml")),
-            transport: Some(transport.into()),
+            client: mcp_fleet::cli::ClientArgs {
+                transport: Some(transport.into()),
+                ..Default::default()
+            },
             clients: Some(4),
             sessions: Some(24),
             ..args(dir.path())
