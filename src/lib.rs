@@ -19,6 +19,7 @@ pub mod client;
 pub mod conformance;
 pub mod fleet;
 pub mod inspect;
+pub mod instruments;
 pub mod metrics;
 pub mod plan;
 pub mod profile;
@@ -26,6 +27,7 @@ pub mod protocol;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod stop;
 pub mod targets;
 pub mod transport;
 
@@ -45,6 +47,8 @@ pub const QUICKSTART: &str = include_str!("../profiles/quickstart.toml");
 pub struct RunOutcome {
     pub summary: report::Summary,
     pub results_dir: PathBuf,
+    /// How the run ended; a signal makes `main` exit 128 + its number.
+    pub stopped_by: stop::StopReason,
 }
 
 /// Load the profile named on the command line (or the quickstart) and apply overrides.
@@ -89,26 +93,13 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let plan = Arc::new(plan_from_args(&args)?);
-
     let targets = targets::resolve(&plan).await?;
-
-    let results_dir = args.out.clone().unwrap_or_else(|| {
-        let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
-            .to_string()
-            .replace([':', '-'], "")
-            .trim_end_matches('Z')
-            .to_string();
-        PathBuf::from("results").join(format!("{}-{stamp}", plan.name))
-    });
-    std::fs::create_dir_all(&results_dir)
-        .with_context(|| format!("creating the results folder {}", results_dir.display()))?;
-
+    let results_dir = results_dir(&plan, args.out.as_deref())?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         eprint!("{}", plan.describe());
         eprintln!("  open-file limit {open_files}");
     }
-
     let interval = match &args.interval {
         Some(text) => humantime::parse_duration(text.trim())
             .ok()
@@ -118,118 +109,35 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
             })?,
         None => metrics::DEFAULT_INTERVAL,
     };
-    let started_at = SystemTime::now();
-    let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
-        Box::new(report::hlog::HlogSink::new(&results_dir, started_at)),
-        Box::new(
-            report::csv::CsvSink::create(&results_dir)
-                .with_context(|| format!("writing to {}", results_dir.display()))?,
-        ),
-    ];
-    let (collector, recorder) = metrics::Collector::new(
-        plan.personas.iter().map(|p| p.route.transport).collect(),
-        plan.tools.len(),
-    );
-    let collector = collector.with_intervals(interval, sinks);
-    let figures = collector.live();
-    let collecting = tokio::spawn(collector.run());
-    let live = Arc::new(fleet::LiveCounters::default());
-    let stop = fleet::StopSignals::default();
-    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let flag = interrupted.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                stop.interrupt();
-            }
-        });
-    }
-    let progress_done = tokio_util::sync::CancellationToken::new();
-    if let Some(addr) = args.metrics_listen {
-        let bound =
-            report::prometheus::serve(addr, figures.clone(), live.clone(), progress_done.clone())
-                .await?;
-        if !args.quiet {
-            eprintln!("live metrics: http://{bound}/metrics");
-        }
-    }
-    let progress = (!args.quiet).then(|| {
-        let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            fleet::live::Mode::Terminal
-        } else {
-            fleet::live::Mode::Lines {
-                every: Duration::from_secs(5),
-            }
-        };
-        tokio::spawn(fleet::live::show(
-            mode,
-            fleet::live::Goal::of(&plan),
-            live.clone(),
-            figures,
-            progress_done.clone(),
-        ))
-    });
 
-    let started = tokio::time::Instant::now();
-    let ctx = client::SessionContext {
-        endpoints: Arc::new(targets.endpoints.clone()),
-        recorder,
-        timeout: plan.timeout,
-        conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
-        transcript: None,
-    };
+    let instruments = instruments::Instruments::start(&plan, &args, &results_dir, interval).await?;
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
-        ctx,
+        ctx: client::SessionContext {
+            endpoints: Arc::new(targets.endpoints.clone()),
+            recorder: instruments.recorder.clone(),
+            timeout: plan.timeout,
+            conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
+            transcript: None,
+        },
     });
-    fleet::run(&plan.load, plan.seed, work, live, stop.clone()).await;
-    let elapsed = started.elapsed();
-    let finished_at = SystemTime::now();
-    progress_done.cancel();
-    if let Some(p) = progress {
-        let _ = p.await;
-    }
-    let stats = collecting.await.context("the collector stopped")?;
-    let (target_desc, transport_name) = (targets.description.clone(), targets.transports.clone());
+    let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
+    let fleet_end = fleet::run(&plan.load, plan.seed, work, live, stop).await;
+    let measured = instruments.stop().await?;
+    let (target, transport) = (targets.description.clone(), targets.transports.clone());
     targets.shutdown().await;
 
-    let stopped_by = if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-        "interrupted"
-    } else if stop.drain.is_cancelled() {
-        "duration"
-    } else {
-        "sessions"
-    };
+    let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
     let facts = report::RunFacts {
-        started_at,
-        finished_at,
-        duration: elapsed,
-        target: target_desc,
-        transport: transport_name,
-        stopped_by: stopped_by.to_string(),
+        started_at: measured.started_at,
+        finished_at: measured.finished_at,
+        duration: measured.elapsed,
+        target,
+        transport,
+        stopped_by: stopped_by.name().to_string(),
     };
-    let summary = report::Summary::build(&plan, &stats, &facts);
-    let histograms = stats
-        .phases
-        .active()
-        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
-        .collect();
-    report::write_results(
-        &results_dir,
-        &summary,
-        &plan.effective_profile.to_toml(),
-        &stats.timeline,
-        histograms,
-    )
-    .with_context(|| format!("writing results to {}", results_dir.display()))?;
-    if let Some(e) = &stats.interval_error {
-        anyhow::bail!(
-            "writing the interval files (.hlog, intervals.csv) to {}: {e}",
-            results_dir.display()
-        );
-    }
+    let summary = report::Summary::build(&plan, &measured.stats, &facts);
+    write_results(&results_dir, &plan, &summary, &measured.stats)?;
     if args.quiet {
         println!("{}", results_dir.display());
     } else {
@@ -239,7 +147,52 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     Ok(RunOutcome {
         summary,
         results_dir,
+        stopped_by,
     })
+}
+
+/// `--out`, or `results/<name>-<time>`; created.
+fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    let dir = out.map(PathBuf::from).unwrap_or_else(|| {
+        let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
+            .to_string()
+            .replace([':', '-'], "")
+            .trim_end_matches('Z')
+            .to_string();
+        PathBuf::from("results").join(format!("{}-{stamp}", plan.name))
+    });
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating the results folder {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The summary files beside the interval files the collector wrote during the run.
+fn write_results(
+    dir: &std::path::Path,
+    plan: &Plan,
+    summary: &report::Summary,
+    stats: &metrics::Stats,
+) -> anyhow::Result<()> {
+    let histograms = stats
+        .phases
+        .active()
+        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
+        .collect();
+    report::write_results(
+        dir,
+        summary,
+        &plan.effective_profile.to_toml(),
+        &stats.timeline,
+        histograms,
+    )
+    .with_context(|| format!("writing results to {}", dir.display()))?;
+    if let Some(e) = &stats.interval_error {
+        anyhow::bail!(
+            "writing the interval files (.hlog, intervals.csv) to {}: {e}",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// `mcp-fleet serve`.

@@ -1,9 +1,30 @@
 //! The binary: parse the command line, build the runtime, run, map errors to exit codes
-//! (0 done, 1 thresholds failed, 2 the run could not be done).
+//! (0 done, 1 thresholds failed, 2 the run could not be done, 128 + N stopped by signal N
+//! after writing the results).
 
 use clap::Parser;
 use mcp_fleet::cli::{Cli, Command};
+use mcp_fleet::stop::StopReason;
 use std::process::ExitCode;
+
+/// How a command that did its job ended.
+enum Verdict {
+    Passed,
+    /// A threshold, a `--fail-if` rule or `--strict` failed.
+    Failed,
+    /// Stopped by a signal after writing the results: exit 128 + the signal's number.
+    Stopped(u8),
+}
+
+impl From<bool> for Verdict {
+    fn from(passed: bool) -> Verdict {
+        if passed {
+            Verdict::Passed
+        } else {
+            Verdict::Failed
+        }
+    }
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -33,29 +54,34 @@ fn main() -> ExitCode {
                     if findings_fail {
                         eprintln!("error: conformance findings of error severity (--strict)");
                     }
-                    o.summary.passed() && !findings_fail
+                    match o.stopped_by {
+                        StopReason::Signal(s) => Verdict::Stopped(s.exit_code()),
+                        _ => Verdict::from(o.summary.passed() && !findings_fail),
+                    }
                 })
             }
-            Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| true),
+            Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| Verdict::Passed),
             Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|text| {
                 print!("{text}");
-                true
+                Verdict::Passed
             }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
                 print!("{text}");
-                true
+                Verdict::Passed
             }),
-            Command::Report(args) => mcp_fleet::report(&args),
-            Command::Compare(args) => mcp_fleet::compare(&args),
+            Command::Report(args) => mcp_fleet::report(&args).map(Verdict::from),
+            Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
         }
     });
     // Sessions still winding down (e.g. stdio children after Ctrl-C) must not hold the
     // process open.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     match result {
-        Ok(true) => ExitCode::SUCCESS,
+        Ok(Verdict::Passed) => ExitCode::SUCCESS,
         // A threshold or a --fail-if rule failed; the reports say which.
-        Ok(false) => ExitCode::from(1),
+        Ok(Verdict::Failed) => ExitCode::from(1),
+        // Interrupted: the results were written, but the run is not a complete one.
+        Ok(Verdict::Stopped(code)) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

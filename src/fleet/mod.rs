@@ -91,6 +91,15 @@ pub trait Work: Send + Sync + 'static {
     fn dropped(&self);
 }
 
+/// How the load ended by itself (a signal is the caller's to know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetEnd {
+    /// The session budget was used up.
+    Budget,
+    /// The deadline (or the schedule, which the plan bounds by the deadline) ran out.
+    Deadline,
+}
+
 /// Run `load` until it is done or stopped.
 pub async fn run<W: Work>(
     load: &Load,
@@ -98,7 +107,7 @@ pub async fn run<W: Work>(
     work: Arc<W>,
     live: Arc<LiveCounters>,
     stop: StopSignals,
-) {
+) -> FleetEnd {
     let budget = Arc::new(Budget(load.sessions.map(AtomicU64::new)));
     // Deadline: stop starting sessions, then give running ones `grace` to finish.
     let timer = load.duration.map(|d| {
@@ -114,7 +123,7 @@ pub async fn run<W: Work>(
     let shared = Shared {
         work,
         live,
-        budget,
+        budget: budget.clone(),
         stop,
         think: load.think,
         seed,
@@ -128,6 +137,11 @@ pub async fn run<W: Work>(
     }
     if let Some(t) = timer {
         t.abort();
+    }
+    if budget.exhausted() {
+        FleetEnd::Budget
+    } else {
+        FleetEnd::Deadline
     }
 }
 
@@ -207,7 +221,8 @@ async fn client_loop<W: Work>(
             .await;
         live.in_flight.fetch_sub(1, Ordering::Relaxed);
         live.record(outcome);
-        if outcome == SessionOutcome::Interrupted {
+        // No think time once the budget is spent: it would only delay the end.
+        if outcome == SessionOutcome::Interrupted || budget.exhausted() {
             return;
         }
         let pause = think.sample(&mut rng);

@@ -222,3 +222,49 @@ async fn arrival_seeds_do_not_depend_on_timing() {
     let b: Vec<u64> = (0..5).map(|k| client_seed(9, k)).collect();
     assert_eq!(a, b);
 }
+
+#[tokio::test(start_paused = true)]
+async fn think_time_never_outlasts_the_session_budget() {
+    // One session, then an hour of think time: the budget is spent, so the run ends
+    // when the session does, not an hour later.
+    let fake = Fake::new(Duration::from_millis(5));
+    let mut l = load(
+        LoadModel::Closed {
+            clients: Curve::constant(1.0, None),
+        },
+        Some(1),
+        None,
+    );
+    l.think = Think::Fixed(Duration::from_secs(3600));
+    let t0 = Instant::now();
+    let end = run(
+        &l,
+        1,
+        fake.clone(),
+        Arc::new(LiveCounters::default()),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(end, FleetEnd::Budget);
+    assert_eq!(t0.elapsed(), Duration::from_millis(5));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_fleet_says_whether_the_budget_or_the_deadline_ended_it() {
+    let fake = Fake::new(Duration::from_millis(10));
+    let open = load(
+        LoadModel::Open {
+            rate: Curve::constant(100.0, Some(Duration::from_secs(1))),
+            max_in_flight: 1_000,
+        },
+        None,
+        Some(Duration::from_secs(1)),
+    );
+    let live = Arc::new(LiveCounters::default());
+    let end = run(&open, 1, fake.clone(), live, StopSignals::default()).await;
+    assert_eq!(
+        end,
+        FleetEnd::Deadline,
+        "an open model ends with its duration"
+    );
+}

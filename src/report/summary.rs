@@ -103,7 +103,8 @@ pub struct RunInfo {
     pub target: String,
     pub transport: String,
     pub load: LoadInfo,
-    /// Why the run ended: `sessions`, `duration`, `interrupted`.
+    /// Why the run ended: `sessions`, `duration`, or the signal that stopped it:
+    /// `interrupted` (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP).
     pub stopped_by: String,
     /// The length of the intervals in the hlog and CSV files, seconds.
     #[serde(default)]

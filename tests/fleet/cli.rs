@@ -98,7 +98,11 @@ fn ctrl_c_stops_the_run_and_keeps_the_results() {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "128 + SIGINT: told apart from a complete run"
+    );
     let text = std::fs::read_to_string(out.join("summary.json")).expect("results written");
     let json: serde_json::Value = serde_json::from_str(&text).expect("json");
     assert_eq!(json["run"]["stopped_by"], "interrupted");

@@ -461,4 +461,5 @@ mod load;
 mod reports;
 mod rmcp_peer;
 mod scripted_server;
+mod signals;
 mod transports;

@@ -1,0 +1,126 @@
+//! What watches a run while the fleet works: the collector (histograms, interval files),
+//! the live view, the Prometheus endpoint and the stop signals. `lib::run` starts them
+//! before the fleet and stops them after it; stopping hands back everything measured.
+
+use crate::cli::RunArgs;
+use crate::fleet::{self, LiveCounters, StopSignals};
+use crate::metrics::{self, Recorder, Stats};
+use crate::plan::Plan;
+use crate::report;
+use crate::stop::{SignalWatch, StopSignal};
+use anyhow::Context;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The running instruments of one run.
+pub struct Instruments {
+    pub recorder: Recorder,
+    pub live: Arc<LiveCounters>,
+    pub stop: StopSignals,
+    signals: SignalWatch,
+    collecting: JoinHandle<Stats>,
+    views_done: CancellationToken,
+    live_view: Option<JoinHandle<()>>,
+    started_at: SystemTime,
+    started: tokio::time::Instant,
+}
+
+/// What the instruments measured, once stopped.
+pub struct Measured {
+    pub stats: Stats,
+    pub started_at: SystemTime,
+    pub finished_at: SystemTime,
+    pub elapsed: Duration,
+    /// The first stop signal received, if any.
+    pub signal: Option<StopSignal>,
+}
+
+impl Instruments {
+    /// Start the collector (writing interval files into `dir` every `interval`), the
+    /// signal handlers, and the live views the arguments ask for.
+    pub async fn start(
+        plan: &Plan,
+        args: &RunArgs,
+        dir: &Path,
+        interval: Duration,
+    ) -> anyhow::Result<Instruments> {
+        let started_at = SystemTime::now();
+        let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
+            Box::new(report::hlog::HlogSink::new(dir, started_at)),
+            Box::new(
+                report::csv::CsvSink::create(dir)
+                    .with_context(|| format!("writing to {}", dir.display()))?,
+            ),
+        ];
+        let (collector, recorder) = metrics::Collector::new(
+            plan.personas.iter().map(|p| p.route.transport).collect(),
+            plan.tools.len(),
+        );
+        let collector = collector.with_intervals(interval, sinks);
+        let figures = collector.live();
+        let collecting = tokio::spawn(collector.run());
+        let live = Arc::new(LiveCounters::default());
+        let stop = StopSignals::default();
+        let signals = SignalWatch::start(stop.clone(), plan.load.grace, args.quiet)
+            .context("installing the signal handlers")?;
+        let views_done = CancellationToken::new();
+        if let Some(addr) = args.metrics_listen {
+            let bound =
+                report::prometheus::serve(addr, figures.clone(), live.clone(), views_done.clone())
+                    .await?;
+            if !args.quiet {
+                eprintln!("live metrics: http://{bound}/metrics");
+            }
+        }
+        let live_view = (!args.quiet).then(|| {
+            let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                fleet::live::Mode::Terminal
+            } else {
+                fleet::live::Mode::Lines {
+                    every: Duration::from_secs(5),
+                }
+            };
+            tokio::spawn(fleet::live::show(
+                mode,
+                fleet::live::Goal::of(plan),
+                live.clone(),
+                figures,
+                views_done.clone(),
+            ))
+        });
+        Ok(Instruments {
+            recorder,
+            live,
+            stop,
+            signals,
+            collecting,
+            views_done,
+            live_view,
+            started_at,
+            started: tokio::time::Instant::now(),
+        })
+    }
+
+    /// Stop the views and the collector; the recorder's last clones must be gone (the
+    /// fleet's work dropped) for the collector to finish.
+    pub async fn stop(self) -> anyhow::Result<Measured> {
+        let elapsed = self.started.elapsed();
+        let finished_at = SystemTime::now();
+        self.views_done.cancel();
+        if let Some(view) = self.live_view {
+            let _ = view.await;
+        }
+        drop(self.recorder);
+        let stats = self.collecting.await.context("the collector stopped")?;
+        Ok(Measured {
+            stats,
+            started_at: self.started_at,
+            finished_at,
+            elapsed,
+            signal: self.signals.received(),
+        })
+    }
+}
