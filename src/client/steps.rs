@@ -9,6 +9,7 @@ use super::timer::Timer;
 use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, Era};
 use crate::session::{Failure, ResponseCache, Session};
 use rand::distr::weighted::WeightedIndex;
@@ -290,7 +291,7 @@ pub async fn probe_undeclared(session: &mut Session<'_>) {
                 format!("{method} works although {cap:?} is not declared")
             }),
             Err(f) => match f.kind {
-                FailureKind::RpcError(-32601) => {}
+                FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {}
                 FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => session
                     .finding(Check::CapabilityUndeclaredWrongError, || {
                         format!("{method} ({cap:?} not declared): {}", f.detail)

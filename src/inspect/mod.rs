@@ -11,6 +11,7 @@ use crate::conformance::Tracker;
 use crate::fleet::StopSignals;
 use crate::metrics::{Collector, Phase, SessionOutcome};
 use crate::plan::{Scenario, Step};
+use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods;
 use crate::report::summary::{findings, FindingSummary};
 use crate::session::{Direction, Entry, ResponseCache, Transcript};
@@ -169,14 +170,14 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .flat_map(|(k, v)| v.iter().map(move |e| format!("{}: {e}", k.name())))
         .collect();
     let handshake = seen
-        .result("initialize")
-        .or_else(|| seen.result("server/discover"));
+        .result(methods::INITIALIZE)
+        .or_else(|| seen.result(methods::SERVER_DISCOVER));
     let field = |k: &str| handshake.and_then(|h| h.get(k)).cloned();
     let server_info = field("serverInfo")
         .or_else(|| {
             handshake
-                .and_then(|h| h.get("_meta"))
-                .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+                .and_then(|h| h.get(META))
+                .and_then(|m| m.get(META_SERVER_INFO))
                 .cloned()
         })
         .unwrap_or(Value::Null);
@@ -194,10 +195,10 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         server_info,
         capabilities: field("capabilities").unwrap_or(Value::Null),
         instructions: field("instructions").and_then(|v| v.as_str().map(String::from)),
-        tools: seen.items("tools/list", "tools"),
-        resources: seen.items("resources/list", "resources"),
-        resource_templates: seen.items("resources/templates/list", "resourceTemplates"),
-        prompts: seen.items("prompts/list", "prompts"),
+        tools: seen.items(methods::TOOLS_LIST, "tools"),
+        resources: seen.items(methods::RESOURCES_LIST, "resources"),
+        resource_templates: seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
+        prompts: seen.items(methods::PROMPTS_LIST, "prompts"),
         era,
         timings,
         outcome: match outcome {

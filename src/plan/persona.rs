@@ -4,6 +4,7 @@
 use super::{parse_duration, PlanError, Scenario, Target};
 use crate::metrics::PersonaId;
 use crate::profile::{self, PersonaSection};
+use crate::protocol::meta::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
 use crate::protocol::version::{legacy_versions, Era, LATEST_LEGACY, LATEST_MODERN};
 use crate::protocol::ProtocolVersion;
 use crate::transport::TransportKind;
@@ -118,9 +119,9 @@ impl Persona {
     /// The `_meta` a modern request carries, for `version`.
     pub fn modern_meta(&self, version: &str) -> Value {
         json!({
-            "io.modelcontextprotocol/protocolVersion": version,
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-            "io.modelcontextprotocol/clientInfo": self.client_info,
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+            META_CLIENT_INFO: self.client_info,
         })
     }
 

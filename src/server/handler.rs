@@ -23,20 +23,14 @@ use super::faults::Faults;
 use super::stall::Stall;
 use super::{Eras, ServerOptions};
 use crate::protocol::jsonrpc::{codes, encode_response, Malformed};
+use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods as m;
 use crate::protocol::version::{legacy_versions, LATEST_LEGACY, LATEST_MODERN};
 use crate::protocol::{Incoming, RequestId, RpcError};
 use modern::{has_modern_meta, splice, CACHE_TTL_MS};
 use operations::{call_tool, complete, get_prompt};
 
-pub use modern::{modern_codes, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
 pub use session::{Notifier, Session};
-
-/// Methods the server answers that the shared method table has no constant for (the
-/// client side never sends them on its hot path).
-const LOGGING_SET_LEVEL: &str = "logging/setLevel";
-const COMPLETION_COMPLETE: &str = "completion/complete";
-pub const SERVER_DISCOVER: &str = "server/discover";
 
 const LOG_LEVELS: [&str; 8] = [
     "debug",
@@ -137,7 +131,7 @@ impl Handler {
             supported.extend(legacy_versions());
         }
         let modern_members = format!(
-            "\"resultType\":\"complete\",\"_meta\":{}",
+            "\"resultType\":\"complete\",\"{META}\":{}",
             json!({ META_SERVER_INFO: server_info })
         );
         let cached_members =
@@ -304,7 +298,7 @@ impl Handler {
             m::INITIALIZE => self.initialize(session, params.as_ref()),
             m::PING => Ok(Answer::Static("{}")),
             // A legacy-only server has never heard of it, initialized or not.
-            SERVER_DISCOVER => Err(method_not_found()),
+            m::SERVER_DISCOVER => Err(method_not_found()),
             _ if session.version().is_none() => {
                 Err(rpc_error(codes::INVALID_REQUEST, "Server not initialized"))
             }
@@ -360,11 +354,11 @@ impl Handler {
             m::TOOLS_CALL => call_tool(ctx, params).await.map(Answer::Value),
             m::RESOURCES_READ => self.read_resource(ctx, params),
             m::PROMPTS_GET => get_prompt(params).map(Answer::Value),
-            LOGGING_SET_LEVEL => match params.get("level").and_then(Value::as_str) {
+            m::LOGGING_SET_LEVEL => match params.get("level").and_then(Value::as_str) {
                 Some(level) if LOG_LEVELS.contains(&level) => Ok(Answer::Static("{}")),
                 _ => Err(invalid_params("level must be a syslog level name")),
             },
-            COMPLETION_COMPLETE => Ok(Answer::Value(complete(params))),
+            m::COMPLETION_COMPLETE => Ok(Answer::Value(complete(params))),
             _ => Err(method_not_found()),
         }
     }

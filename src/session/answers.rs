@@ -11,10 +11,6 @@ use rand::Rng;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-pub const SAMPLING: &str = "sampling/createMessage";
-pub const ELICITATION: &str = "elicitation/create";
-pub const ROOTS: &str = "roots/list";
-
 /// The answer to one request from the server, and how long to wait before giving it
 /// (the persona's configured "thinking" delay).
 pub fn answer(
@@ -25,7 +21,7 @@ pub fn answer(
 ) -> (Result<Value, RpcError>, Duration) {
     match method {
         methods::PING => (Ok(json!({})), Duration::ZERO),
-        SAMPLING => match &answers.sampling {
+        methods::SAMPLING_CREATE_MESSAGE => match &answers.sampling {
             Some(s) => (
                 Ok(json!({
                     "role": "assistant",
@@ -37,7 +33,7 @@ pub fn answer(
             ),
             None => (Err(not_declared(method)), Duration::ZERO),
         },
-        ELICITATION => match &answers.elicitation {
+        methods::ELICITATION_CREATE => match &answers.elicitation {
             Some(e) => {
                 let mode = params
                     .and_then(|p| p.get("mode"))
@@ -64,7 +60,7 @@ pub fn answer(
             }
             None => (Err(not_declared(method)), Duration::ZERO),
         },
-        ROOTS => match &answers.roots {
+        methods::ROOTS_LIST => match &answers.roots {
             Some(roots) => (Ok(json!({"roots": roots})), Duration::ZERO),
             None => (Err(not_declared(method)), Duration::ZERO),
         },
@@ -201,15 +197,19 @@ mod tests {
     fn declared_features_answer_and_others_get_method_not_found() {
         let mut rng = SmallRng::seed_from_u64(1);
         let a = answers(1, 0, 0);
-        let (r, d) = answer(&a, SAMPLING, None, &mut rng);
+        let (r, d) = answer(&a, methods::SAMPLING_CREATE_MESSAGE, None, &mut rng);
         assert_eq!(r.expect("sampling")["content"]["text"], "hi");
         assert_eq!(d, Duration::from_millis(3));
-        let (r, _) = answer(&a, ROOTS, None, &mut rng);
+        let (r, _) = answer(&a, methods::ROOTS_LIST, None, &mut rng);
         assert_eq!(r.expect("roots")["roots"][0]["uri"], "file:///w");
         let (r, _) = answer(&a, "tasks/get", None, &mut rng);
         assert_eq!(r.expect_err("unknown").code, -32601);
         let none = Answers::default();
-        for m in [SAMPLING, ELICITATION, ROOTS] {
+        for m in [
+            methods::SAMPLING_CREATE_MESSAGE,
+            methods::ELICITATION_CREATE,
+            methods::ROOTS_LIST,
+        ] {
             assert_eq!(
                 answer(&none, m, None, &mut rng).0.expect_err(m).code,
                 -32601
@@ -234,7 +234,12 @@ mod tests {
                 "mail": {"type": "string", "format": "email"},
                 "n": {"type": "number", "default": 2.5}
             }, "required": ["name"]}});
-        let (r, _) = answer(&answers(1, 0, 0), ELICITATION, Some(&params), &mut rng);
+        let (r, _) = answer(
+            &answers(1, 0, 0),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        );
         let r = r.expect("accept");
         assert_eq!(r["action"], "accept");
         let c = &r["content"];
@@ -244,12 +249,27 @@ mod tests {
         assert!(["red", "green"].contains(&c["color"].as_str().expect("color")));
         assert_eq!(c["mail"], "fleet@example.com");
         assert_eq!(c["n"], 2.5);
-        let (r, _) = answer(&answers(0, 1, 0), ELICITATION, Some(&params), &mut rng);
+        let (r, _) = answer(
+            &answers(0, 1, 0),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        );
         assert_eq!(r.expect("decline"), json!({"action": "decline"}));
-        let (r, _) = answer(&answers(0, 0, 1), ELICITATION, Some(&params), &mut rng);
+        let (r, _) = answer(
+            &answers(0, 0, 1),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        );
         assert_eq!(r.expect("cancel"), json!({"action": "cancel"}));
         let url = json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"});
-        let (r, _) = answer(&answers(1, 0, 0), ELICITATION, Some(&url), &mut rng);
+        let (r, _) = answer(
+            &answers(1, 0, 0),
+            methods::ELICITATION_CREATE,
+            Some(&url),
+            &mut rng,
+        );
         assert_eq!(r.expect_err("url not declared").code, -32602);
     }
 }

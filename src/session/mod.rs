@@ -63,9 +63,9 @@ impl From<TransportError> for Failure {
 /// List methods a `notifications/<list>/list_changed` asks to fetch again.
 fn list_for(notification: &str) -> Option<&'static str> {
     match notification {
-        "notifications/tools/list_changed" => Some(methods::TOOLS_LIST),
-        "notifications/prompts/list_changed" => Some(methods::PROMPTS_LIST),
-        "notifications/resources/list_changed" => Some(methods::RESOURCES_LIST),
+        methods::TOOLS_LIST_CHANGED => Some(methods::TOOLS_LIST),
+        methods::PROMPTS_LIST_CHANGED => Some(methods::PROMPTS_LIST),
+        methods::RESOURCES_LIST_CHANGED => Some(methods::RESOURCES_LIST),
         _ => None,
     }
 }
@@ -224,7 +224,7 @@ impl<'p> Session<'p> {
     }
 
     fn on_notification(&mut self, method: String) {
-        if method == "notifications/tools/list_changed" {
+        if method == methods::TOOLS_LIST_CHANGED {
             if let Some(t) = self.tracker() {
                 t.tools_list_changed();
             }

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use super::ask::Question;
 use super::{invalid_params, Ctx};
 use crate::protocol::jsonrpc::encode_notification;
+use crate::protocol::meta::{META, PROGRESS_TOKEN};
 use crate::protocol::methods as m;
 use crate::protocol::RpcError;
 use crate::server::catalog::{Prompt, Tool};
@@ -66,10 +67,10 @@ pub(super) async fn call_tool(ctx: &Ctx<'_>, params: &Value) -> Result<Value, Rp
         Tool::Fail => Ok(error_result("The fail tool always fails, on purpose.")),
         Tool::Progress => {
             let steps = integer_arg(args, "steps", Some(3), 1, MAX_PROGRESS_STEPS)?;
-            let token = params.get("_meta").and_then(|m| m.get("progressToken"));
+            let token = params.get(META).and_then(|m| m.get(PROGRESS_TOKEN));
             if let Some(token) = token {
                 for i in 1..=steps {
-                    let note = json!({"progressToken": token, "progress": i, "total": steps});
+                    let note = json!({PROGRESS_TOKEN: token, "progress": i, "total": steps});
                     ctx.notifier()
                         .send(encode_notification(m::PROGRESS, Some(&note)));
                 }
@@ -99,8 +100,12 @@ pub(super) async fn call_tool(ctx: &Ctx<'_>, params: &Value) -> Result<Value, Rp
             };
             match ctx {
                 Ctx::Legacy { session, notifier } => {
-                    let method = format!("notifications/{list}/list_changed");
-                    let note = encode_notification(&method, None);
+                    let method = match list {
+                        "prompts" => m::PROMPTS_LIST_CHANGED,
+                        "resources" => m::RESOURCES_LIST_CHANGED,
+                        _ => m::TOOLS_LIST_CHANGED,
+                    };
+                    let note = encode_notification(method, None);
                     // Unrelated to this request: the standalone stream when one is open.
                     if !session.send_standalone(note.clone()) {
                         notifier.send(note);

@@ -2,6 +2,7 @@
 //! answers and error codes, without any I/O.
 
 use super::*;
+use crate::protocol::meta::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;

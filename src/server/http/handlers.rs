@@ -15,10 +15,10 @@ use tokio::sync::mpsc;
 use super::super::handler::{malformed_reply, Handler, Notifier};
 use super::headers::{error_response, header_text, json_response, new_session_id};
 use super::headers::{origin_refusal, session_not_found, sse_response, version_refusal};
-use super::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 use super::stateless::post_stateless;
 use super::stream::{lock, pump, HttpSession, Refusal};
 use super::AppState;
+use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::protocol::methods as m;
 use crate::protocol::Incoming;
 use crate::server::Fault;
@@ -27,7 +27,7 @@ use crate::server::Fault;
 /// `MCP-Protocol-Version`.
 fn fault_refusal(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     let faulty = state.handler.faults().has(Fault::RejectVersionHeader);
-    (faulty && headers.contains_key("mcp-protocol-version")).then(|| {
+    (faulty && headers.contains_key(MCP_PROTOCOL_VERSION)).then(|| {
         error_response(
             StatusCode::BAD_REQUEST,
             "Bad Request: MCP-Protocol-Version is not accepted",
