@@ -9,7 +9,7 @@ mod steps;
 mod timer;
 
 use crate::fleet::{StopSignals, Work};
-use crate::metrics::{Event, Outcome, Phase, Recorder, Sample, SessionOutcome};
+use crate::metrics::{Counter, Event, Outcome, Phase, Recorder, Sample, SessionOutcome};
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
 use crate::protocol::Era;
 use crate::session::{Failure, ResponseCache, Session};
@@ -96,7 +96,7 @@ impl Work for FleetWork {
     }
 
     fn dropped(&self) {
-        self.ctx.recorder.count("dropped");
+        self.ctx.recorder.count(Counter::Dropped);
     }
 }
 
@@ -209,8 +209,8 @@ async fn handshake(
             let diag = session.diagnostics();
             let verdict = timer.finish(phase, None, t, r, || diag)?;
             timer.recorder().count(match verdict {
-                Era::Modern => "era_modern",
-                Era::Legacy => "era_legacy",
+                Era::Modern => Counter::EraModern,
+                Era::Legacy => Counter::EraLegacy,
             });
             verdict == Era::Legacy
         }

@@ -7,7 +7,7 @@
 use super::arguments;
 use super::timer::Timer;
 use crate::conformance::{Check, ToolListing};
-use crate::metrics::{Event, FailureKind, Outcome, Phase, ToolId};
+use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, Era};
@@ -98,7 +98,7 @@ async fn refetch_changed_lists(
     while let Some(method) = session.pending_refetch.pop() {
         cache.invalidate(method);
         let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
-        timer.recorder().count("list_refetch");
+        timer.recorder().count(Counter::ListRefetch);
         if let Err(kind) = list_all(session, timer, phase, method, cache).await {
             if kind.ends_session() {
                 return Err(kind);
@@ -336,7 +336,7 @@ async fn list_all(
             .flatten();
         let result = match cached {
             Some(hit) => {
-                timer.recorder().count("cache_hit");
+                timer.recorder().count(Counter::CacheHit);
                 hit
             }
             None => {

@@ -4,7 +4,7 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{FailureKind, PersonaId, Phase, Sample};
+use super::{Counter, FailureKind, PersonaId, Phase, Sample};
 use crate::conformance::Check;
 use crate::transport::TransportKind;
 use std::sync::Arc;
@@ -40,9 +40,9 @@ pub enum Event {
         method: String,
     },
     /// Something worth counting that has no latency (a re-initialization, an era
-    /// verdict, a list refetch, an input round …), by stable name.
+    /// verdict, a list refetch, an input round …).
     Count {
-        name: &'static str,
+        counter: Counter,
         n: u64,
     },
     /// A message from the server that is not valid JSON-RPC.
@@ -82,13 +82,13 @@ impl Recorder {
         self.send(Event::Sample(sample));
     }
 
-    pub fn count(&self, name: &'static str) {
-        self.count_n(name, 1);
+    pub fn count(&self, counter: Counter) {
+        self.count_n(counter, 1);
     }
 
-    pub fn count_n(&self, name: &'static str, n: u64) {
+    pub fn count_n(&self, counter: Counter, n: u64) {
         if n > 0 {
-            self.send(Event::Count { name, n });
+            self.send(Event::Count { counter, n });
         }
     }
 }
@@ -242,7 +242,7 @@ impl Collector {
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
-            Event::Count { name, n } => *s.counters.entry(name).or_insert(0) += n,
+            Event::Count { counter, n } => s.counters.add(counter, n),
             Event::Finding { check, example } => {
                 let seen = s.findings.entry(check).or_default();
                 seen.count += 1;
@@ -296,8 +296,9 @@ mod tests {
         rec.sample(s(1, Some(0), ms(10), ms(30), Outcome::Ok));
         rec.sample(s(1, Some(0), t0, ms(5), Outcome::ToolError));
         rec.sample(s(0, None, t0, ms(1), Outcome::Failed(FailureKind::Timeout)));
-        rec.count("reinitialized");
-        rec.count("reinitialized");
+        rec.count(Counter::SessionExpired);
+        rec.count(Counter::SessionExpired);
+        rec.count_n(Counter::CacheHit, 0);
         rec.send(Event::SessionStarted { persona: 1 });
         rec.send(Event::SessionEnded {
             persona: 1,
@@ -326,7 +327,12 @@ mod tests {
             2
         );
         assert_eq!(stats.by_era[&Era::Legacy].get(Phase::ToolsCall).errors(), 1);
-        assert_eq!(stats.counters["reinitialized"], 2);
+        assert_eq!(stats.counters.get(Counter::SessionExpired), 2);
+        assert_eq!(
+            stats.counters.seen().count(),
+            1,
+            "zero counts are not counted"
+        );
     }
 
     struct Recording(std::sync::Arc<std::sync::Mutex<Vec<(Phase, u64)>>>);

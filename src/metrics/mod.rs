@@ -2,11 +2,13 @@
 //! stream of samples into histograms. Sessions only ever create small `Copy` samples.
 
 mod collector;
+mod counter;
 pub mod interval;
 mod phase;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
+pub use counter::{Counter, CounterTable};
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
 pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};

@@ -3,7 +3,7 @@
 //! counted by kind.
 
 use super::interval::IntervalRow;
-use super::{FailureKind, Outcome, Phase, Sample};
+use super::{CounterTable, FailureKind, Outcome, Phase, Sample};
 use crate::conformance::Check;
 use crate::protocol::{Era, VersionId};
 use crate::transport::TransportKind;
@@ -178,8 +178,8 @@ pub struct Stats {
     pub interval_s: f64,
     /// The first error writing interval files (hlog, CSV), if any.
     pub interval_error: Option<String>,
-    /// Events without latency, by stable name (see [`super::Event::Count`]).
-    pub counters: BTreeMap<&'static str, u64>,
+    /// Events without latency (see [`super::Event::Count`]).
+    pub counters: CounterTable,
     /// Conformance findings by check: how often, and the first example.
     pub findings: BTreeMap<Check, FindingCount>,
 }
@@ -207,7 +207,7 @@ impl Stats {
             timeline: Vec::new(),
             interval_s: 0.0,
             interval_error: None,
-            counters: BTreeMap::new(),
+            counters: CounterTable::default(),
             findings: BTreeMap::new(),
         }
     }

@@ -341,10 +341,34 @@ impl Summary {
             thresholds: Vec::new(),
             counters: stats
                 .counters
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), *v))
+                .seen()
+                .map(|(c, n)| (c.name().to_string(), n))
                 .collect(),
             findings: findings(stats),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::Counter;
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+
+    /// The counters are a results contract: the schema lists exactly the enum's names,
+    /// each documented, and refuses any other.
+    #[test]
+    fn the_schema_lists_exactly_the_counters() {
+        let schema: Value = serde_json::from_str(crate::report::SUMMARY_SCHEMA).expect("JSON");
+        let counters = &schema["properties"]["counters"];
+        assert_eq!(counters["additionalProperties"], Value::Bool(false));
+        let listed = counters["properties"].as_object().expect("properties");
+        let in_schema: BTreeSet<&str> = listed.keys().map(String::as_str).collect();
+        let in_code: BTreeSet<&str> = Counter::ALL.into_iter().map(Counter::name).collect();
+        assert_eq!(in_schema, in_code);
+        for (name, p) in listed {
+            let text = p["description"].as_str().unwrap_or_default();
+            assert!(!text.is_empty(), "{name} has no description");
         }
     }
 }

@@ -7,7 +7,7 @@
 use super::modern::{discover_params, has_modern_error};
 use super::{Failure, Session};
 use crate::conformance::Check;
-use crate::metrics::{FailureKind, Phase};
+use crate::metrics::{Counter, FailureKind, Phase};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::{methods, Era, ProtocolVersion};
@@ -246,7 +246,7 @@ impl Session<'_> {
             // A modern server that does not implement the (mandatory) discover: carry on
             // in the modern era without knowing its capabilities.
             Err(f) if !probing && f.kind == FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {
-                self.recorder.count("discover_unsupported");
+                self.recorder.count(Counter::DiscoverUnsupported);
                 self.server = Some(ServerInfo {
                     protocol_version: self.modern_version.clone(),
                     capabilities: Value::Null,
@@ -284,7 +284,7 @@ impl Session<'_> {
     /// The server forgot the session (404): start a new one, as the spec tells a client
     /// to, timed as the `reinitialize` phase.
     pub(super) async fn reinitialize(&mut self) -> Result<(), Failure> {
-        self.recorder.count("session_expired");
+        self.recorder.count(Counter::SessionExpired);
         let started = Instant::now();
         self.transport.reset_session();
         let result = match Box::pin(self.initialize()).await {

@@ -19,7 +19,7 @@ pub use transcript::{Direction, Entry, Transcript};
 
 use crate::conformance::SessionChecks;
 
-use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
+use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, Recorder, Sample};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_response};
 use crate::protocol::{methods, Era, RequestId, VersionId};
@@ -235,7 +235,7 @@ impl<'p> Session<'p> {
                     self.pending_refetch.push(list);
                 }
             } else {
-                self.recorder.count("list_changed_ignored");
+                self.recorder.count(Counter::ListChangedIgnored);
             }
         }
         self.recorder.send(Event::ServerMessage { method });
@@ -320,10 +320,10 @@ impl<'p> Session<'p> {
     /// Optional in the spec, so a refusal is counted, not a session failure.
     pub async fn open_get_stream(&mut self) {
         match self.transport.open_get_stream().await {
-            Ok(true) => self.recorder.count("get_stream_opened"),
-            Ok(false) => self.recorder.count("get_stream_not_offered"),
+            Ok(true) => self.recorder.count(Counter::GetStreamOpened),
+            Ok(false) => self.recorder.count(Counter::GetStreamNotOffered),
             Err(e) => {
-                self.recorder.count("get_stream_refused");
+                self.recorder.count(Counter::GetStreamRefused);
                 self.recorder.send(Event::Example {
                     kind: e.kind,
                     text: format!("GET stream (counted, not a failure): {}", e.detail),
@@ -336,13 +336,15 @@ impl<'p> Session<'p> {
     pub async fn close(self) -> Result<(), Failure> {
         if let Some(stats) = self.transport.http_stats() {
             self.recorder
-                .count_n("sse_resumptions", u64::from(stats.resumptions));
+                .count_n(Counter::SseResumptions, u64::from(stats.resumptions));
             self.recorder.count_n(
-                "get_stream_reconnects",
+                Counter::GetStreamReconnects,
                 u64::from(stats.get_stream_reconnects),
             );
-            self.recorder
-                .count_n("http_connections", u64::from(stats.connections_opened));
+            self.recorder.count_n(
+                Counter::HttpConnections,
+                u64::from(stats.connections_opened),
+            );
         }
         self.transport.close().await.map_err(Failure::from)
     }

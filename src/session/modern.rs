@@ -5,7 +5,7 @@
 //! `inputResponses` and the byte-exact `requestState`, up to the persona's round cap.
 
 use super::{answers, Failure, Session};
-use crate::metrics::{FailureKind, Phase};
+use crate::metrics::{Counter, FailureKind, Phase};
 use crate::protocol::headers::{MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, X_MCP_HEADER};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::META;
@@ -73,7 +73,7 @@ impl Session<'_> {
                         && !relisted =>
                 {
                     relisted = true;
-                    self.recorder.count("tools_relisted");
+                    self.recorder.count(Counter::ToolsRelisted);
                     self.relist_tools().await?;
                     continue;
                 }
@@ -103,7 +103,7 @@ impl Session<'_> {
                 None | Some("complete") => return Ok(result),
                 Some("input_required") => {
                     rounds += 1;
-                    self.recorder.count("input_rounds");
+                    self.recorder.count(Counter::InputRounds);
                     if rounds > self.persona.max_input_rounds {
                         return Err(Failure::new(
                             FailureKind::ProtocolViolation,
@@ -267,7 +267,7 @@ impl Session<'_> {
                 };
                 match HeaderName::from_bytes(format!("{MCP_PARAM_PREFIX}{h}").as_bytes()) {
                     Ok(header) if !h.is_empty() => mapping.push((arg.clone(), header)),
-                    _ => self.recorder.count("invalid_x_mcp_header"),
+                    _ => self.recorder.count(Counter::InvalidXMcpHeader),
                 }
             }
             if !mapping.is_empty() {
