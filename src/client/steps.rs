@@ -126,14 +126,14 @@ async fn call_tool(
     let t = Instant::now();
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
-            timer.record(Phase::ToolsCall, Some(tool), t, tool_outcome(&result));
+            let outcome = tool_outcome(&result);
+            timer.sample(Phase::ToolsCall, Some(tool), t, Instant::now(), outcome);
             check_structured(session, name, &result);
             Ok(())
         }
-        Err(f) => {
-            let diag = session.diagnostics();
-            timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || diag)
-        }
+        Err(f) => timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || {
+            session.diagnostics()
+        }),
     }
 }
 
@@ -194,12 +194,12 @@ async fn run_mix(
         for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    timer.sample(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
                     let kind = f.kind;
-                    timer.record_at(
+                    timer.sample(
                         Phase::ToolsCall,
                         Some(tool),
                         t,
@@ -312,8 +312,9 @@ async fn timed(
 ) -> Result<(), FailureKind> {
     let t = Instant::now();
     let r = session.request(method, params).await;
-    let diag = session.diagnostics();
-    timer.finish(phase, None, t, r, || diag).map(drop)
+    timer
+        .finish(phase, None, t, r, || session.diagnostics())
+        .map(drop)
 }
 
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
@@ -342,8 +343,7 @@ async fn list_all(
                 let params = cursor.as_ref().map(|c| json!({"cursor": c}));
                 let t = Instant::now();
                 let r = session.request(method, params).await;
-                let diag = session.diagnostics();
-                let result = timer.finish(phase, None, t, r, || diag)?;
+                let result = timer.finish(phase, None, t, r, || session.diagnostics())?;
                 if caching {
                     cache.put(method, cursor.as_deref(), &result);
                 }

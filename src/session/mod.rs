@@ -19,7 +19,7 @@ pub use transcript::{Direction, Entry, Transcript};
 
 use crate::conformance::SessionChecks;
 
-use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
+use crate::metrics::{Event, FailureKind, Origin, Outcome, Phase, Recorder, Sample, Span};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_response};
 use crate::protocol::{methods, Era, RequestId, VersionId};
@@ -293,27 +293,25 @@ impl<'p> Session<'p> {
         let sent = self
             .send_bounded(reply, "our answer to a server request")
             .await;
-        self.record(Phase::Answer, started, &sent);
+        self.sample_own(Phase::Answer, started, &sent);
         sent
     }
 
-    /// Record a phase sample for this session.
-    fn record<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
+    /// Record a phase the session runs on its own (answering the server,
+    /// re-initializing): it starts when it is needed, so it has no intended start of its
+    /// own, and it finishes now. The client's phases are recorded by its timer.
+    fn sample_own<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
         let outcome = match result {
             Ok(_) => Outcome::Ok,
             Err(f) => Outcome::Failed(f.kind),
         };
-        self.recorder.sample(Sample {
-            phase,
+        let origin = Origin {
             persona: self.persona.id,
             era: self.era,
             version: self.version,
-            tool: None,
-            intended: started,
-            started,
-            finished: Instant::now(),
-            outcome,
-        });
+        };
+        let sample = Sample::new(phase, origin, None, Span::since(started), outcome);
+        self.recorder.sample(sample);
     }
 
     /// Legacy Streamable HTTP: open the standalone GET stream as the SDK clients do.

@@ -203,7 +203,7 @@ impl Session<'_> {
                     ),
                 )
             });
-            self.record(Phase::Answer, started, &result);
+            self.sample_own(Phase::Answer, started, &result);
             out.insert(key.clone(), result?);
         }
         Ok(Value::Object(out))
