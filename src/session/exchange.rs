@@ -143,7 +143,7 @@ impl Session<'_> {
                 Received::Message(Incoming::Response { id: None, .. }) => {}
                 Received::Message(Incoming::Request { id, method, params }) => {
                     self.check_early(&method);
-                    if let Err(f) = self.answer(id, method, params).await {
+                    if let Err(f) = self.serve_request(id, method, params).await {
                         fail_all(&mut pending, &f);
                     }
                 }

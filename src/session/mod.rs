@@ -5,12 +5,12 @@
 //! `input_required` results (MRTR). The session drives its own receive loop (no task
 //! per session): while it waits for a response it also serves everything else.
 
-pub mod answers;
 mod cache;
-mod checks;
+mod conformance_hooks;
 mod exchange;
 mod handshake;
 mod modern;
+mod server_requests;
 mod transcript;
 
 pub use cache::ResponseCache;
@@ -269,14 +269,14 @@ impl<'p> Session<'p> {
 
     /// Answer a server→client request as the persona would; the time it takes (the
     /// persona's configured delay included) is the `answer` phase.
-    async fn answer(
+    async fn serve_request(
         &mut self,
         id: RequestId,
         method: String,
         params: Option<Value>,
     ) -> Result<(), Failure> {
         let started = Instant::now();
-        let (outcome, delay) = answers::answer(
+        let server_requests::Response { result, delay } = server_requests::respond(
             &self.persona.answers,
             &method,
             params.as_ref(),
@@ -285,7 +285,7 @@ impl<'p> Session<'p> {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let reply = encode_response(&id, outcome.as_ref());
+        let reply = encode_response(&id, result.as_ref());
         if let Some(t) = &self.transcript {
             t.sent(&reply);
         }

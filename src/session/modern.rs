@@ -4,7 +4,7 @@
 //! results are fulfilled from the persona's answers and retried with a new id, the
 //! `inputResponses` and the byte-exact `requestState`, up to the persona's round cap.
 
-use super::{answers, Failure, Session};
+use super::{server_requests, Failure, Session};
 use crate::metrics::{FailureKind, Phase};
 use crate::protocol::{methods, ProtocolVersion};
 use base64::Engine;
@@ -185,7 +185,7 @@ impl Session<'_> {
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let (outcome, delay) = answers::answer(
+            let server_requests::Response { result, delay } = server_requests::respond(
                 &self.persona.answers,
                 asked,
                 req.get("params"),
@@ -194,7 +194,7 @@ impl Session<'_> {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let result = outcome.map_err(|e| {
+            let result = result.map_err(|e| {
                 Failure::new(
                     FailureKind::ProtocolViolation,
                     format!(
