@@ -164,23 +164,13 @@ async fn run_mix(
         let mut tools = Vec::new();
         let mut names = Vec::new();
         for _ in 0..n {
-            let call = &mix.calls[choose.sample(session.rng())];
-            let arguments = match &call.arguments {
-                Some(a) => a.clone(),
-                None => {
-                    let schema = session.tool_schema(&call.name).cloned();
-                    match schema {
-                        Some(s) => arguments::generate(&s, session.rng()),
-                        None => json!({}), // the server does not list it: let it say so
-                    }
-                }
-            };
+            let (tool, name, arguments) = draw(session, mix, &choose);
             batch.push((
                 methods::TOOLS_CALL,
-                json!({"name": call.name, "arguments": arguments}),
+                json!({"name": name, "arguments": arguments}),
             ));
-            tools.push(call.tool);
-            names.push(call.name.as_str());
+            tools.push(tool);
+            names.push(name);
         }
         let t = Instant::now();
         let results = if batch.len() == 1 {
@@ -216,6 +206,27 @@ async fn run_mix(
         }
     }
     worst
+}
+
+/// One weighted draw from a mix: the tool, its name and its arguments (the profile's,
+/// or generated from the tool's `inputSchema`).
+fn draw<'m>(
+    session: &mut Session<'_>,
+    mix: &'m Mix,
+    choose: &WeightedIndex<u32>,
+) -> (ToolId, &'m str, Value) {
+    let call = &mix.calls[choose.sample(session.rng())];
+    let arguments = match &call.arguments {
+        Some(a) => a.clone(),
+        None => {
+            let schema = session.tool_schema(&call.name).cloned();
+            match schema {
+                Some(s) => arguments::generate(&s, session.rng()),
+                None => json!({}), // the server does not list it: let it say so
+            }
+        }
+    };
+    (call.tool, call.name.as_str(), arguments)
 }
 
 /// A successful tool result against the tool's `outputSchema`, when it has one.
