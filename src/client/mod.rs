@@ -9,7 +9,9 @@ mod steps;
 mod timer;
 
 use crate::fleet::{StopSignals, Work};
-use crate::metrics::{Counter, Event, Outcome, Phase, Recorder, Sample, SessionOutcome};
+use crate::metrics::{
+    Counter, Event, Origin, Outcome, Phase, Recorder, Sample, SessionOutcome, Span,
+};
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
 use crate::protocol::Era;
 use crate::session::{Failure, ResponseCache, Session};
@@ -81,18 +83,14 @@ impl Work for FleetWork {
     }
 
     fn started_late(&self, intended: Instant, actual: Instant) {
-        // Fleet-level: no persona is chosen yet (PersonaId::MAX is in no breakdown).
-        self.ctx.recorder.sample(Sample {
-            phase: Phase::Lag,
-            persona: crate::metrics::PersonaId::MAX,
-            era: Era::Legacy,
-            version: crate::protocol::VersionId::OTHER,
-            tool: None,
+        // Fleet-level: no persona is chosen yet.
+        let span = Span {
             intended,
             started: intended,
             finished: actual,
-            outcome: Outcome::Ok,
-        });
+        };
+        let lag = Sample::new(Phase::Lag, Origin::FLEET, None, span, Outcome::Ok);
+        self.ctx.recorder.sample(lag);
     }
 
     fn dropped(&self) {
@@ -206,8 +204,7 @@ async fn handshake(
             let t = Instant::now();
             let r = session.discover(probing).await;
             timer.set_era(session.era(), session.version());
-            let diag = session.diagnostics();
-            let verdict = timer.finish(phase, None, t, r, || diag)?;
+            let verdict = timer.finish(phase, None, t, r, || session.diagnostics())?;
             timer.recorder().count(match verdict {
                 Era::Modern => Counter::EraModern,
                 Era::Legacy => Counter::EraLegacy,
@@ -221,12 +218,10 @@ async fn handshake(
     timer.set_era(Era::Legacy, session.version());
     let t = Instant::now();
     let r = session.initialize().await;
-    let diag = session.diagnostics();
-    timer.finish(Phase::Initialize, None, t, r, || diag)?;
+    timer.finish(Phase::Initialize, None, t, r, || session.diagnostics())?;
     let t = Instant::now();
     let r = session.initialized().await;
-    let diag = session.diagnostics();
-    timer.finish(Phase::Initialized, None, t, r, || diag)?;
+    timer.finish(Phase::Initialized, None, t, r, || session.diagnostics())?;
     if persona.get_stream && persona.route.transport == TransportKind::StreamableHttp {
         session.open_get_stream().await;
     }

@@ -127,14 +127,14 @@ async fn call_tool(
     let t = Instant::now();
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
-            timer.record(Phase::ToolsCall, Some(tool), t, tool_outcome(&result));
+            let outcome = tool_outcome(&result);
+            timer.sample(Phase::ToolsCall, Some(tool), t, Instant::now(), outcome);
             check_structured(session, name, &result);
             Ok(())
         }
-        Err(f) => {
-            let diag = session.diagnostics();
-            timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || diag)
-        }
+        Err(f) => timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || {
+            session.diagnostics()
+        }),
     }
 }
 
@@ -165,23 +165,13 @@ async fn run_mix(
         let mut tools = Vec::new();
         let mut names = Vec::new();
         for _ in 0..n {
-            let call = &mix.calls[choose.sample(session.rng())];
-            let arguments = match &call.arguments {
-                Some(a) => a.clone(),
-                None => {
-                    let schema = session.tool_schema(&call.name).cloned();
-                    match schema {
-                        Some(s) => arguments::generate(&s, session.rng()),
-                        None => json!({}), // the server does not list it: let it say so
-                    }
-                }
-            };
+            let (tool, name, arguments) = draw(session, mix, &choose);
             batch.push((
                 methods::TOOLS_CALL,
-                json!({"name": call.name, "arguments": arguments}),
+                json!({"name": name, "arguments": arguments}),
             ));
-            tools.push(call.tool);
-            names.push(call.name.as_str());
+            tools.push(tool);
+            names.push(name);
         }
         let t = Instant::now();
         let results = if batch.len() == 1 {
@@ -195,12 +185,12 @@ async fn run_mix(
         for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    timer.sample(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
                     let kind = f.kind;
-                    timer.record_at(
+                    timer.sample(
                         Phase::ToolsCall,
                         Some(tool),
                         t,
@@ -217,6 +207,27 @@ async fn run_mix(
         }
     }
     worst
+}
+
+/// One weighted draw from a mix: the tool, its name and its arguments (the profile's,
+/// or generated from the tool's `inputSchema`).
+fn draw<'m>(
+    session: &mut Session<'_>,
+    mix: &'m Mix,
+    choose: &WeightedIndex<u32>,
+) -> (ToolId, &'m str, Value) {
+    let call = &mix.calls[choose.sample(session.rng())];
+    let arguments = match &call.arguments {
+        Some(a) => a.clone(),
+        None => {
+            let schema = session.tool_schema(&call.name).cloned();
+            match schema {
+                Some(s) => arguments::generate(&s, session.rng()),
+                None => json!({}), // the server does not list it: let it say so
+            }
+        }
+    };
+    (call.tool, call.name.as_str(), arguments)
 }
 
 /// A successful tool result against the tool's `outputSchema`, when it has one.
@@ -313,8 +324,9 @@ async fn timed(
 ) -> Result<(), FailureKind> {
     let t = Instant::now();
     let r = session.request(method, params).await;
-    let diag = session.diagnostics();
-    timer.finish(phase, None, t, r, || diag).map(drop)
+    timer
+        .finish(phase, None, t, r, || session.diagnostics())
+        .map(drop)
 }
 
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
@@ -343,8 +355,7 @@ async fn list_all(
                 let params = cursor.as_ref().map(|c| json!({"cursor": c}));
                 let t = Instant::now();
                 let r = session.request(method, params).await;
-                let diag = session.diagnostics();
-                let result = timer.finish(phase, None, t, r, || diag)?;
+                let result = timer.finish(phase, None, t, r, || session.diagnostics())?;
                 if caching {
                     cache.put(method, cursor.as_deref(), &result);
                 }

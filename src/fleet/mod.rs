@@ -206,7 +206,7 @@ async fn client_loop<W: Work>(
             .session(Instant::now(), &mut rng, &mut cache, &stop)
             .await;
         live.in_flight.fetch_sub(1, Ordering::Relaxed);
-        live.record(outcome);
+        live.session_ended(outcome);
         if outcome == SessionOutcome::Interrupted {
             return;
         }
@@ -248,7 +248,7 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
             let mut cache = ResponseCache::default();
             let outcome = work.session(intended, &mut rng, &mut cache, &stop).await;
             live.in_flight.fetch_sub(1, Ordering::Relaxed);
-            live.record(outcome);
+            live.session_ended(outcome);
         });
     }
     while tasks.join_next().await.is_some() {}

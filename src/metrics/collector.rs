@@ -191,24 +191,24 @@ impl Collector {
         let s = &mut self.stats;
         match event {
             Event::Sample(sample) => {
-                self.intervals.record(&sample);
-                s.phases.get_mut(sample.phase).record(&sample);
+                self.intervals.add(&sample);
+                s.phases.get_mut(sample.phase).add(&sample);
                 if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
-                    table.get_mut(sample.phase).record(&sample);
+                    table.get_mut(sample.phase).add(&sample);
                 }
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
-                    tool.record(&sample);
+                    tool.add(&sample);
                 }
                 s.by_era
                     .entry(sample.era)
                     .or_default()
                     .get_mut(sample.phase)
-                    .record(&sample);
+                    .add(&sample);
                 s.by_version
                     .entry(sample.version)
                     .or_default()
                     .get_mut(sample.phase)
-                    .record(&sample);
+                    .add(&sample);
             }
             Event::SessionStarted { persona } => {
                 s.sessions.started += 1;

@@ -100,7 +100,8 @@ impl Intervals {
         self.live.subscribe()
     }
 
-    pub fn record(&mut self, sample: &Sample) {
+    /// Fold one sample into the current interval.
+    pub fn add(&mut self, sample: &Sample) {
         let i = sample.phase.index();
         match sample.outcome {
             Outcome::Failed(_) => self.errors[i] += 1,

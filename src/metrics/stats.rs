@@ -63,7 +63,8 @@ impl PhaseStats {
         self.ok + self.errors()
     }
 
-    pub fn record(&mut self, sample: &Sample) {
+    /// Fold one sample into these figures.
+    pub fn add(&mut self, sample: &Sample) {
         match sample.outcome {
             Outcome::Failed(kind) => *self.failures.entry(kind).or_insert(0) += 1,
             Outcome::Ok | Outcome::ToolError => {

@@ -291,7 +291,7 @@ impl Session<'_> {
             Ok(()) => self.initialized().await,
             Err(e) => Err(e),
         };
-        self.record(Phase::Reinitialize, started, &result);
+        self.sample_own(Phase::Reinitialize, started, &result);
         result
     }
 }

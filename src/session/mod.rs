@@ -5,12 +5,12 @@
 //! `input_required` results (MRTR). The session drives its own receive loop (no task
 //! per session): while it waits for a response it also serves everything else.
 
-pub mod answers;
 mod cache;
-mod checks;
+mod conformance_hooks;
 mod exchange;
 mod handshake;
 mod modern;
+mod server_requests;
 mod transcript;
 
 pub use cache::ResponseCache;
@@ -19,7 +19,7 @@ pub use transcript::{Direction, Entry, Transcript};
 
 use crate::conformance::SessionChecks;
 
-use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, Recorder, Sample};
+use crate::metrics::{Counter, Event, FailureKind, Origin, Outcome, Phase, Recorder, Sample, Span};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_response};
 use crate::protocol::{methods, Era, RequestId, VersionId};
@@ -269,14 +269,14 @@ impl<'p> Session<'p> {
 
     /// Answer a server→client request as the persona would; the time it takes (the
     /// persona's configured delay included) is the `answer` phase.
-    async fn answer(
+    async fn serve_request(
         &mut self,
         id: RequestId,
         method: String,
         params: Option<Value>,
     ) -> Result<(), Failure> {
         let started = Instant::now();
-        let (outcome, delay) = answers::answer(
+        let server_requests::Response { result, delay } = server_requests::respond(
             &self.persona.answers,
             &method,
             params.as_ref(),
@@ -285,7 +285,7 @@ impl<'p> Session<'p> {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let reply = encode_response(&id, outcome.as_ref());
+        let reply = encode_response(&id, result.as_ref());
         if let Some(t) = &self.transcript {
             t.sent(&reply);
         }
@@ -293,27 +293,25 @@ impl<'p> Session<'p> {
         let sent = self
             .send_bounded(reply, "our answer to a server request")
             .await;
-        self.record(Phase::Answer, started, &sent);
+        self.sample_own(Phase::Answer, started, &sent);
         sent
     }
 
-    /// Record a phase sample for this session.
-    fn record<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
+    /// Record a phase the session runs on its own (answering the server,
+    /// re-initializing): it starts when it is needed, so it has no intended start of its
+    /// own, and it finishes now. The client's phases are recorded by its timer.
+    fn sample_own<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
         let outcome = match result {
             Ok(_) => Outcome::Ok,
             Err(f) => Outcome::Failed(f.kind),
         };
-        self.recorder.sample(Sample {
-            phase,
+        let origin = Origin {
             persona: self.persona.id,
             era: self.era,
             version: self.version,
-            tool: None,
-            intended: started,
-            started,
-            finished: Instant::now(),
-            outcome,
-        });
+        };
+        let sample = Sample::new(phase, origin, None, Span::since(started), outcome);
+        self.recorder.sample(sample);
     }
 
     /// Legacy Streamable HTTP: open the standalone GET stream as the SDK clients do.

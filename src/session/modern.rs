@@ -4,7 +4,7 @@
 //! results are fulfilled from the persona's answers and retried with a new id, the
 //! `inputResponses` and the byte-exact `requestState`, up to the persona's round cap.
 
-use super::{answers, Failure, Session};
+use super::{server_requests, Failure, Session};
 use crate::metrics::{Counter, FailureKind, Phase};
 use crate::protocol::headers::{MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, X_MCP_HEADER};
 use crate::protocol::jsonrpc::codes;
@@ -188,7 +188,7 @@ impl Session<'_> {
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let (outcome, delay) = answers::answer(
+            let server_requests::Response { result, delay } = server_requests::respond(
                 &self.persona.answers,
                 asked,
                 req.get("params"),
@@ -197,7 +197,7 @@ impl Session<'_> {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let result = outcome.map_err(|e| {
+            let result = result.map_err(|e| {
                 Failure::new(
                     FailureKind::ProtocolViolation,
                     format!(
@@ -206,7 +206,7 @@ impl Session<'_> {
                     ),
                 )
             });
-            self.record(Phase::Answer, started, &result);
+            self.sample_own(Phase::Answer, started, &result);
             out.insert(key.clone(), result?);
         }
         Ok(Value::Object(out))

@@ -1,6 +1,7 @@
-//! The conformance checks a session makes as it goes: findings are reported once per
-//! session with a first example (built only then), the transcript for `inspect`, and the
-//! cross-session tracker.
+//! Conformance hooks of a session: the checks it makes as it goes (the check table
+//! itself is `conformance/checks.rs`). Findings are reported once per session with a
+//! first example (built only then), the transcript for `inspect`, and the cross-session
+//! tracker.
 
 use super::{Failure, Session, Transcript};
 use crate::conformance::{Check, Tracker};
