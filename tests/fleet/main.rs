@@ -15,12 +15,12 @@ use std::time::Duration;
 const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 fn args(out: &Path) -> RunArgs {
-    // The built-in server over stdio must be the mcp-fleet binary, not this test binary.
-    std::env::set_var("MCP_FLEET_SERVER_BIN", env!("CARGO_BIN_EXE_mcp-fleet"));
     RunArgs {
         seed: Some(1),
         out: Some(out.to_path_buf()),
         quiet: true,
+        // The built-in server over stdio must be the mcp-fleet binary, not this test binary.
+        builtin_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_mcp-fleet"))),
         ..RunArgs::default()
     }
 }
