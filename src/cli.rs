@@ -103,6 +103,11 @@ pub struct RunArgs {
     /// expect -32601 (method not found).
     #[arg(long)]
     pub probe_undeclared: bool,
+    /// The mcp-fleet program that serves the built-in server over stdio (`PROGRAM serve
+    /// --stdio`); None: this program. Not a flag: callers of the library whose own
+    /// executable is something else (the integration tests) name the binary here.
+    #[arg(skip)]
+    pub builtin_program: Option<PathBuf>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.

@@ -90,7 +90,7 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let plan = Arc::new(plan_from_args(&args)?);
 
-    let targets = targets::resolve(&plan).await?;
+    let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
 
     let results_dir = args.out.clone().unwrap_or_else(|| {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now())

@@ -113,7 +113,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
             })?,
         None => plan.personas.first().context("the plan has no persona")?,
     };
-    let targets = crate::targets::resolve(&plan).await?;
+    let targets = crate::targets::resolve(&plan, None).await?;
     let (collector, recorder) = Collector::new(
         plan.personas.iter().map(|p| p.route.transport).collect(),
         plan.tools.len(),

@@ -15,8 +15,6 @@
 
 mod conn;
 mod flow;
-#[cfg(test)]
-mod tests;
 
 use super::{excerpt, Received, TransportError};
 use crate::metrics::FailureKind;
@@ -394,3 +392,6 @@ async fn read_body(mut body: Body) -> Result<Vec<u8>, String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;
