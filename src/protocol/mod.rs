@@ -3,7 +3,9 @@
 
 pub mod jsonrpc;
 pub mod methods;
+pub mod transport_kind;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use transport_kind::TransportKind;
 pub use version::{Era, ProtocolVersion, VersionId};

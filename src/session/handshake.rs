@@ -9,7 +9,7 @@ use super::{Failure, Session};
 use crate::conformance::Check;
 use crate::metrics::{FailureKind, Phase};
 use crate::protocol::{methods, Era, ProtocolVersion};
-use crate::transport::TransportKind;
+use crate::protocol::TransportKind;
 use serde_json::Value;
 use tokio::time::Instant;
 
