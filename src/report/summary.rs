@@ -3,7 +3,7 @@
 //! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
 use super::threshold::{self, ThresholdResult};
-use crate::conformance::Severity;
+use crate::conformance::{Check, Severity};
 use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
@@ -64,16 +64,16 @@ pub fn findings(stats: &Stats) -> Vec<FindingSummary> {
     let mut out: Vec<FindingSummary> = stats
         .findings
         .iter()
-        .map(|(check, seen)| {
-            let info = check.info();
-            FindingSummary {
+        .filter_map(|(id, seen)| {
+            let info = Check::from_id(*id)?.info();
+            Some(FindingSummary {
                 code: info.code.to_string(),
                 severity: info.severity,
                 count: seen.count,
                 message: info.message.to_string(),
                 example: seen.example.clone().unwrap_or_default(),
                 spec: info.spec.to_string(),
-            }
+            })
         })
         .collect();
     out.sort_by(|a, b| (a.severity, &a.code).cmp(&(b.severity, &b.code)));
