@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::ask::Question;
-use super::{invalid_params, Ctx};
+use super::reply::{error_result, invalid_params, text_result};
+use super::Ctx;
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::methods as m;
 use crate::protocol::RpcError;
@@ -198,13 +199,4 @@ pub(super) fn complete(params: &Value) -> Value {
         Vec::new()
     };
     json!({"completion": {"values": values, "total": values.len(), "hasMore": false}})
-}
-
-pub(super) fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
-}
-
-/// A tool execution error: a result with `isError`, not a protocol error.
-pub(super) fn error_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
 }

@@ -12,7 +12,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::super::handler::{malformed_reply, Handler, Notifier};
+use super::super::handler::{malformed_reply, Handler};
+use super::super::notifier::Notifier;
 use super::headers::{error_response, header_text, json_response, new_session_id};
 use super::headers::{origin_refusal, session_not_found, sse_response, version_refusal};
 use super::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
