@@ -305,11 +305,7 @@ impl Handler {
         }
     }
 
-    fn initialize(
-        &self,
-        session: &Session,
-        params: Option<&Value>,
-    ) -> Result<Reply<'_>, RpcError> {
+    fn initialize(&self, session: &Session, params: Option<&Value>) -> Result<Reply<'_>, RpcError> {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)

@@ -12,8 +12,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::super::handler::{error_without_id, Handler, Session};
-use super::super::notifier::Notifier;
 use super::super::handler::{modern_codes, META_PROTOCOL_VERSION};
+use super::super::notifier::Notifier;
 use super::headers::{json_response, sse_response, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::stream::frame_event;
 use super::AppState;
