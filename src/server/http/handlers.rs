@@ -54,7 +54,7 @@ pub(super) async fn post_mcp(
     let is_initialize = matches!(&msg, Incoming::Request { method, .. } if method == m::INITIALIZE);
     let (session, new_id) = match legacy_session(&state, &headers, is_initialize) {
         Ok(found) => found,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
 
     if !matches!(msg, Incoming::Request { .. }) {
@@ -122,18 +122,18 @@ fn legacy_session(
     state: &AppState,
     headers: &HeaderMap,
     is_initialize: bool,
-) -> Result<(Arc<HttpSession>, Option<String>), Response> {
+) -> Result<(Arc<HttpSession>, Option<String>), Box<Response>> {
     match headers.get(&MCP_SESSION_ID) {
         Some(id) => {
             let id = id.to_str().unwrap_or_default();
             let Some(session) = state.session(id) else {
-                return Err(session_not_found());
+                return Err(Box::new(session_not_found()));
             };
             if let Some(refused) = version_refusal(headers) {
-                return Err(refused);
+                return Err(Box::new(refused));
             }
             if let Some(refused) = fault_refusal(state, headers) {
-                return Err(refused);
+                return Err(Box::new(refused));
             }
             // The expiry fault: this request is still served, the next one gets 404.
             let served = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
@@ -155,10 +155,10 @@ fn legacy_session(
             };
             Ok((Arc::new(HttpSession::default()), Some(id)))
         }
-        None => Err(error_response(
+        None => Err(Box::new(error_response(
             StatusCode::BAD_REQUEST,
             "Bad Request: Mcp-Session-Id header is required",
-        )),
+        ))),
     }
 }
 
