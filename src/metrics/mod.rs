@@ -8,9 +8,9 @@ mod phase;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
+pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
-pub use histogram::LATENCY_BOUND_US;
 pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats};
 
 use crate::protocol::{Era, VersionId};

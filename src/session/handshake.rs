@@ -8,8 +8,8 @@ use super::modern::{discover_params, has_modern_error, DISCOVER, UNSUPPORTED_VER
 use super::{Failure, Session};
 use crate::conformance::Check;
 use crate::metrics::{FailureKind, Phase};
-use crate::protocol::{methods, Era, ProtocolVersion};
 use crate::protocol::TransportKind;
+use crate::protocol::{methods, Era, ProtocolVersion};
 use serde_json::Value;
 use tokio::time::Instant;
 

@@ -13,8 +13,8 @@ pub mod ws;
 
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
-use crate::protocol::TransportKind;
 use crate::protocol::Incoming;
+use crate::protocol::TransportKind;
 use ::http::{HeaderName, HeaderValue};
 
 /// Something that arrived from the server (or the news that nothing more will).
