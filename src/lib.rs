@@ -157,15 +157,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     }
     let progress = (!args.quiet).then(|| {
         let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            fleet::live::Mode::Terminal
+            report::live::Mode::Terminal
         } else {
-            fleet::live::Mode::Lines {
+            report::live::Mode::Lines {
                 every: Duration::from_secs(5),
             }
         };
-        tokio::spawn(fleet::live::show(
+        tokio::spawn(report::live::show(
             mode,
-            fleet::live::Goal::of(&plan),
+            report::live::Goal::of(&plan),
             live.clone(),
             figures,
             progress_done.clone(),

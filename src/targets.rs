@@ -4,13 +4,14 @@
 //! (exit 2) rather than thousands of failed sessions.
 
 use crate::plan::{Plan, Route, Target};
+use crate::protocol::TransportKind;
 use crate::server::{self, HttpServer};
 use crate::transport::http::HttpEndpoint;
 use crate::transport::legacy_sse::SseEndpoint;
 use crate::transport::stdio::StdioCommand;
 use crate::transport::tcp::SourceAddrs;
 use crate::transport::ws::WsEndpoint;
-use crate::transport::{Endpoint, TransportKind};
+use crate::transport::Endpoint;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

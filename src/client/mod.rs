@@ -14,8 +14,9 @@ use crate::metrics::{
 };
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
 use crate::protocol::Era;
+use crate::protocol::TransportKind;
 use crate::session::{Failure, ResponseCache, Session};
-use crate::transport::{Endpoint, TransportKind};
+use crate::transport::Endpoint;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

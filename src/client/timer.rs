@@ -179,7 +179,7 @@ impl<'a> Timer<'a> {
 mod tests {
     use super::*;
     use crate::metrics::Collector;
-    use crate::transport::TransportKind;
+    use crate::protocol::TransportKind;
     use std::cell::Cell;
 
     #[tokio::test]

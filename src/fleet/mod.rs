@@ -6,7 +6,6 @@
 //! time, session shapes and stopping are knobs of one loop, and tests can replace the
 //! work with a fake under a paused clock.
 
-pub mod live;
 pub mod progress;
 pub mod schedule;
 

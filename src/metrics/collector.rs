@@ -4,9 +4,8 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{Counter, FailureKind, PersonaId, Phase, Sample};
-use crate::conformance::Check;
-use crate::transport::TransportKind;
+use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample};
+use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -53,7 +52,7 @@ pub enum Event {
     /// A conformance problem of the server. Sessions send the example only the first
     /// time they see a check, so a chatty fault costs no allocation per message.
     Finding {
-        check: Check,
+        check: CheckId,
         example: Option<String>,
     },
 }

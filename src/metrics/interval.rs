@@ -4,7 +4,7 @@
 //! memory for the HTML report, and is published as [`LiveFigures`] for the live view and
 //! the Prometheus endpoint.
 
-use super::stats::{clamped_record, micros, new_histogram};
+use super::histogram::{clamped_record, micros, new_histogram};
 use super::{Outcome, Phase, Sample};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;

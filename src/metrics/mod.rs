@@ -3,15 +3,17 @@
 
 mod collector;
 mod counter;
+mod histogram;
 pub mod interval;
 mod phase;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
 pub use counter::{Counter, CounterTable};
+pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
-pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
+pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats};
 
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;
@@ -20,6 +22,10 @@ use tokio::time::Instant;
 pub type PersonaId = u16;
 /// Index of a tool name in the plan's tool table (interned at plan time).
 pub type ToolId = u16;
+/// A conformance check by its place in conformance's table. The collector counts
+/// findings without knowing what they mean; their code, severity and fix are
+/// `conformance::Check`'s, read by the reports.
+pub type CheckId = u8;
 
 /// Why a phase failed. Each kind has one stable name used in every report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

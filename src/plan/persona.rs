@@ -7,7 +7,7 @@ use crate::profile::{self, PersonaSection};
 use crate::protocol::meta::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
 use crate::protocol::version::{legacy_versions, Era, LATEST_LEGACY, LATEST_MODERN};
 use crate::protocol::ProtocolVersion;
-use crate::transport::TransportKind;
+use crate::protocol::TransportKind;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
 use std::time::Duration;

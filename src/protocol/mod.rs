@@ -6,7 +6,9 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod methods;
+pub mod transport_kind;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use transport_kind::TransportKind;
 pub use version::{Era, ProtocolVersion, VersionId};

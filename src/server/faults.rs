@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::handler::Notifier;
+use super::notifier::Notifier;
 use crate::protocol::jsonrpc::{codes, encode_notification};
 use crate::protocol::methods as m;
 use crate::protocol::version::legacy_versions;

@@ -33,7 +33,10 @@ impl Session<'_> {
         if let (Some(t), Some(e)) = (&self.transcript, &example) {
             t.note(format!("finding {}: {e}", check.code()));
         }
-        self.recorder.send(Event::Finding { check, example });
+        self.recorder.send(Event::Finding {
+            check: check.id(),
+            example,
+        });
     }
 
     /// The `outputSchema` a listed tool declared.

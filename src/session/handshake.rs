@@ -10,8 +10,8 @@ use crate::conformance::Check;
 use crate::metrics::{Counter, FailureKind, Phase};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{META, META_SERVER_INFO};
+use crate::protocol::TransportKind;
 use crate::protocol::{methods, Era, ProtocolVersion};
-use crate::transport::TransportKind;
 use serde_json::Value;
 use tokio::time::Instant;
 

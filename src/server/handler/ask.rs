@@ -5,9 +5,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::operations::{error_result, text_result};
+use super::reply::{error_result, invalid_params, text_result};
 use super::session::{declares, AskFailure, ASK_TIMEOUT};
-use super::{invalid_params, Notifier, Session};
+use super::{Notifier, Session};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::methods as m;
 use crate::protocol::RpcError;

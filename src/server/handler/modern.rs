@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::{invalid_params, method_not_found, Answer, Ctx, Handler, Notifier};
+use super::reply::{invalid_params, method_not_found, Reply};
+use super::{Ctx, Handler, Notifier};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{
     META, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
@@ -66,11 +67,11 @@ impl Handler {
         method: &str,
         params: Option<Value>,
         notifier: &Notifier,
-    ) -> Result<Answer<'_>, RpcError> {
+    ) -> Result<Reply<'_>, RpcError> {
         let params = params.unwrap_or(Value::Null);
         let caps = self.modern_check(method, &params)?;
         if method == m::SERVER_DISCOVER {
-            return Ok(Answer::Static(&self.discover));
+            return Ok(Reply::Static(&self.discover));
         }
         let ctx = Ctx::Modern { caps, notifier };
         let answer = self.dispatch(&ctx, method, &params).await?;
@@ -80,9 +81,9 @@ impl Handler {
             &self.modern_members
         };
         Ok(match answer {
-            Answer::Static(s) => Answer::Owned(splice(members, s)),
-            Answer::Owned(s) => Answer::Owned(splice(members, &s)),
-            Answer::Value(v) => Answer::Value(self.dress(v, CACHEABLE.contains(&method))),
+            Reply::Static(s) => Reply::Owned(splice(members, s)),
+            Reply::Owned(s) => Reply::Owned(splice(members, &s)),
+            Reply::Value(v) => Reply::Value(self.dress(v, CACHEABLE.contains(&method))),
         })
     }
 

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::super::handler::{error_without_id, Handler, Notifier, Session};
+use super::super::handler::{error_without_id, Handler, Session};
+use super::super::notifier::Notifier;
 use super::headers::{json_response, sse_response};
 use super::stream::frame_event;
 use super::AppState;
@@ -70,7 +71,7 @@ pub(super) async fn post_stateless(
         });
         return sse_response(Body::from_stream(events), None);
     }
-    match state.handler.answer(&session, msg, &Notifier::none()).await {
+    match state.handler.reply(&session, msg, &Notifier::none()).await {
         Some(reply) => {
             let status = reply.error.map_or(StatusCode::OK, modern_status);
             json_response(status, reply.bytes, None)
