@@ -3,7 +3,7 @@
 //! persona's roots. The same answers serve legacy server→client requests and modern
 //! `inputRequests` (MRTR). Anything not declared gets -32601, as the spec says.
 
-use crate::plan::Answers;
+use crate::plan::ReplyPolicy;
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, RpcError};
 use rand::distr::Distribution;
@@ -18,7 +18,7 @@ pub const ROOTS: &str = "roots/list";
 /// The answer to one request from the server, and how long to wait before giving it
 /// (the persona's configured "thinking" delay).
 pub fn answer(
-    answers: &Answers,
+    answers: &ReplyPolicy,
     method: &str,
     params: Option<&Value>,
     rng: &mut impl Rng,
@@ -176,19 +176,19 @@ fn value_for(prop: &Value, rng: &mut impl Rng) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{ElicitationAnswer, SamplingAnswer};
+    use crate::plan::{ElicitationReply, SamplingReply};
     use rand::distr::weighted::WeightedIndex;
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 
-    fn answers(accept: u32, decline: u32, cancel: u32) -> Answers {
-        Answers {
-            sampling: Some(SamplingAnswer {
+    fn answers(accept: u32, decline: u32, cancel: u32) -> ReplyPolicy {
+        ReplyPolicy {
+            sampling: Some(SamplingReply {
                 text: "hi".into(),
                 model: "m".into(),
                 delay: Duration::from_millis(3),
             }),
-            elicitation: Some(ElicitationAnswer {
+            elicitation: Some(ElicitationReply {
                 actions: WeightedIndex::new([accept, decline, cancel]).expect("weights"),
                 delay: Duration::ZERO,
                 url_mode: false,
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(r.expect("roots")["roots"][0]["uri"], "file:///w");
         let (r, _) = answer(&a, "tasks/get", None, &mut rng);
         assert_eq!(r.expect_err("unknown").code, -32601);
-        let none = Answers::default();
+        let none = ReplyPolicy::default();
         for m in [SAMPLING, ELICITATION, ROOTS] {
             assert_eq!(
                 answer(&none, m, None, &mut rng).0.expect_err(m).code,

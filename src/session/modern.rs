@@ -186,7 +186,7 @@ impl Session<'_> {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let (outcome, delay) = answers::answer(
-                &self.persona.answers,
+                &self.persona.replies,
                 asked,
                 req.get("params"),
                 &mut self.rng,
