@@ -34,18 +34,18 @@ async fn server(faults: &[Fault], sse_responses: bool) -> HttpServer {
 /// Point `a` at `server` (or a stdio child with the same faults) over `via`.
 fn target(a: &mut RunArgs, via: Via, server: &HttpServer, faults: &[Fault]) {
     match via {
-        Via::Http => a.target = Some(server.url()),
+        Via::Http => a.overrides.target = Some(server.url()),
         Via::Sse => {
-            a.target = Some(format!("http://{}/sse", server.addr));
-            a.client.transport = Some("sse".into());
+            a.overrides.target = Some(format!("http://{}/sse", server.addr));
+            a.overrides.client.transport = mcp_fleet::transport::TransportKind::from_name("sse");
         }
-        Via::Ws => a.target = Some(format!("ws://{}/ws", server.addr)),
+        Via::Ws => a.overrides.target = Some(format!("ws://{}/ws", server.addr)),
         Via::Stdio => {
             let mut cmd = format!("{} serve --stdio", self_exe());
             for f in faults {
                 cmd.push_str(&format!(" --fault {}", f.name()));
             }
-            a.stdio = Some(cmd);
+            a.overrides.stdio = Some(cmd);
         }
     }
 }
@@ -70,11 +70,14 @@ async fn run_faulty(
     let srv = server(&faults, sse_responses).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut a = RunArgs {
-        clients: Some(1),
-        sessions: Some(2),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("1s".into()),
-            ..Default::default()
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(1),
+            sessions: Some(2),
+            client: mcp_fleet::cli::ClientArgs {
+                timeout: Some("1s".into()),
+                ..Default::default()
+            },
+            ..args(dir.path()).overrides
         },
         ..args(dir.path())
     };
@@ -113,7 +116,7 @@ async fn detects(fault: Fault, via: Via, code: &str, tweak: impl FnOnce(&mut Run
 fn none(_: &mut RunArgs) {}
 
 fn version(v: &'static str) -> impl FnOnce(&mut RunArgs) {
-    move |a| a.client.protocol_version = Some(v.into())
+    move |a| a.overrides.client.protocol_version = Some(v.into())
 }
 
 // 1. Malformed messages.
@@ -169,7 +172,7 @@ async fn conformance_capabilities_not_object() {
         Fault::CapabilitiesNotObject,
         Via::Http,
         "discover.invalid-result",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -231,7 +234,7 @@ async fn conformance_unsupported_without_list() {
         Fault::ModernNoSupported,
         Via::Http,
         "version.unsupported-without-list",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -280,7 +283,7 @@ async fn conformance_list_changed_not_honoured() {
         Fault::ToolsDrift,
         Via::Http,
         "capability.list-changed-not-honoured",
-        |a| a.sessions = Some(3),
+        |a| a.overrides.sessions = Some(3),
     )
     .await;
 }
@@ -379,13 +382,16 @@ async fn conformance_correct_server_has_no_findings() {
             let profile = write_profile(dir.path(), CALL_ADD);
             let mut a = RunArgs {
                 profile: Some(profile),
-                clients: Some(2),
-                sessions: Some(6),
-                client: mcp_fleet::cli::ClientArgs {
-                    era: Some(era.into()),
-                    ..Default::default()
-                },
                 probe_undeclared: true,
+                overrides: mcp_fleet::cli::Overrides {
+                    clients: Some(2),
+                    sessions: Some(6),
+                    client: mcp_fleet::cli::ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        ..Default::default()
+                    },
+                    ..args(dir.path()).overrides
+                },
                 ..args(dir.path())
             };
             target(&mut a, via, &srv, &[]);

@@ -20,7 +20,10 @@ async fn run_profile(text: &str, target: Option<String>) -> Value {
     let profile = write_profile(dir.path(), text);
     let (_, json) = run(RunArgs {
         profile: Some(profile),
-        target,
+        overrides: mcp_fleet::cli::Overrides {
+            target,
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -33,7 +36,10 @@ async fn the_version_mix_runs_every_transport_and_both_eras_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(PathBuf::from("profiles/version-mix.toml")),
-        sessions: Some(240),
+        overrides: mcp_fleet::cli::Overrides {
+            sessions: Some(240),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;

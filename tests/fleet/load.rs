@@ -10,8 +10,11 @@ async fn an_open_model_starts_sessions_at_the_rate() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(PathBuf::from("profiles/open-handshake.toml")),
-        rate: Some("200/s".into()),
-        duration: Some("1s".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            rate: Some("200/s".into()),
+            duration: Some("1s".into()),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -135,8 +138,11 @@ async fn a_ramp_from_the_command_line_ends_with_its_stages() {
     let dir = tempfile::tempdir().expect("tempdir");
     let started = std::time::Instant::now();
     let (_, json) = run(RunArgs {
-        ramp: Some("4:500ms,0:500ms".into()),
-        think: Some("10ms..50ms".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            ramp: Some("4:500ms,0:500ms".into()),
+            think: Some("10ms..50ms".into()),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -155,9 +161,12 @@ async fn keep_alive_reuses_connections_across_sessions() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        keep_alive: true,
-        clients: Some(4),
-        sessions: Some(80),
+        overrides: mcp_fleet::cli::Overrides {
+            keep_alive: true,
+            clients: Some(4),
+            sessions: Some(80),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;

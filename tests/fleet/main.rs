@@ -18,9 +18,12 @@ fn args(out: &Path) -> RunArgs {
     // The built-in server over stdio must be the mcp-fleet binary, not this test binary.
     std::env::set_var("MCP_FLEET_SERVER_BIN", env!("CARGO_BIN_EXE_mcp-fleet"));
     RunArgs {
-        seed: Some(1),
         out: Some(out.to_path_buf()),
         quiet: true,
+        overrides: mcp_fleet::cli::Overrides {
+            seed: Some(1),
+            ..Default::default()
+        },
         ..RunArgs::default()
     }
 }
@@ -119,9 +122,12 @@ async fn same_seed_same_choices() {
     let a = tempfile::tempdir().expect("tempdir");
     let b = tempfile::tempdir().expect("tempdir");
     let mk = |d: &Path| RunArgs {
-        clients: Some(1),
-        sessions: Some(40),
-        seed: Some(7),
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(1),
+            sessions: Some(40),
+            seed: Some(7),
+            ..args(d).overrides
+        },
         ..args(d)
     };
     let (_, ja) = run(mk(a.path())).await;
@@ -139,9 +145,12 @@ async fn same_seed_same_choices() {
 async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
-        stdio: Some(format!("{} serve --stdio", self_exe())),
-        clients: Some(4),
-        sessions: Some(20),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(format!("{} serve --stdio", self_exe())),
+            clients: Some(4),
+            sessions: Some(20),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let (_, json) = run(a).await;
@@ -162,9 +171,12 @@ async fn quickstart_scenario_over_stdio() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        stdio: Some(format!("{} serve --stdio", self_exe())),
-        clients: Some(4),
-        sessions: Some(24),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(format!("{} serve --stdio", self_exe())),
+            clients: Some(4),
+            sessions: Some(24),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let (_, json) = run(a).await;
@@ -188,9 +200,12 @@ async fn sse_responses_are_parsed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        target: Some(server.url()),
-        clients: Some(4),
-        sessions: Some(40),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(server.url()),
+            clients: Some(4),
+            sessions: Some(40),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let (_, json) = run(a).await;
@@ -347,13 +362,19 @@ steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
 async fn a_duration_stops_the_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
-        clients: Some(2),
-        duration: Some("700ms".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(2),
+            duration: Some("700ms".into()),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let started = std::time::Instant::now();
     let (_, json) = run(RunArgs {
-        sessions: None,
+        overrides: mcp_fleet::cli::Overrides {
+            sessions: None,
+            ..a.overrides
+        },
         ..a
     })
     .await;
@@ -371,7 +392,10 @@ async fn an_unreachable_target_is_an_error_before_the_run() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
-        target: Some(format!("http://127.0.0.1:{port}/mcp")),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(format!("http://127.0.0.1:{port}/mcp")),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let e = mcp_fleet::run(a).await.expect_err("unreachable");
@@ -382,7 +406,10 @@ async fn an_unreachable_target_is_an_error_before_the_run() {
 async fn a_missing_program_is_an_error_before_the_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = RunArgs {
-        stdio: Some("/nonexistent/mcp-server --flag".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("/nonexistent/mcp-server --flag".into()),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     };
     let e = mcp_fleet::run(a).await.expect_err("missing program");
@@ -394,9 +421,12 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Exits at once: the handshake sees the transport close.
     let (_, json) = run(RunArgs {
-        stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
-        clients: Some(2),
-        sessions: Some(4),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
+            clients: Some(2),
+            sessions: Some(4),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -410,12 +440,15 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
     // Prints garbage and never answers: malformed lines are counted, requests time out.
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
-        stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
-        clients: Some(2),
-        sessions: Some(2),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("300ms".into()),
-            ..Default::default()
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
+            clients: Some(2),
+            sessions: Some(2),
+            client: mcp_fleet::cli::ClientArgs {
+                timeout: Some("300ms".into()),
+                ..Default::default()
+            },
+            ..args(dir.path()).overrides
         },
         ..args(dir.path())
     })
@@ -431,12 +464,15 @@ async fn stdio_children_are_reaped() {
     let marker = format!("mcp-fleet-test-{}", std::process::id());
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
-        stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
-        clients: Some(3),
-        sessions: Some(3),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("200ms".into()),
-            ..Default::default()
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
+            clients: Some(3),
+            sessions: Some(3),
+            client: mcp_fleet::cli::ClientArgs {
+                timeout: Some("200ms".into()),
+                ..Default::default()
+            },
+            ..args(dir.path()).overrides
         },
         ..args(dir.path())
     })

@@ -117,9 +117,12 @@ async fn rmcp_over_stdio() {
     let profile = write_profile(dir.path(), PEER_PROFILE);
     let (_, json) = run(super::RunArgs {
         profile: Some(profile),
-        stdio: Some(peer_binary().display().to_string() + " --stdio"),
-        clients: Some(4),
-        sessions: Some(16),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(peer_binary().display().to_string() + " --stdio"),
+            clients: Some(4),
+            sessions: Some(16),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -133,7 +136,10 @@ async fn rmcp_over_streamable_http() {
     let profile = write_profile(dir.path(), PEER_PROFILE);
     let (_, json) = run(super::RunArgs {
         profile: Some(profile),
-        target: Some(peer.url.clone()),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(peer.url.clone()),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -156,7 +162,10 @@ async fn rmcp_stateless_streamable_http() {
         let profile = write_profile(dir.path(), PEER_PROFILE);
         let (_, json) = run(super::RunArgs {
             profile: Some(profile),
-            target: Some(peer.url.clone()),
+            overrides: mcp_fleet::cli::Overrides {
+                target: Some(peer.url.clone()),
+                ..args(dir.path()).overrides
+            },
             ..args(dir.path())
         })
         .await;
@@ -183,15 +192,18 @@ async fn rmcp_in_the_modern_era() {
             let profile = write_profile(dir.path(), PEER_PROFILE);
             let (_, json) = run(super::RunArgs {
                 profile: Some(profile),
-                target: target.clone(),
-                stdio: stdio.clone(),
-                client: mcp_fleet::cli::ClientArgs {
-                    era: Some(era.into()),
-                    protocol_version: Some("2026-07-28".into()),
-                    ..Default::default()
+                overrides: mcp_fleet::cli::Overrides {
+                    target: target.clone(),
+                    stdio: stdio.clone(),
+                    client: mcp_fleet::cli::ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        protocol_version: Some("2026-07-28".into()),
+                        ..Default::default()
+                    },
+                    clients: Some(2),
+                    sessions: Some(8),
+                    ..args(dir.path()).overrides
                 },
-                clients: Some(2),
-                sessions: Some(8),
                 ..args(dir.path())
             })
             .await;

@@ -168,10 +168,13 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(profile(dir.path(), "2025-06-18", "5s")),
-        target: Some(url),
-        client: mcp_fleet::cli::ClientArgs {
-            headers: vec!["Authorization: Bearer secret".into()],
-            ..Default::default()
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            client: mcp_fleet::cli::ClientArgs {
+                headers: vec!["Authorization: Bearer secret".into()],
+                ..Default::default()
+            },
+            ..args(dir.path()).overrides
         },
         ..args(dir.path())
     })
@@ -231,7 +234,10 @@ async fn declared_capabilities_get_real_answers_on_the_wire() {
     let path = write_profile(dir.path(), &text);
     let (_, json) = run(RunArgs {
         profile: Some(path),
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -273,7 +279,10 @@ async fn versions_before_2025_06_18_send_no_version_header() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(profile(dir.path(), "2025-03-26", "5s")),
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -293,7 +302,10 @@ async fn a_404_on_a_live_session_is_session_expired() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(profile(dir.path(), "2025-11-25", "5s")),
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;
@@ -312,7 +324,10 @@ async fn a_timed_out_request_is_cancelled() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_, json) = run(RunArgs {
         profile: Some(profile(dir.path(), "2025-11-25", "300ms")),
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..args(dir.path()).overrides
+        },
         ..args(dir.path())
     })
     .await;

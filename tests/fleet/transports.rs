@@ -10,12 +10,15 @@ async fn the_quickstart_over_each_transport() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (_, json) = run(RunArgs {
             profile: Some(PathBuf::from("profiles/quickstart.toml")),
-            client: mcp_fleet::cli::ClientArgs {
-                transport: Some(transport.into()),
-                ..Default::default()
+            overrides: mcp_fleet::cli::Overrides {
+                client: mcp_fleet::cli::ClientArgs {
+                    transport: mcp_fleet::transport::TransportKind::from_name(transport),
+                    ..Default::default()
+                },
+                clients: Some(4),
+                sessions: Some(24),
+                ..args(dir.path()).overrides
             },
-            clients: Some(4),
-            sessions: Some(24),
             ..args(dir.path())
         })
         .await;
