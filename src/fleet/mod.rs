@@ -11,11 +11,11 @@ pub mod schedule;
 
 pub use progress::LiveCounters;
 
+use crate::plan::Curve;
 use crate::plan::{Load, LoadModel, Think};
 use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use schedule::Curve;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

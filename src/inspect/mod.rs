@@ -5,12 +5,12 @@
 
 mod render;
 
-use crate::cli::{InspectArgs, RunArgs};
+use crate::cli::InspectArgs;
 use crate::client::{self, SessionContext};
 use crate::conformance::Tracker;
 use crate::fleet::StopSignals;
 use crate::metrics::{Collector, Phase, SessionOutcome};
-use crate::plan::{Scenario, Step};
+use crate::plan::{Overrides, Plan, Scenario, Source, Step};
 use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods;
 use crate::report::summary::{findings, FindingSummary};
@@ -91,17 +91,17 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<String> {
 
 /// Run one session against the target and gather what it showed.
 pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
-    let run_args = RunArgs {
-        profile: args.profile.clone(),
+    // One client, one session: the plan of a run that stops after it.
+    let overrides = Overrides {
         target: args.target.clone(),
         stdio: args.stdio.clone(),
         clients: Some(1),
         sessions: Some(1),
         client: args.client.clone(),
-        quiet: true,
-        ..RunArgs::default()
+        ..Overrides::default()
     };
-    let plan = crate::plan_from_args(&run_args)?;
+    let source = Source::choose(args.profile.as_deref(), &overrides);
+    let plan = Plan::from_source(&source, &overrides)?;
     let persona = match &args.persona {
         Some(name) => plan
             .personas

@@ -277,7 +277,7 @@ impl<'p> Session<'p> {
     ) -> Result<(), Failure> {
         let started = Instant::now();
         let server_requests::Response { result, delay } = server_requests::respond(
-            &self.persona.answers,
+            &self.persona.replies,
             &method,
             params.as_ref(),
             &mut self.rng,

@@ -189,7 +189,7 @@ impl Session<'_> {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let server_requests::Response { result, delay } = server_requests::respond(
-                &self.persona.answers,
+                &self.persona.replies,
                 asked,
                 req.get("params"),
                 &mut self.rng,

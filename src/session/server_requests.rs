@@ -4,7 +4,7 @@
 //! server→client requests and modern `inputRequests` (MRTR). Anything not declared gets
 //! -32601, as the spec says.
 
-use crate::plan::{Answers, ElicitationAnswer};
+use crate::plan::{ElicitationReply, ReplyPolicy};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, RpcError};
 use rand::distr::Distribution;
@@ -31,14 +31,14 @@ impl Response {
 
 /// Respond to the server's `method` request as the persona's answer settings say.
 pub fn respond(
-    answers: &Answers,
+    replies: &ReplyPolicy,
     method: &str,
     params: Option<&Value>,
     rng: &mut impl Rng,
 ) -> Response {
     match method {
         methods::PING => Response::now(Ok(json!({}))),
-        methods::SAMPLING_CREATE_MESSAGE => match &answers.sampling {
+        methods::SAMPLING_CREATE_MESSAGE => match &replies.sampling {
             Some(s) => Response {
                 result: Ok(json!({
                     "role": "assistant",
@@ -50,11 +50,11 @@ pub fn respond(
             },
             None => Response::now(Err(not_declared(method))),
         },
-        methods::ELICITATION_CREATE => match &answers.elicitation {
+        methods::ELICITATION_CREATE => match &replies.elicitation {
             Some(e) => elicit(e, params, rng),
             None => Response::now(Err(not_declared(method))),
         },
-        methods::ROOTS_LIST => match &answers.roots {
+        methods::ROOTS_LIST => match &replies.roots {
             Some(roots) => Response::now(Ok(json!({"roots": roots}))),
             None => Response::now(Err(not_declared(method))),
         },
@@ -64,7 +64,7 @@ pub fn respond(
 
 /// An elicitation: an action drawn by the persona's weights; accepted forms are filled
 /// from `requestedSchema`.
-fn elicit(e: &ElicitationAnswer, params: Option<&Value>, rng: &mut impl Rng) -> Response {
+fn elicit(e: &ElicitationReply, params: Option<&Value>, rng: &mut impl Rng) -> Response {
     let mode = params
         .and_then(|p| p.get("mode"))
         .and_then(Value::as_str)
@@ -195,19 +195,19 @@ fn value_for(prop: &Value, rng: &mut impl Rng) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::SamplingAnswer;
+    use crate::plan::{ElicitationReply, SamplingReply};
     use rand::distr::weighted::WeightedIndex;
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 
-    fn answers(accept: u32, decline: u32, cancel: u32) -> Answers {
-        Answers {
-            sampling: Some(SamplingAnswer {
+    fn answers(accept: u32, decline: u32, cancel: u32) -> ReplyPolicy {
+        ReplyPolicy {
+            sampling: Some(SamplingReply {
                 text: "hi".into(),
                 model: "m".into(),
                 delay: Duration::from_millis(3),
             }),
-            elicitation: Some(ElicitationAnswer {
+            elicitation: Some(ElicitationReply {
                 actions: WeightedIndex::new([accept, decline, cancel]).expect("weights"),
                 delay: Duration::ZERO,
                 url_mode: false,
@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(r.expect("roots")["roots"][0]["uri"], "file:///w");
         let r = respond(&a, "tasks/get", None, &mut rng).result;
         assert_eq!(r.expect_err("unknown").code, -32601);
-        let none = Answers::default();
+        let none = ReplyPolicy::default();
         for m in [
             methods::SAMPLING_CREATE_MESSAGE,
             methods::ELICITATION_CREATE,

@@ -31,13 +31,13 @@ async fn server(faults: &[Fault], sse_responses: bool) -> HttpServer {
 /// Point `a` at `server` (or a stdio child with the same faults) over `via`.
 fn target(a: &mut RunArgs, via: Via, server: &HttpServer, faults: &[Fault]) {
     match via {
-        Via::Http => a.target = Some(server.url()),
+        Via::Http => a.overrides.target = Some(server.url()),
         Via::Sse => {
-            a.target = Some(format!("http://{}/sse", server.addr));
-            a.client.transport = Some("sse".into());
+            a.overrides.target = Some(format!("http://{}/sse", server.addr));
+            a.overrides.client.transport = mcp_fleet::protocol::TransportKind::from_name("sse");
         }
-        Via::Ws => a.target = Some(format!("ws://{}/ws", server.addr)),
-        Via::Stdio => a.stdio = Some(builtin_stdio(faults)),
+        Via::Ws => a.overrides.target = Some(format!("ws://{}/ws", server.addr)),
+        Via::Stdio => a.overrides.stdio = Some(builtin_stdio(faults)),
     }
 }
 
@@ -60,10 +60,13 @@ async fn run_faulty(
     let faults = [fault];
     let srv = server(&faults, sse_responses).await;
     let mut a = RunArgs {
-        clients: Some(1),
-        sessions: Some(2),
-        client: ClientArgs {
-            timeout: Some("1s".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(1),
+            sessions: Some(2),
+            client: ClientArgs {
+                timeout: Some("1s".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
         ..RunArgs::default()
@@ -103,7 +106,7 @@ async fn detects(fault: Fault, via: Via, code: &str, tweak: impl FnOnce(&mut Run
 fn none(_: &mut RunArgs) {}
 
 fn version(v: &'static str) -> impl FnOnce(&mut RunArgs) {
-    move |a| a.client.protocol_version = Some(v.into())
+    move |a| a.overrides.client.protocol_version = Some(v.into())
 }
 
 // 1. Malformed messages.
@@ -159,7 +162,7 @@ async fn conformance_capabilities_not_object() {
         Fault::CapabilitiesNotObject,
         Via::Http,
         "discover.invalid-result",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -221,7 +224,7 @@ async fn conformance_unsupported_without_list() {
         Fault::ModernNoSupported,
         Via::Http,
         "version.unsupported-without-list",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -270,7 +273,7 @@ async fn conformance_list_changed_not_honoured() {
         Fault::ToolsDrift,
         Via::Http,
         "capability.list-changed-not-honoured",
-        |a| a.sessions = Some(3),
+        |a| a.overrides.sessions = Some(3),
     )
     .await;
 }
@@ -366,13 +369,16 @@ async fn conformance_correct_server_has_no_findings() {
     for via in [Via::Http, Via::Sse, Via::Ws, Via::Stdio] {
         for era in ["legacy", "modern", "auto"] {
             let mut a = RunArgs {
-                clients: Some(2),
-                sessions: Some(6),
-                client: ClientArgs {
-                    era: Some(era.into()),
+                probe_undeclared: true,
+                overrides: mcp_fleet::cli::Overrides {
+                    clients: Some(2),
+                    sessions: Some(6),
+                    client: ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
-                probe_undeclared: true,
                 ..RunArgs::default()
             };
             target(&mut a, via, &srv, &[]);

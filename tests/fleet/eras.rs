@@ -14,7 +14,10 @@ use std::path::PathBuf;
 /// checked against the schema.
 async fn run_profile(text: &str, target: Option<String>) -> Value {
     let json = FleetRun::new(RunArgs {
-        target,
+        overrides: mcp_fleet::cli::Overrides {
+            target,
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(text)
@@ -29,7 +32,10 @@ async fn run_profile(text: &str, target: Option<String>) -> Value {
 async fn the_version_mix_runs_every_transport_and_both_eras_at_once() {
     let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/version-mix.toml")),
-        sessions: Some(240),
+        overrides: mcp_fleet::cli::Overrides {
+            sessions: Some(240),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()

@@ -35,8 +35,8 @@ async fn inspect_every_transport_and_era() {
                 target: target.clone(),
                 stdio: stdio.clone(),
                 client: ClientArgs {
-                    transport: transport.map(String::from),
-                    era: Some(era.into()),
+                    transport: transport.and_then(mcp_fleet::protocol::TransportKind::from_name),
+                    era: mcp_fleet::plan::EraMode::from_name(era),
                     ..Default::default()
                 },
                 ..InspectArgs::default()

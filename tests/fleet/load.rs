@@ -10,8 +10,11 @@ use std::path::PathBuf;
 async fn an_open_model_starts_sessions_at_the_rate() {
     let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/open-handshake.toml")),
-        rate: Some("200/s".into()),
-        duration: Some("1s".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            rate: Some("200/s".into()),
+            duration: Some("1s".into()),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -118,8 +121,11 @@ steps = [{ op = "mix", count = 10, parallel = 4, calls = [
 async fn a_ramp_from_the_command_line_ends_with_its_stages() {
     let started = std::time::Instant::now();
     let json = FleetRun::new(RunArgs {
-        ramp: Some("4:500ms,0:500ms".into()),
-        think: Some("10ms..50ms".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            ramp: Some("4:500ms,0:500ms".into()),
+            think: Some("10ms..50ms".into()),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -139,9 +145,12 @@ async fn a_ramp_from_the_command_line_ends_with_its_stages() {
 async fn keep_alive_reuses_connections_across_sessions() {
     let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        keep_alive: true,
-        clients: Some(4),
-        sessions: Some(80),
+        overrides: mcp_fleet::cli::Overrides {
+            keep_alive: true,
+            clients: Some(4),
+            sessions: Some(80),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()

@@ -61,9 +61,12 @@ async fn quickstart_against_the_built_in_server() {
 async fn same_seed_same_choices() {
     let twice = || {
         FleetRun::new(RunArgs {
-            clients: Some(1),
-            sessions: Some(40),
-            seed: Some(7),
+            overrides: mcp_fleet::cli::Overrides {
+                clients: Some(1),
+                sessions: Some(40),
+                seed: Some(7),
+                ..Default::default()
+            },
             ..RunArgs::default()
         })
     };
@@ -81,9 +84,12 @@ async fn same_seed_same_choices() {
 #[tokio::test]
 async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
     let json = FleetRun::new(RunArgs {
-        stdio: Some(builtin_stdio(&[])),
-        clients: Some(4),
-        sessions: Some(20),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(builtin_stdio(&[])),
+            clients: Some(4),
+            sessions: Some(20),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -105,9 +111,12 @@ async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
 async fn quickstart_scenario_over_stdio() {
     let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        stdio: Some(builtin_stdio(&[])),
-        clients: Some(4),
-        sessions: Some(24),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(builtin_stdio(&[])),
+            clients: Some(4),
+            sessions: Some(24),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -128,9 +137,12 @@ async fn sse_responses_are_parsed() {
     .await;
     let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        target: Some(server.url()),
-        clients: Some(4),
-        sessions: Some(40),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(server.url()),
+            clients: Some(4),
+            sessions: Some(40),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -258,9 +270,12 @@ steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
 #[tokio::test]
 async fn a_duration_stops_the_run() {
     let fleet = FleetRun::new(RunArgs {
-        clients: Some(2),
-        duration: Some("700ms".into()),
-        sessions: None,
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(2),
+            duration: Some("700ms".into()),
+            sessions: None,
+            ..Default::default()
+        },
         ..RunArgs::default()
     });
     let started = std::time::Instant::now();
@@ -278,7 +293,10 @@ async fn an_unreachable_target_is_an_error_before_the_run() {
         l.local_addr().expect("addr").port()
     };
     let e = FleetRun::new(RunArgs {
-        target: Some(format!("http://127.0.0.1:{port}/mcp")),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(format!("http://127.0.0.1:{port}/mcp")),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .error()
@@ -289,7 +307,10 @@ async fn an_unreachable_target_is_an_error_before_the_run() {
 #[tokio::test]
 async fn a_missing_program_is_an_error_before_the_run() {
     let e = FleetRun::new(RunArgs {
-        stdio: Some("/nonexistent/mcp-server --flag".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("/nonexistent/mcp-server --flag".into()),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .error()
@@ -301,9 +322,12 @@ async fn a_missing_program_is_an_error_before_the_run() {
 async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
     // Exits at once: the handshake sees the transport close.
     let json = FleetRun::new(RunArgs {
-        stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
-        clients: Some(2),
-        sessions: Some(4),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
+            clients: Some(2),
+            sessions: Some(4),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()
@@ -318,11 +342,14 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
 
     // Prints garbage and never answers: malformed lines are counted, requests time out.
     let json = FleetRun::new(RunArgs {
-        stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
-        clients: Some(2),
-        sessions: Some(2),
-        client: ClientArgs {
-            timeout: Some("300ms".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
+            clients: Some(2),
+            sessions: Some(2),
+            client: ClientArgs {
+                timeout: Some("300ms".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
         ..RunArgs::default()
@@ -340,11 +367,14 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
 async fn stdio_children_are_reaped() {
     let marker = format!("mcp-fleet-test-{}", std::process::id());
     let json = FleetRun::new(RunArgs {
-        stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
-        clients: Some(3),
-        sessions: Some(3),
-        client: ClientArgs {
-            timeout: Some("200ms".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
+            clients: Some(3),
+            sessions: Some(3),
+            client: ClientArgs {
+                timeout: Some("200ms".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
         ..RunArgs::default()

@@ -35,12 +35,15 @@ fn read_hlog(path: &Path) -> (Histogram<u64>, Vec<String>, usize) {
 #[tokio::test]
 async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summary() {
     let Finished { summary, json, dir } = FleetRun::new(RunArgs {
-        interval: Some("100ms".into()),
-        thresholds: vec![
-            "p99(initialize) < 10s".into(),
-            "error_rate < 0.1%".into(),
-            "rate(sessions) > 1000000".into(),
-        ],
+        overrides: mcp_fleet::cli::Overrides {
+            interval: Some("100ms".into()),
+            thresholds: vec![
+                "p99(initialize) < 10s".into(),
+                "error_rate < 0.1%".into(),
+                "rate(sessions) > 1000000".into(),
+            ],
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .run()

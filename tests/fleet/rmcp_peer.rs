@@ -115,9 +115,12 @@ fn assert_clean_run(json: &serde_json::Value, sessions: u64) {
 #[tokio::test]
 async fn rmcp_over_stdio() {
     let json = FleetRun::new(RunArgs {
-        stdio: Some(peer_binary().display().to_string() + " --stdio"),
-        clients: Some(4),
-        sessions: Some(16),
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(peer_binary().display().to_string() + " --stdio"),
+            clients: Some(4),
+            sessions: Some(16),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(PEER_PROFILE)
@@ -131,7 +134,10 @@ async fn rmcp_over_stdio() {
 async fn rmcp_over_streamable_http() {
     let peer = HttpPeer::start(&[]).await;
     let json = FleetRun::new(RunArgs {
-        target: Some(peer.url.clone()),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(peer.url.clone()),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(PEER_PROFILE)
@@ -154,7 +160,10 @@ async fn rmcp_stateless_streamable_http() {
     ] {
         let peer = HttpPeer::start(extra).await;
         let json = FleetRun::new(RunArgs {
-            target: Some(peer.url.clone()),
+            overrides: mcp_fleet::cli::Overrides {
+                target: Some(peer.url.clone()),
+                ..Default::default()
+            },
             ..RunArgs::default()
         })
         .profile(PEER_PROFILE)
@@ -181,15 +190,18 @@ async fn rmcp_in_the_modern_era() {
         ];
         for (target, stdio) in targets {
             let json = FleetRun::new(RunArgs {
-                target: target.clone(),
-                stdio: stdio.clone(),
-                client: ClientArgs {
-                    era: Some(era.into()),
-                    protocol_version: Some("2026-07-28".into()),
+                overrides: mcp_fleet::cli::Overrides {
+                    target: target.clone(),
+                    stdio: stdio.clone(),
+                    client: ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        protocol_version: Some("2026-07-28".into()),
+                        ..Default::default()
+                    },
+                    clients: Some(2),
+                    sessions: Some(8),
                     ..Default::default()
                 },
-                clients: Some(2),
-                sessions: Some(8),
                 ..RunArgs::default()
             })
             .profile(PEER_PROFILE)

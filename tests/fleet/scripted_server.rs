@@ -166,9 +166,12 @@ steps = [{{ op = "tools/list" }}, {{ op = "tools/call", tool = "t" }}]
 async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
     let (url, script, task) = start(Mode::Chatty).await;
     let json = FleetRun::new(RunArgs {
-        target: Some(url),
-        client: ClientArgs {
-            headers: vec!["Authorization: Bearer secret".into()],
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            client: ClientArgs {
+                headers: vec!["Authorization: Bearer secret".into()],
+                ..Default::default()
+            },
             ..Default::default()
         },
         ..RunArgs::default()
@@ -227,7 +230,10 @@ async fn declared_capabilities_get_real_answers_on_the_wire() {
             "protocol_version = \"2025-11-25\"\ncapabilities = { sampling = {}, elicitation = {}, roots = {} }\nsampling = { text = \"canned\", model = \"m1\" }\nroots = [{ uri = \"file:///r\", name = \"r\" }]",
         );
     let json = FleetRun::new(RunArgs {
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(&text)
@@ -270,7 +276,10 @@ async fn declared_capabilities_get_real_answers_on_the_wire() {
 async fn versions_before_2025_06_18_send_no_version_header() {
     let (url, script, task) = start(Mode::Chatty).await;
     let json = FleetRun::new(RunArgs {
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(&profile("2025-03-26", "5s"))
@@ -291,7 +300,10 @@ async fn versions_before_2025_06_18_send_no_version_header() {
 async fn a_404_on_a_live_session_is_session_expired() {
     let (url, _script, task) = start(Mode::Forgetful).await;
     let json = FleetRun::new(RunArgs {
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(&profile("2025-11-25", "5s"))
@@ -311,7 +323,10 @@ async fn a_404_on_a_live_session_is_session_expired() {
 async fn a_timed_out_request_is_cancelled() {
     let (url, script, task) = start(Mode::Stalling).await;
     let json = FleetRun::new(RunArgs {
-        target: Some(url),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
         ..RunArgs::default()
     })
     .profile(&profile("2025-11-25", "300ms"))

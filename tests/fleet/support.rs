@@ -76,7 +76,7 @@ impl FleetRun {
     /// A run with these command-line options (`..RunArgs::default()` for the rest).
     pub fn new(mut args: RunArgs) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        args.seed.get_or_insert(1);
+        args.overrides.seed.get_or_insert(1);
         args.out = Some(dir.path().to_path_buf());
         args.quiet = true;
         args.builtin_program = Some(PathBuf::from(fleet_program()));

@@ -10,12 +10,15 @@ async fn the_quickstart_over_each_transport() {
     for transport in ["http", "sse", "ws", "stdio"] {
         let json = FleetRun::new(RunArgs {
             profile: Some(PathBuf::from("profiles/quickstart.toml")),
-            client: ClientArgs {
-                transport: Some(transport.into()),
+            overrides: mcp_fleet::cli::Overrides {
+                client: ClientArgs {
+                    transport: mcp_fleet::protocol::TransportKind::from_name(transport),
+                    ..Default::default()
+                },
+                clients: Some(4),
+                sessions: Some(24),
                 ..Default::default()
             },
-            clients: Some(4),
-            sessions: Some(24),
             ..RunArgs::default()
         })
         .run()
