@@ -1,7 +1,11 @@
 //! The command line (clap derive). Names here are a contract: users and scripts rely on
-//! them. Each subcommand maps onto one entry point in `lib.rs`.
+//! them. Each subcommand maps onto one entry point in `lib.rs`. The flags that override
+//! a profile are `plan::Overrides` (and its `ClientArgs`), flattened in here.
 
-use clap::{Args, Parser, Subcommand};
+pub use crate::plan::{ClientArgs, Overrides};
+use crate::server::{Eras, Fault};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -38,103 +42,30 @@ pub enum Command {
 pub struct RunArgs {
     /// Profile file (TOML). Without it, and without --target/--stdio: the quickstart.
     pub profile: Option<PathBuf>,
-    /// Server URL; http:// or https:// → Streamable HTTP.
-    #[arg(long, value_name = "URL", conflicts_with = "stdio")]
-    pub target: Option<String>,
-    /// Spawn this command per session and speak stdio to it.
-    #[arg(long, value_name = "\"CMD ARGS...\"")]
-    pub stdio: Option<String>,
-    /// Concurrent virtual clients.
-    #[arg(long, value_name = "N")]
-    pub clients: Option<u32>,
-    /// Stop after N sessions in total.
-    #[arg(long, value_name = "N")]
-    pub sessions: Option<u64>,
-    /// Stop after this long, e.g. 30s.
-    #[arg(long, value_name = "DURATION")]
-    pub duration: Option<String>,
-    /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
-    #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
-    pub rate: Option<String>,
-    /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
-    #[arg(long, value_name = "N")]
-    pub max_in_flight: Option<u32>,
-    /// Closed model in stages, 'CLIENTS:DURATION,...' (linear from 0), e.g. '50:30s,50:1m,0:10s'.
-    #[arg(long, value_name = "STAGES", conflicts_with = "clients")]
-    pub ramp: Option<String>,
-    /// Pause between a client's sessions: 100ms, a range 100ms..1s, or exp:200ms.
-    #[arg(long, value_name = "DURATION")]
-    pub think: Option<String>,
-    /// Connect from these local addresses in turn (127.0.0.1-127.0.0.8 or a comma
-    /// list), beyond one address's ephemeral ports.
-    #[arg(long, value_name = "ADDRS")]
-    pub source_addresses: Option<String>,
-    /// Streamable HTTP: reuse connections across sessions (a pooled HTTP agent, as the
-    /// TypeScript SDK on Node's fetch has) instead of one set per session.
-    #[arg(long)]
-    pub keep_alive: bool,
-    /// Seed for every random choice.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub overrides: Overrides,
     /// Results folder (default: results/<name>-<time>).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", display_order = 100)]
     pub out: Option<PathBuf>,
     /// Print only the results folder's path and errors.
-    #[arg(long, short)]
+    #[arg(long, short, display_order = 101)]
     pub quiet: bool,
-    /// Pass/fail rule checked after the run (repeatable), e.g. 'p99(initialize) < 50ms',
-    /// 'error_rate < 0.1%', 'rate(sessions) > 500', 'p99(tools/call, persona=NAME) < 20ms'.
-    /// A failed one makes the exit code 1.
-    #[arg(long = "threshold", value_name = "EXPR")]
-    pub thresholds: Vec<String>,
     /// Serve the live figures for Prometheus on this loopback address (GET /metrics),
     /// e.g. 127.0.0.1:9464.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", display_order = 103)]
     pub metrics_listen: Option<SocketAddr>,
-    /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
-    #[arg(long, value_name = "DURATION")]
-    pub interval: Option<String>,
     /// Fail the run (exit code 1) when any conformance finding of error severity is seen.
-    #[arg(long)]
+    #[arg(long, display_order = 105)]
     pub strict: bool,
     /// Also call the list methods of capabilities the server did not declare, and
     /// expect -32601 (method not found).
-    #[arg(long)]
+    #[arg(long, display_order = 106)]
     pub probe_undeclared: bool,
-}
-
-/// How every persona speaks, shared by `run` and `inspect`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ClientArgs {
-    /// Transport for every persona: stdio, http (Streamable HTTP), sse (legacy HTTP+SSE),
-    /// ws (WebSocket). Default: from the URL scheme.
-    #[arg(long, value_name = "KIND", value_parser = ["stdio", "http", "sse", "ws"])]
-    pub transport: Option<String>,
-    /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
-    /// stateless), auto (probe with server/discover).
-    #[arg(long, value_name = "ERA", value_parser = ["legacy", "modern", "auto"])]
-    pub era: Option<String>,
-    /// Protocol version every persona offers (any string).
-    #[arg(long, value_name = "V")]
-    pub protocol_version: Option<String>,
-    /// clientInfo.name for every persona.
-    #[arg(long, value_name = "NAME")]
-    pub client_name: Option<String>,
-    /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
-    /// --capability sampling={} --capability 'roots={"listChanged":true}'.
-    #[arg(long = "capability", value_name = "KEY=JSON")]
-    pub capabilities: Vec<String>,
-    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
-    #[arg(long = "header", value_name = "'K: V'")]
-    pub headers: Vec<String>,
-    /// Accept any TLS certificate (https://, wss://).
-    #[arg(long)]
-    pub insecure: bool,
-    /// Per-request timeout, e.g. 10s.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    /// The mcp-fleet program that serves the built-in server over stdio (`PROGRAM serve
+    /// --stdio`); None: this program. Not a flag: callers of the library whose own
+    /// executable is something else (the integration tests) name the binary here.
+    #[arg(skip)]
+    pub builtin_program: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -172,8 +103,8 @@ pub struct ServeArgs {
     pub sse_responses: bool,
     /// Which protocol eras to serve: legacy, modern or both (one endpoint, as the
     /// TypeScript v2 and Python v2 SDK servers do).
-    #[arg(long, default_value = "both", value_parser = ["legacy", "modern", "both"])]
-    pub era: String,
+    #[arg(long, default_value = "both")]
+    pub era: Eras,
     /// Fault: forget a Streamable HTTP session after N requests (clients must
     /// re-initialize after the 404).
     #[arg(long, value_name = "N")]
@@ -191,9 +122,8 @@ pub struct ServeArgs {
     pub stall_for: Option<std::time::Duration>,
     /// Fault: make a protocol mistake on purpose, to test conformance checks
     /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
-    #[arg(long = "fault", value_name = "NAME",
-          value_parser = clap::builder::PossibleValuesParser::new(crate::server::Fault::names()))]
-    pub faults: Vec<String>,
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<Fault>,
 }
 
 #[derive(Debug, Default, Args)]
@@ -228,4 +158,30 @@ pub struct InspectArgs {
 pub struct ValidateArgs {
     /// Profile file (TOML).
     pub profile: PathBuf,
+}
+
+/// `serve --era`: the server's eras by the names the help lists.
+impl ValueEnum for Eras {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Eras::Legacy, Eras::Modern, Eras::Both]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(match self {
+            Eras::Legacy => "legacy",
+            Eras::Modern => "modern",
+            Eras::Both => "both",
+        }))
+    }
+}
+
+/// `serve --fault NAME`: the faults by their stable names.
+impl ValueEnum for Fault {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Fault::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
 }

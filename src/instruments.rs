@@ -3,7 +3,8 @@
 //! before the fleet and stops them after it; stopping hands back everything measured.
 
 use crate::cli::RunArgs;
-use crate::fleet::{self, LiveCounters, StopSignals};
+use crate::client::StopSignals;
+use crate::fleet::LiveCounters;
 use crate::metrics::{self, Recorder, Stats};
 use crate::plan::Plan;
 use crate::report;
@@ -39,14 +40,9 @@ pub struct Measured {
 }
 
 impl Instruments {
-    /// Start the collector (writing interval files into `dir` every `interval`), the
+    /// Start the collector (writing interval files into `dir` every plan interval), the
     /// signal handlers, and the live views the arguments ask for.
-    pub async fn start(
-        plan: &Plan,
-        args: &RunArgs,
-        dir: &Path,
-        interval: Duration,
-    ) -> anyhow::Result<Instruments> {
+    pub async fn start(plan: &Plan, args: &RunArgs, dir: &Path) -> anyhow::Result<Instruments> {
         let started_at = SystemTime::now();
         let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
             Box::new(report::hlog::HlogSink::new(dir, started_at)),
@@ -59,7 +55,7 @@ impl Instruments {
             plan.personas.iter().map(|p| p.route.transport).collect(),
             plan.tools.len(),
         );
-        let collector = collector.with_intervals(interval, sinks);
+        let collector = collector.with_intervals(plan.interval, sinks);
         let figures = collector.live();
         let collecting = tokio::spawn(collector.run());
         let live = Arc::new(LiveCounters::default());
@@ -77,15 +73,15 @@ impl Instruments {
         }
         let live_view = (!args.quiet).then(|| {
             let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                fleet::live::Mode::Terminal
+                report::live::Mode::Terminal
             } else {
-                fleet::live::Mode::Lines {
+                report::live::Mode::Lines {
                     every: Duration::from_secs(5),
                 }
             };
-            tokio::spawn(fleet::live::show(
+            tokio::spawn(report::live::show(
                 mode,
-                fleet::live::Goal::of(plan),
+                report::live::Goal::of(plan),
                 live.clone(),
                 figures,
                 views_done.clone(),

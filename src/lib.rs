@@ -34,13 +34,12 @@ pub mod transport;
 use anyhow::Context;
 use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
 use plan::{Overrides, Plan};
-use profile::Profile;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// The quickstart profile, embedded so `mcp-fleet run` works from any directory.
-pub const QUICKSTART: &str = include_str!("../profiles/quickstart.toml");
+pub use plan::QUICKSTART;
 
 /// What a finished run hands back to `main` and to tests.
 #[derive(Debug)]
@@ -51,66 +50,19 @@ pub struct RunOutcome {
     pub stopped_by: stop::StopReason,
 }
 
-/// Load the profile named on the command line (or the quickstart) and apply overrides.
-pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
-    let overrides = Overrides {
-        target: args.target.clone(),
-        stdio: args.stdio.clone(),
-        clients: args.clients,
-        sessions: args.sessions,
-        duration: args.duration.clone(),
-        seed: args.seed,
-        timeout: args.client.timeout.clone(),
-        headers: args.client.headers.clone(),
-        transport: args.client.transport.clone(),
-        era: args.client.era.clone(),
-        protocol_version: args.client.protocol_version.clone(),
-        client_name: args.client.client_name.clone(),
-        capabilities: args.client.capabilities.clone(),
-        insecure: args.client.insecure,
-        rate: args.rate.clone(),
-        ramp: args.ramp.clone(),
-        think: args.think.clone(),
-        max_in_flight: args.max_in_flight,
-        source_addresses: args.source_addresses.clone(),
-        keep_alive: args.keep_alive,
-        thresholds: args.thresholds.clone(),
-    };
-    let (profile, origin) = match &args.profile {
-        Some(path) => (Profile::load(path)?, path.display().to_string()),
-        // A target without a profile: handshake + discovery, no tool calls.
-        None if args.target.is_some() || args.stdio.is_some() => {
-            (Profile::default(), "command line".to_string())
-        }
-        None => (
-            Profile::parse(QUICKSTART, "quickstart (built in)")?,
-            "quickstart (built in)".to_string(),
-        ),
-    };
-    Ok(Plan::resolve(profile, &overrides, &origin)?)
-}
-
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
-    let plan = Arc::new(plan_from_args(&args)?);
-    let targets = targets::resolve(&plan).await?;
+    let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
+    let plan = Arc::new(Plan::from_source(&source, &args.overrides)?);
+    let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
     let results_dir = results_dir(&plan, args.out.as_deref())?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         eprint!("{}", plan.describe());
         eprintln!("  open-file limit {open_files}");
     }
-    let interval = match &args.interval {
-        Some(text) => humantime::parse_duration(text.trim())
-            .ok()
-            .filter(|d| *d >= Duration::from_millis(10))
-            .with_context(|| {
-                format!("--interval {text:?}: not a duration of 10ms or more\nfix: use e.g. --interval 1s")
-            })?,
-        None => metrics::DEFAULT_INTERVAL,
-    };
 
-    let instruments = instruments::Instruments::start(&plan, &args, &results_dir, interval).await?;
+    let instruments = instruments::Instruments::start(&plan, &args, &results_dir).await?;
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
         ctx: client::SessionContext {
@@ -197,22 +149,13 @@ fn write_results(
 
 /// `mcp-fleet serve`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let eras = match args.era.as_str() {
-        "legacy" => server::Eras::Legacy,
-        "modern" => server::Eras::Modern,
-        _ => server::Eras::Both,
-    };
     let opts = server::ServerOptions {
         page_size: args.page_size.max(1),
         sse_responses: args.sse_responses,
-        eras,
+        eras: args.era,
         expire_sessions_after: args.expire_sessions_after,
         sse_drop_after: args.sse_drop_after,
-        faults: args
-            .faults
-            .iter()
-            .filter_map(|n| server::Fault::from_name(n))
-            .collect(),
+        faults: args.faults,
         stall: args.stall_at.zip(args.stall_for),
         ..Default::default()
     };
@@ -263,11 +206,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
 
 /// `mcp-fleet validate`: resolve the profile and print the plan.
 pub fn validate(args: &ValidateArgs) -> anyhow::Result<String> {
-    let profile = Profile::load(&args.profile)?;
-    let plan = Plan::resolve(
-        profile,
-        &Overrides::default(),
-        &args.profile.display().to_string(),
-    )?;
+    let source = plan::Source::File(args.profile.clone());
+    let plan = Plan::from_source(&source, &Overrides::default())?;
     Ok(plan.describe())
 }

@@ -1,5 +1,5 @@
 //! The profile file, mirrored by serde: every section and key a user can write, with
-//! `deny_unknown_fields` so a typo is an error, and no logic. `plan.rs` gives it meaning.
+//! `deny_unknown_fields` so a typo is an error, and no logic. `plan/` gives it meaning.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,7 +16,7 @@ pub struct Profile {
     /// Seed for every random choice; random when absent (and printed).
     pub seed: Option<u64>,
     /// Pass/fail rules checked after the run, e.g. `["p99(initialize) < 50ms"]`; a failed
-    /// one makes the exit code 1 (see `report::threshold` for the forms).
+    /// one makes the exit code 1 (see `plan::threshold` for the forms).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<String>,
     #[serde(default)]

@@ -3,7 +3,8 @@
 //! grace to finish, and a second signal abandons them at once. The results are written
 //! either way; the exit code tells an interrupted run from a completed one.
 
-use crate::fleet::{FleetEnd, StopSignals};
+use crate::client::StopSignals;
+use crate::fleet::FleetEnd;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::signal::unix::{signal, Signal, SignalKind};

@@ -4,15 +4,16 @@
 //! (exit 2) rather than thousands of failed sessions.
 
 use crate::plan::{Plan, Route, Target};
+use crate::protocol::TransportKind;
 use crate::server::{self, HttpServer};
 use crate::transport::http::HttpEndpoint;
 use crate::transport::legacy_sse::SseEndpoint;
 use crate::transport::stdio::StdioCommand;
 use crate::transport::tcp::SourceAddrs;
 use crate::transport::ws::WsEndpoint;
-use crate::transport::{Endpoint, TransportKind};
+use crate::transport::Endpoint;
 use anyhow::{bail, Context};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
@@ -40,8 +41,9 @@ impl Targets {
     }
 }
 
-/// Build (and check) every persona's endpoint.
-pub async fn resolve(plan: &Plan) -> anyhow::Result<Targets> {
+/// Build (and check) every persona's endpoint. `builtin_program` serves the built-in
+/// server over stdio (None: this program).
+pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Result<Targets> {
     let needs_builtin = plan
         .personas
         .iter()
@@ -64,7 +66,7 @@ pub async fn resolve(plan: &Plan) -> anyhow::Result<Targets> {
             endpoints.push(ep.clone());
             continue;
         }
-        let (ep, desc) = endpoint(plan, &persona.route, builtin.as_ref())?;
+        let (ep, desc) = endpoint(plan, &persona.route, builtin.as_ref(), builtin_program)?;
         preflight(&ep, plan.timeout).await?;
         distinct.push((persona.route.clone(), ep.clone(), desc));
         endpoints.push(ep);
@@ -92,6 +94,7 @@ fn endpoint(
     plan: &Plan,
     route: &Route,
     builtin: Option<&HttpServer>,
+    builtin_program: Option<&Path>,
 ) -> anyhow::Result<(Endpoint, String)> {
     let headers = plan.headers.clone();
     let (timeout, insecure) = (plan.timeout, plan.insecure);
@@ -99,10 +102,11 @@ fn endpoint(
     let url = match &route.target {
         Target::Url(u) => u.clone(),
         Target::BuiltIn if route.transport == TransportKind::Stdio => {
-            // The built-in server over stdio is this program run as `serve --stdio`
-            // (MCP_FLEET_SERVER_BIN names another build of it, e.g. from tests).
-            let exe = match std::env::var_os("MCP_FLEET_SERVER_BIN") {
-                Some(p) => PathBuf::from(p),
+            // The built-in server over stdio is this program run as `serve --stdio`,
+            // unless the caller names another build of it (tests do: their own
+            // executable is the test harness, not mcp-fleet).
+            let exe = match builtin_program {
+                Some(p) => p.to_path_buf(),
                 None => std::env::current_exe().context("locating this program")?,
             };
             let cmd = StdioCommand {

@@ -7,13 +7,18 @@
 pub mod arguments;
 mod steps;
 mod timer;
+mod work;
 
-use crate::fleet::{StopSignals, Work};
-use crate::metrics::{Event, Outcome, Phase, Recorder, Sample, SessionOutcome};
+pub use work::{StopSignals, Work};
+
+use crate::metrics::{
+    Counter, Event, Origin, Outcome, Phase, Recorder, Sample, SessionOutcome, Span,
+};
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
 use crate::protocol::Era;
+use crate::protocol::TransportKind;
 use crate::session::{Failure, ResponseCache, Session};
-use crate::transport::{Endpoint, TransportKind};
+use crate::transport::Endpoint;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -81,22 +86,18 @@ impl Work for FleetWork {
     }
 
     fn started_late(&self, intended: Instant, actual: Instant) {
-        // Fleet-level: no persona is chosen yet (PersonaId::MAX is in no breakdown).
-        self.ctx.recorder.sample(Sample {
-            phase: Phase::Lag,
-            persona: crate::metrics::PersonaId::MAX,
-            era: Era::Legacy,
-            version: crate::protocol::VersionId::OTHER,
-            tool: None,
+        // Fleet-level: no persona is chosen yet.
+        let span = Span {
             intended,
             started: intended,
             finished: actual,
-            outcome: Outcome::Ok,
-        });
+        };
+        let lag = Sample::new(Phase::Lag, Origin::FLEET, None, span, Outcome::Ok);
+        self.ctx.recorder.sample(lag);
     }
 
     fn dropped(&self) {
-        self.ctx.recorder.count("dropped");
+        self.ctx.recorder.count(Counter::Dropped);
     }
 }
 
@@ -206,11 +207,10 @@ async fn handshake(
             let t = Instant::now();
             let r = session.discover(probing).await;
             timer.set_era(session.era(), session.version());
-            let diag = session.diagnostics();
-            let verdict = timer.finish(phase, None, t, r, || diag)?;
+            let verdict = timer.finish(phase, None, t, r, || session.diagnostics())?;
             timer.recorder().count(match verdict {
-                Era::Modern => "era_modern",
-                Era::Legacy => "era_legacy",
+                Era::Modern => Counter::EraModern,
+                Era::Legacy => Counter::EraLegacy,
             });
             verdict == Era::Legacy
         }
@@ -221,12 +221,10 @@ async fn handshake(
     timer.set_era(Era::Legacy, session.version());
     let t = Instant::now();
     let r = session.initialize().await;
-    let diag = session.diagnostics();
-    timer.finish(Phase::Initialize, None, t, r, || diag)?;
+    timer.finish(Phase::Initialize, None, t, r, || session.diagnostics())?;
     let t = Instant::now();
     let r = session.initialized().await;
-    let diag = session.diagnostics();
-    timer.finish(Phase::Initialized, None, t, r, || diag)?;
+    timer.finish(Phase::Initialized, None, t, r, || session.diagnostics())?;
     if persona.get_stream && persona.route.transport == TransportKind::StreamableHttp {
         session.open_get_stream().await;
     }

@@ -7,8 +7,9 @@
 use super::arguments;
 use super::timer::Timer;
 use crate::conformance::{Check, ToolListing};
-use crate::metrics::{Event, FailureKind, Outcome, Phase, ToolId};
+use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, Era};
 use crate::session::{Failure, ResponseCache, Session};
 use rand::distr::weighted::WeightedIndex;
@@ -97,7 +98,7 @@ async fn refetch_changed_lists(
     while let Some(method) = session.pending_refetch.pop() {
         cache.invalidate(method);
         let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
-        timer.recorder().count("list_refetch");
+        timer.recorder().count(Counter::ListRefetch);
         if let Err(kind) = list_all(session, timer, phase, method, cache).await {
             if kind.ends_session() {
                 return Err(kind);
@@ -126,14 +127,14 @@ async fn call_tool(
     let t = Instant::now();
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
-            timer.record(Phase::ToolsCall, Some(tool), t, tool_outcome(&result));
+            let outcome = tool_outcome(&result);
+            timer.sample(Phase::ToolsCall, Some(tool), t, Instant::now(), outcome);
             check_structured(session, name, &result);
             Ok(())
         }
-        Err(f) => {
-            let diag = session.diagnostics();
-            timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || diag)
-        }
+        Err(f) => timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || {
+            session.diagnostics()
+        }),
     }
 }
 
@@ -164,23 +165,13 @@ async fn run_mix(
         let mut tools = Vec::new();
         let mut names = Vec::new();
         for _ in 0..n {
-            let call = &mix.calls[choose.sample(session.rng())];
-            let arguments = match &call.arguments {
-                Some(a) => a.clone(),
-                None => {
-                    let schema = session.tool_schema(&call.name).cloned();
-                    match schema {
-                        Some(s) => arguments::generate(&s, session.rng()),
-                        None => json!({}), // the server does not list it: let it say so
-                    }
-                }
-            };
+            let (tool, name, arguments) = draw(session, mix, &choose);
             batch.push((
                 methods::TOOLS_CALL,
-                json!({"name": call.name, "arguments": arguments}),
+                json!({"name": name, "arguments": arguments}),
             ));
-            tools.push(call.tool);
-            names.push(call.name.as_str());
+            tools.push(tool);
+            names.push(name);
         }
         let t = Instant::now();
         let results = if batch.len() == 1 {
@@ -194,12 +185,12 @@ async fn run_mix(
         for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.record_at(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    timer.sample(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
                     let kind = f.kind;
-                    timer.record_at(
+                    timer.sample(
                         Phase::ToolsCall,
                         Some(tool),
                         t,
@@ -216,6 +207,27 @@ async fn run_mix(
         }
     }
     worst
+}
+
+/// One weighted draw from a mix: the tool, its name and its arguments (the profile's,
+/// or generated from the tool's `inputSchema`).
+fn draw<'m>(
+    session: &mut Session<'_>,
+    mix: &'m Mix,
+    choose: &WeightedIndex<u32>,
+) -> (ToolId, &'m str, Value) {
+    let call = &mix.calls[choose.sample(session.rng())];
+    let arguments = match &call.arguments {
+        Some(a) => a.clone(),
+        None => {
+            let schema = session.tool_schema(&call.name).cloned();
+            match schema {
+                Some(s) => arguments::generate(&s, session.rng()),
+                None => json!({}), // the server does not list it: let it say so
+            }
+        }
+    };
+    (call.tool, call.name.as_str(), arguments)
 }
 
 /// A successful tool result against the tool's `outputSchema`, when it has one.
@@ -290,7 +302,7 @@ pub async fn probe_undeclared(session: &mut Session<'_>) {
                 format!("{method} works although {cap:?} is not declared")
             }),
             Err(f) => match f.kind {
-                FailureKind::RpcError(-32601) => {}
+                FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {}
                 FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => session
                     .finding(Check::CapabilityUndeclaredWrongError, || {
                         format!("{method} ({cap:?} not declared): {}", f.detail)
@@ -312,8 +324,9 @@ async fn timed(
 ) -> Result<(), FailureKind> {
     let t = Instant::now();
     let r = session.request(method, params).await;
-    let diag = session.diagnostics();
-    timer.finish(phase, None, t, r, || diag).map(drop)
+    timer
+        .finish(phase, None, t, r, || session.diagnostics())
+        .map(drop)
 }
 
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
@@ -335,15 +348,14 @@ async fn list_all(
             .flatten();
         let result = match cached {
             Some(hit) => {
-                timer.recorder().count("cache_hit");
+                timer.recorder().count(Counter::CacheHit);
                 hit
             }
             None => {
                 let params = cursor.as_ref().map(|c| json!({"cursor": c}));
                 let t = Instant::now();
                 let r = session.request(method, params).await;
-                let diag = session.diagnostics();
-                let result = timer.finish(phase, None, t, r, || diag)?;
+                let result = timer.finish(phase, None, t, r, || session.diagnostics())?;
                 if caching {
                     cache.put(method, cursor.as_deref(), &result);
                 }

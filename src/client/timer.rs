@@ -1,9 +1,12 @@
-//! Times a session's phases into samples: which era they belong to (an `auto` session's
+//! Where a session's phase samples are recorded: every phase the client times goes
+//! through [`Timer::sample`], which knows the era they belong to (an `auto` session's
 //! first samples wait for the probe's verdict), when each was meant to start, and the
-//! session's first failure.
+//! session's first failure. (The session times the phases it runs on its own —
+//! answering the server, re-initializing — in `session/mod.rs`.)
 
 use crate::metrics::{
-    Event, FailureKind, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, ToolId,
+    Event, FailureKind, Origin, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, Span,
+    ToolId,
 };
 use crate::plan::{EraMode, Persona};
 use crate::protocol::{Era, VersionId};
@@ -28,16 +31,30 @@ pub struct Timer<'a> {
 
 impl<'a> Timer<'a> {
     pub fn new(recorder: &'a Recorder, persona: &Persona, intended: Instant) -> Timer<'a> {
+        let era = match persona.era {
+            EraMode::Legacy => Some(Era::Legacy),
+            EraMode::Modern => Some(Era::Modern),
+            EraMode::Auto => None,
+        };
+        let version = VersionId::of(persona.protocol_version.as_str());
+        Timer::starting(recorder, persona.id, era, version, intended)
+    }
+
+    /// A timer for a session that starts now; `era` is `None` until an `auto` session's
+    /// probe decides.
+    fn starting(
+        recorder: &'a Recorder,
+        persona: PersonaId,
+        era: Option<Era>,
+        version: VersionId,
+        intended: Instant,
+    ) -> Timer<'a> {
         Timer {
             recorder,
-            persona: persona.id,
-            era: match persona.era {
-                EraMode::Legacy => Some(Era::Legacy),
-                EraMode::Modern => Some(Era::Modern),
-                EraMode::Auto => None,
-            },
+            persona,
+            era,
             held: Vec::new(),
-            version: VersionId::of(persona.protocol_version.as_str()),
+            version,
             intended: Some(intended),
             session_intended: intended,
             session_started: Instant::now(),
@@ -70,17 +87,9 @@ impl<'a> Timer<'a> {
         self.intended = Some(due);
     }
 
-    pub fn record(
-        &mut self,
-        phase: Phase,
-        tool: Option<ToolId>,
-        started: Instant,
-        outcome: Outcome,
-    ) {
-        self.record_at(phase, tool, started, Instant::now(), outcome);
-    }
-
-    pub fn record_at(
+    /// Record one phase: its sample is measured from the pending intended start (if it
+    /// is not later than `started`), and held while the era is unknown.
+    pub fn sample(
         &mut self,
         phase: Phase,
         tool: Option<ToolId>,
@@ -93,24 +102,26 @@ impl<'a> Timer<'a> {
             .take()
             .filter(|i| *i <= started)
             .unwrap_or(started);
-        let sample = Sample {
-            phase,
+        let origin = Origin {
             persona: self.persona,
             era: self.era.unwrap_or(Era::Legacy),
             version: self.version,
-            tool,
+        };
+        let span = Span {
             intended,
             started,
             finished,
-            outcome,
         };
+        let sample = Sample::new(phase, origin, tool, span, outcome);
         match self.era {
             Some(_) => self.recorder.sample(sample),
             None => self.held.push(sample),
         }
     }
 
-    /// Record `result` for `phase`; on failure keep an example and return the kind.
+    /// Record `result` for `phase` (finished now); on failure keep an example, with the
+    /// session's `diagnostics` (a stdio server's stderr tail) asked for only then, and
+    /// return the kind.
     pub fn finish<T>(
         &mut self,
         phase: Phase,
@@ -121,18 +132,19 @@ impl<'a> Timer<'a> {
     ) -> Result<T, FailureKind> {
         match result {
             Ok(v) => {
-                self.record(phase, tool, started, Outcome::Ok);
+                self.sample(phase, tool, started, Instant::now(), Outcome::Ok);
                 Ok(v)
             }
             Err(f) => {
                 let kind = f.kind;
-                self.record(phase, tool, started, Outcome::Failed(kind));
+                self.sample(phase, tool, started, Instant::now(), Outcome::Failed(kind));
                 self.fail(phase, f, diagnostics());
                 Err(kind)
             }
         }
     }
 
+    /// Keep an example of a failure of `phase` and remember the session's first one.
     pub fn fail(&mut self, phase: Phase, f: Failure, diagnostics: Option<String>) {
         let mut text = format!("{}: {}", phase.name(), f.detail);
         if let Some(d) = diagnostics.filter(|_| !text.contains("stderr:")) {
@@ -153,11 +165,72 @@ impl<'a> Timer<'a> {
             Some(kind) => (SessionOutcome::Failed, Outcome::Failed(kind)),
         };
         self.intended = Some(self.session_intended);
-        self.record(Phase::Session, None, self.session_started, sample);
+        let started = self.session_started;
+        self.sample(Phase::Session, None, started, Instant::now(), sample);
         self.recorder.send(Event::SessionEnded {
             persona: self.persona,
             outcome,
         });
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Collector;
+    use crate::protocol::TransportKind;
+    use std::cell::Cell;
+
+    #[tokio::test]
+    async fn diagnostics_are_asked_for_only_when_a_phase_fails() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let stats = tokio::spawn(collector.run());
+        let asked = Cell::new(0);
+        let diagnostics = || {
+            asked.set(asked.get() + 1);
+            Some("stderr tail".to_string())
+        };
+        let mut timer =
+            Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+        let ok: Result<(), Failure> = Ok(());
+        assert!(timer
+            .finish(Phase::Ping, None, Instant::now(), ok, diagnostics)
+            .is_ok());
+        assert_eq!(
+            asked.get(),
+            0,
+            "a successful phase must not read diagnostics"
+        );
+        let failed: Result<(), Failure> = Err(Failure::new(FailureKind::Timeout, "slow"));
+        let kind = timer.finish(Phase::Ping, None, Instant::now(), failed, diagnostics);
+        assert_eq!(kind, Err(FailureKind::Timeout));
+        assert_eq!(asked.get(), 1);
+        assert_eq!(timer.end(), SessionOutcome::Failed);
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(stats.phases.get(Phase::Ping).count(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_auto_session_holds_its_samples_until_the_era_is_known() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let stats = tokio::spawn(collector.run());
+        let intended = Instant::now();
+        let mut timer = Timer::starting(&rec, 0, None, VersionId::OTHER, intended);
+        let t = Instant::now();
+        timer.sample(Phase::Probe, None, t, Instant::now(), Outcome::Ok);
+        assert_eq!(timer.held.len(), 1);
+        assert_eq!(
+            timer.held[0].intended, intended,
+            "measured from the intended start"
+        );
+        timer.set_era(Era::Modern, VersionId::of("2026-07-28"));
+        assert!(timer.held.is_empty());
+        timer.end();
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(stats.by_era[&Era::Modern].get(Phase::Probe).count(), 1);
+        assert!(!stats.by_era.contains_key(&Era::Legacy));
     }
 }

@@ -5,7 +5,7 @@
 
 use super::Check;
 use crate::protocol::jsonrpc::Malformed;
-use crate::transport::TransportKind;
+use crate::protocol::TransportKind;
 use serde_json::Value;
 use std::hash::Hasher;
 

@@ -2,6 +2,7 @@
 //! severity, one-line fix and the spec section it rests on. Reports, `--strict` and
 //! `inspect` all read this table; nothing else names a finding.
 
+use crate::metrics::CheckId;
 use serde::{Deserialize, Serialize};
 
 /// How bad a finding is. `--strict` fails a run on any `Error`.
@@ -111,6 +112,15 @@ impl Check {
         Check::HttpInvalidSessionId,
         Check::SseInvalidEvent,
     ];
+
+    /// The check's id in the collector (its place in [`Check::ALL`]).
+    pub fn id(self) -> CheckId {
+        self as CheckId
+    }
+
+    pub fn from_id(id: CheckId) -> Option<Check> {
+        Check::ALL.get(usize::from(id)).copied()
+    }
 
     /// The bit a session uses to remember it already sent this check's example.
     pub fn bit(self) -> u64 {
@@ -247,5 +257,14 @@ mod tests {
             assert!(c.code().contains('.'));
             assert!((c as u32) < 64);
         }
+    }
+
+    #[test]
+    fn ids_round_trip() {
+        // The collector counts findings by id; the report must get the same check back.
+        for c in Check::ALL {
+            assert_eq!(Check::from_id(c.id()), Some(c));
+        }
+        assert_eq!(Check::from_id(Check::ALL.len() as CheckId), None);
     }
 }

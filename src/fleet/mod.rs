@@ -6,18 +6,17 @@
 //! time, session shapes and stopping are knobs of one loop, and tests can replace the
 //! work with a fake under a paused clock.
 
-pub mod live;
 pub mod progress;
 pub mod schedule;
 
 pub use progress::LiveCounters;
 
+use crate::client::{StopSignals, Work};
+use crate::plan::Curve;
 use crate::plan::{Load, LoadModel, Think};
 use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use schedule::Curve;
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,23 +25,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::metrics::SessionOutcome;
-
-/// How the run is asked to stop.
-#[derive(Debug, Clone, Default)]
-pub struct StopSignals {
-    /// Start no new sessions (long-lived sessions wind down).
-    pub drain: CancellationToken,
-    /// Abandon sessions in flight (they are counted as interrupted).
-    pub abort: CancellationToken,
-}
-
-impl StopSignals {
-    /// Ctrl-C: stop now, keep what was measured.
-    pub fn interrupt(&self) {
-        self.drain.cancel();
-        self.abort.cancel();
-    }
-}
 
 /// Sessions left to start when the plan has a session budget.
 struct Budget(Option<AtomicU64>);
@@ -71,24 +53,6 @@ pub fn client_seed(seed: u64, index: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// What the scheduler runs: one session meant to start at `intended`. The real work
-/// (in `client`) picks a persona and runs an MCP session; tests use a fake.
-pub trait Work: Send + Sync + 'static {
-    fn session(
-        &self,
-        intended: Instant,
-        rng: &mut SmallRng,
-        cache: &mut ResponseCache,
-        stop: &StopSignals,
-    ) -> impl Future<Output = SessionOutcome> + Send;
-
-    /// An open-model session started `actual − intended` late (scheduler lag).
-    fn started_late(&self, intended: Instant, actual: Instant);
-
-    /// An open-model arrival that could not start (the in-flight cap was reached).
-    fn dropped(&self);
 }
 
 /// How the load ended by itself (a signal is the caller's to know).
@@ -220,7 +184,7 @@ async fn client_loop<W: Work>(
             .session(Instant::now(), &mut rng, &mut cache, &stop)
             .await;
         live.in_flight.fetch_sub(1, Ordering::Relaxed);
-        live.record(outcome);
+        live.session_ended(outcome);
         // No think time once the budget is spent: it would only delay the end.
         if outcome == SessionOutcome::Interrupted || budget.exhausted() {
             return;
@@ -263,7 +227,7 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
             let mut cache = ResponseCache::default();
             let outcome = work.session(intended, &mut rng, &mut cache, &stop).await;
             live.in_flight.fetch_sub(1, Ordering::Relaxed);
-            live.record(outcome);
+            live.session_ended(outcome);
         });
     }
     while tasks.join_next().await.is_some() {}

@@ -15,7 +15,8 @@ pub struct LiveCounters {
 }
 
 impl LiveCounters {
-    pub fn record(&self, outcome: SessionOutcome) {
+    /// Count a session that ended, by how.
+    pub fn session_ended(&self, outcome: SessionOutcome) {
         let c = match outcome {
             SessionOutcome::Completed => &self.completed,
             SessionOutcome::Failed => &self.failed,

@@ -4,47 +4,10 @@
 //! (k6's ramping-arrival-rate: the arrival count is the integral of a piecewise-linear
 //! rate, so arrival k is the root of that integral = k).
 
+use crate::plan::Curve;
 use std::time::Duration;
 
-/// One stage: move linearly from the previous target to `target` over `duration`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stage {
-    pub target: f64,
-    pub duration: Duration,
-}
-
-/// A piecewise-linear curve starting at `start`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Curve {
-    pub start: f64,
-    pub stages: Vec<Stage>,
-}
-
 impl Curve {
-    pub fn constant(value: f64, duration: Option<Duration>) -> Curve {
-        Curve {
-            start: value,
-            stages: duration
-                .map(|d| {
-                    vec![Stage {
-                        target: value,
-                        duration: d,
-                    }]
-                })
-                .unwrap_or_default(),
-        }
-    }
-
-    /// Total length of the stages; `None` for a constant curve without stages (runs
-    /// until the session budget or the deadline).
-    pub fn length(&self) -> Option<Duration> {
-        if self.stages.is_empty() {
-            None
-        } else {
-            Some(self.stages.iter().map(|s| s.duration).sum())
-        }
-    }
-
     /// The value at `t` (after the last stage: its target).
     pub fn at(&self, t: Duration) -> f64 {
         let mut from = self.start;
@@ -150,6 +113,7 @@ impl Iterator for Arrivals<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Stage;
 
     fn s(target: f64, secs: u64) -> Stage {
         Stage {

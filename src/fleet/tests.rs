@@ -2,7 +2,7 @@
 //! exact session counts, arrival times, ramps, drops and stopping.
 
 use super::*;
-use crate::fleet::schedule::Stage;
+use crate::plan::Stage;
 use std::sync::Mutex;
 
 /// A session that takes `service` (or blocks until `stall_until`), recording when it was

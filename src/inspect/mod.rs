@@ -5,12 +5,13 @@
 
 mod render;
 
-use crate::cli::{InspectArgs, RunArgs};
+use crate::cli::InspectArgs;
+use crate::client::StopSignals;
 use crate::client::{self, SessionContext};
 use crate::conformance::Tracker;
-use crate::fleet::StopSignals;
 use crate::metrics::{Collector, Phase, SessionOutcome};
-use crate::plan::{Scenario, Step};
+use crate::plan::{Overrides, Plan, Scenario, Source, Step};
+use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods;
 use crate::report::summary::{findings, FindingSummary};
 use crate::session::{Direction, Entry, ResponseCache, Transcript};
@@ -90,17 +91,17 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<String> {
 
 /// Run one session against the target and gather what it showed.
 pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
-    let run_args = RunArgs {
-        profile: args.profile.clone(),
+    // One client, one session: the plan of a run that stops after it.
+    let overrides = Overrides {
         target: args.target.clone(),
         stdio: args.stdio.clone(),
         clients: Some(1),
         sessions: Some(1),
         client: args.client.clone(),
-        quiet: true,
-        ..RunArgs::default()
+        ..Overrides::default()
     };
-    let plan = crate::plan_from_args(&run_args)?;
+    let source = Source::choose(args.profile.as_deref(), &overrides);
+    let plan = Plan::from_source(&source, &overrides)?;
     let persona = match &args.persona {
         Some(name) => plan
             .personas
@@ -112,7 +113,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
             })?,
         None => plan.personas.first().context("the plan has no persona")?,
     };
-    let targets = crate::targets::resolve(&plan).await?;
+    let targets = crate::targets::resolve(&plan, None).await?;
     let (collector, recorder) = Collector::new(
         plan.personas.iter().map(|p| p.route.transport).collect(),
         plan.tools.len(),
@@ -169,14 +170,14 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .flat_map(|(k, v)| v.iter().map(move |e| format!("{}: {e}", k.name())))
         .collect();
     let handshake = seen
-        .result("initialize")
-        .or_else(|| seen.result("server/discover"));
+        .result(methods::INITIALIZE)
+        .or_else(|| seen.result(methods::SERVER_DISCOVER));
     let field = |k: &str| handshake.and_then(|h| h.get(k)).cloned();
     let server_info = field("serverInfo")
         .or_else(|| {
             handshake
-                .and_then(|h| h.get("_meta"))
-                .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+                .and_then(|h| h.get(META))
+                .and_then(|m| m.get(META_SERVER_INFO))
                 .cloned()
         })
         .unwrap_or(Value::Null);
@@ -194,10 +195,10 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         server_info,
         capabilities: field("capabilities").unwrap_or(Value::Null),
         instructions: field("instructions").and_then(|v| v.as_str().map(String::from)),
-        tools: seen.items("tools/list", "tools"),
-        resources: seen.items("resources/list", "resources"),
-        resource_templates: seen.items("resources/templates/list", "resourceTemplates"),
-        prompts: seen.items("prompts/list", "prompts"),
+        tools: seen.items(methods::TOOLS_LIST, "tools"),
+        resources: seen.items(methods::RESOURCES_LIST, "resources"),
+        resource_templates: seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
+        prompts: seen.items(methods::PROMPTS_LIST, "prompts"),
         era,
         timings,
         outcome: match outcome {

@@ -3,6 +3,7 @@
 //! `--raw`, every message.
 
 use super::Inspection;
+use crate::protocol::methods;
 use crate::session::Direction;
 use serde_json::Value;
 use std::fmt::Write;
@@ -28,9 +29,9 @@ pub fn text(i: &Inspection, raw: bool) -> String {
         (None, _) => "none negotiated".into(),
     };
     let handshake = if i.era == "modern" {
-        "server/discover"
+        methods::SERVER_DISCOVER
     } else {
-        "initialize"
+        methods::INITIALIZE
     };
     label(
         &mut out,

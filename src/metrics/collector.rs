@@ -4,9 +4,8 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{FailureKind, PersonaId, Phase, Sample};
-use crate::conformance::Check;
-use crate::transport::TransportKind;
+use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample};
+use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -40,9 +39,9 @@ pub enum Event {
         method: String,
     },
     /// Something worth counting that has no latency (a re-initialization, an era
-    /// verdict, a list refetch, an input round …), by stable name.
+    /// verdict, a list refetch, an input round …).
     Count {
-        name: &'static str,
+        counter: Counter,
         n: u64,
     },
     /// A message from the server that is not valid JSON-RPC.
@@ -53,7 +52,7 @@ pub enum Event {
     /// A conformance problem of the server. Sessions send the example only the first
     /// time they see a check, so a chatty fault costs no allocation per message.
     Finding {
-        check: Check,
+        check: CheckId,
         example: Option<String>,
     },
 }
@@ -82,13 +81,13 @@ impl Recorder {
         self.send(Event::Sample(sample));
     }
 
-    pub fn count(&self, name: &'static str) {
-        self.count_n(name, 1);
+    pub fn count(&self, counter: Counter) {
+        self.count_n(counter, 1);
     }
 
-    pub fn count_n(&self, name: &'static str, n: u64) {
+    pub fn count_n(&self, counter: Counter, n: u64) {
         if n > 0 {
-            self.send(Event::Count { name, n });
+            self.send(Event::Count { counter, n });
         }
     }
 }
@@ -191,24 +190,24 @@ impl Collector {
         let s = &mut self.stats;
         match event {
             Event::Sample(sample) => {
-                self.intervals.record(&sample);
-                s.phases.get_mut(sample.phase).record(&sample);
+                self.intervals.add(&sample);
+                s.phases.get_mut(sample.phase).add(&sample);
                 if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
-                    table.get_mut(sample.phase).record(&sample);
+                    table.get_mut(sample.phase).add(&sample);
                 }
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
-                    tool.record(&sample);
+                    tool.add(&sample);
                 }
                 s.by_era
                     .entry(sample.era)
                     .or_default()
                     .get_mut(sample.phase)
-                    .record(&sample);
+                    .add(&sample);
                 s.by_version
                     .entry(sample.version)
                     .or_default()
                     .get_mut(sample.phase)
-                    .record(&sample);
+                    .add(&sample);
             }
             Event::SessionStarted { persona } => {
                 s.sessions.started += 1;
@@ -242,7 +241,7 @@ impl Collector {
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
             }
-            Event::Count { name, n } => *s.counters.entry(name).or_insert(0) += n,
+            Event::Count { counter, n } => s.counters.add(counter, n),
             Event::Finding { check, example } => {
                 let seen = s.findings.entry(check).or_default();
                 seen.count += 1;
@@ -296,8 +295,9 @@ mod tests {
         rec.sample(s(1, Some(0), ms(10), ms(30), Outcome::Ok));
         rec.sample(s(1, Some(0), t0, ms(5), Outcome::ToolError));
         rec.sample(s(0, None, t0, ms(1), Outcome::Failed(FailureKind::Timeout)));
-        rec.count("reinitialized");
-        rec.count("reinitialized");
+        rec.count(Counter::SessionExpired);
+        rec.count(Counter::SessionExpired);
+        rec.count_n(Counter::CacheHit, 0);
         rec.send(Event::SessionStarted { persona: 1 });
         rec.send(Event::SessionEnded {
             persona: 1,
@@ -326,7 +326,12 @@ mod tests {
             2
         );
         assert_eq!(stats.by_era[&Era::Legacy].get(Phase::ToolsCall).errors(), 1);
-        assert_eq!(stats.counters["reinitialized"], 2);
+        assert_eq!(stats.counters.get(Counter::SessionExpired), 2);
+        assert_eq!(
+            stats.counters.seen().count(),
+            1,
+            "zero counts are not counted"
+        );
     }
 
     struct Recording(std::sync::Arc<std::sync::Mutex<Vec<(Phase, u64)>>>);

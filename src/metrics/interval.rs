@@ -4,7 +4,7 @@
 //! memory for the HTML report, and is published as [`LiveFigures`] for the live view and
 //! the Prometheus endpoint.
 
-use super::stats::{clamped_record, micros, new_histogram};
+use super::histogram::{clamped_record, micros, new_histogram};
 use super::{Outcome, Phase, Sample};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -100,7 +100,8 @@ impl Intervals {
         self.live.subscribe()
     }
 
-    pub fn record(&mut self, sample: &Sample) {
+    /// Fold one sample into the current interval.
+    pub fn add(&mut self, sample: &Sample) {
         let i = sample.phase.index();
         match sample.outcome {
             Outcome::Failed(_) => self.errors[i] += 1,

@@ -2,14 +2,18 @@
 //! stream of samples into histograms. Sessions only ever create small `Copy` samples.
 
 mod collector;
+mod counter;
+mod histogram;
 pub mod interval;
 mod phase;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
+pub use counter::{Counter, CounterTable};
+pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
-pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, LATENCY_BOUND_US};
+pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats};
 
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;
@@ -18,6 +22,10 @@ use tokio::time::Instant;
 pub type PersonaId = u16;
 /// Index of a tool name in the plan's tool table (interned at plan time).
 pub type ToolId = u16;
+/// A conformance check by its place in conformance's table. The collector counts
+/// findings without knowing what they mean; their code, severity and fix are
+/// `conformance::Check`'s, read by the reports.
+pub type CheckId = u8;
 
 /// Why a phase failed. Each kind has one stable name used in every report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,8 +88,48 @@ pub enum Outcome {
     Failed(FailureKind),
 }
 
+/// Whose a sample is: the persona, and the era and version its session speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    pub persona: PersonaId,
+    pub era: Era,
+    pub version: VersionId,
+}
+
+impl Origin {
+    /// The fleet's own samples (scheduler lag): no persona is chosen yet, and
+    /// `PersonaId::MAX` is in no breakdown.
+    pub const FLEET: Origin = Origin {
+        persona: PersonaId::MAX,
+        era: Era::Legacy,
+        version: VersionId::OTHER,
+    };
+}
+
+/// The instants of one timed phase: when it was meant to start, when it started, when
+/// it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub intended: Instant,
+    pub started: Instant,
+    pub finished: Instant,
+}
+
+impl Span {
+    /// A phase with no schedule of its own (it was meant to start when it started) that
+    /// finishes now.
+    pub fn since(started: Instant) -> Span {
+        Span {
+            intended: started,
+            started,
+            finished: Instant::now(),
+        }
+    }
+}
+
 /// One timed phase. `intended` is when the schedule wanted it to start; in a closed
-/// model it equals `started`, in an open model the gap is scheduler lag.
+/// model it equals `started`, in an open model the gap is scheduler lag. Made by
+/// [`Sample::new`] only: every phase sample of a run is born there.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
     pub phase: Phase,
@@ -95,4 +143,28 @@ pub struct Sample {
     pub started: Instant,
     pub finished: Instant,
     pub outcome: Outcome,
+}
+
+impl Sample {
+    /// The one way to make a sample: `phase` of `origin`'s session (for `tools/call`:
+    /// of `tool`), timed over `span`, ending in `outcome`.
+    pub fn new(
+        phase: Phase,
+        origin: Origin,
+        tool: Option<ToolId>,
+        span: Span,
+        outcome: Outcome,
+    ) -> Sample {
+        Sample {
+            phase,
+            persona: origin.persona,
+            era: origin.era,
+            version: origin.version,
+            tool,
+            intended: span.intended,
+            started: span.started,
+            finished: span.finished,
+            outcome,
+        }
+    }
 }

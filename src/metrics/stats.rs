@@ -2,17 +2,12 @@
 //! persona, a tool). Latency percentiles are over successful samples; failures are
 //! counted by kind.
 
+use super::histogram::{clamped_record, micros, new_histogram};
 use super::interval::IntervalRow;
-use super::{FailureKind, Outcome, Phase, Sample};
-use crate::conformance::Check;
-use crate::protocol::{Era, VersionId};
-use crate::transport::TransportKind;
+use super::{CheckId, CounterTable, FailureKind, Outcome, Phase, Sample};
+use crate::protocol::{Era, TransportKind, VersionId};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
-
-/// Highest latency a histogram holds: one hour, in microseconds. Larger values are
-/// clamped to it and counted in `clamped`, never dropped.
-pub const LATENCY_BOUND_US: u64 = 3_600_000_000;
 
 /// Figures for one phase in one slice.
 #[derive(Debug, Clone)]
@@ -26,17 +21,10 @@ pub struct PhaseStats {
     /// `tools/call` results with `isError: true` (successful RPCs).
     pub tool_errors: u64,
     pub failures: BTreeMap<FailureKind, u64>,
-    /// Values above [`LATENCY_BOUND_US`] that were clamped.
+    /// Values above [`super::LATENCY_BOUND_US`] that were clamped.
     pub clamped: u64,
     /// Steps not run because the server did not declare the capability.
     pub skipped: u64,
-}
-
-pub(super) fn new_histogram() -> Histogram<u64> {
-    // 1 µs .. 1 h at 3 significant figures is a valid configuration by construction.
-    Histogram::new_with_bounds(1, LATENCY_BOUND_US, 3).unwrap_or_else(|_| {
-        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant figures is valid"))
-    })
 }
 
 impl Default for PhaseStats {
@@ -63,7 +51,8 @@ impl PhaseStats {
         self.ok + self.errors()
     }
 
-    pub fn record(&mut self, sample: &Sample) {
+    /// Fold one sample into these figures.
+    pub fn add(&mut self, sample: &Sample) {
         match sample.outcome {
             Outcome::Failed(kind) => *self.failures.entry(kind).or_insert(0) += 1,
             Outcome::Ok | Outcome::ToolError => {
@@ -91,19 +80,6 @@ impl PhaseStats {
             *self.failures.entry(*k).or_insert(0) += v;
         }
     }
-}
-
-pub(super) fn micros(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
-}
-
-/// Record, clamping to the bound; true when clamped.
-pub(super) fn clamped_record(h: &mut Histogram<u64>, value: u64) -> bool {
-    let clamped = value > LATENCY_BOUND_US;
-    let v = value.clamp(1, LATENCY_BOUND_US);
-    // In range by construction.
-    let _ = h.record(v);
-    clamped
 }
 
 /// Per-phase figures for one slice of the run.
@@ -178,10 +154,10 @@ pub struct Stats {
     pub interval_s: f64,
     /// The first error writing interval files (hlog, CSV), if any.
     pub interval_error: Option<String>,
-    /// Events without latency, by stable name (see [`super::Event::Count`]).
-    pub counters: BTreeMap<&'static str, u64>,
+    /// Events without latency (see [`super::Event::Count`]).
+    pub counters: CounterTable,
     /// Conformance findings by check: how often, and the first example.
-    pub findings: BTreeMap<Check, FindingCount>,
+    pub findings: BTreeMap<CheckId, FindingCount>,
 }
 
 /// How often a finding was seen, with the first example.
@@ -207,7 +183,7 @@ impl Stats {
             timeline: Vec::new(),
             interval_s: 0.0,
             interval_error: None,
-            counters: BTreeMap::new(),
+            counters: CounterTable::default(),
             findings: BTreeMap::new(),
         }
     }

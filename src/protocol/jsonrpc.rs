@@ -240,14 +240,27 @@ fn to_vec<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
-/// Standard JSON-RPC error codes used by both sides.
+/// JSON-RPC error codes used by both sides: the standard ones, then those MCP defines in
+/// the implementation-defined server range.
 pub mod codes {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
     pub const INTERNAL_ERROR: i64 = -32603;
+    /// A refusal before any method runs (a bad HTTP request, a missing subprotocol), as
+    /// the SDKs send it in an id-less error body.
+    pub const SERVER_ERROR: i64 = -32000;
+    /// Streamable HTTP: the `Mcp-Session-Id` names no live session (with a 404).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// `resources/read` of an unknown URI, until 2025-11-25 (-32602 from 2026-07-28).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// 2026-07-28: an `Mcp-*` header disagrees with the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request needs a client capability its `_meta` does not declare.
+    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: the `_meta` version is not spoken here; `data.supported` lists those that are.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 #[cfg(test)]

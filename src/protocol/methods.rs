@@ -1,8 +1,11 @@
-//! MCP method names, and which server capability a client method needs. Kept as
-//! constants so the hot path compares `&'static str`s and typos fail to compile.
+//! MCP method and notification names, and which server capability a client method needs.
+//! Kept as constants so the hot path compares `&'static str`s and typos fail to compile;
+//! both the client side and the reference server name methods only through these.
 
+// Client → server requests.
 pub const INITIALIZE: &str = "initialize";
-pub const INITIALIZED: &str = "notifications/initialized";
+/// The 2026-07-28 era's stateless replacement of the handshake.
+pub const SERVER_DISCOVER: &str = "server/discover";
 pub const PING: &str = "ping";
 pub const TOOLS_LIST: &str = "tools/list";
 pub const TOOLS_CALL: &str = "tools/call";
@@ -11,9 +14,22 @@ pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
 pub const RESOURCES_READ: &str = "resources/read";
 pub const PROMPTS_LIST: &str = "prompts/list";
 pub const PROMPTS_GET: &str = "prompts/get";
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+
+// Server → client requests (legacy era; the modern era asks for the same inside results).
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+pub const ROOTS_LIST: &str = "roots/list";
+
+// Notifications, either way.
+pub const INITIALIZED: &str = "notifications/initialized";
 pub const CANCELLED: &str = "notifications/cancelled";
 pub const PROGRESS: &str = "notifications/progress";
 pub const LOG_MESSAGE: &str = "notifications/message";
+pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 
 /// Server capability (`ServerCapabilities` key) a client method requires, if any.
 pub fn required_server_capability(method: &str) -> Option<&'static str> {

@@ -3,8 +3,10 @@
 
 use super::summary::{PhaseSummary, Summary};
 use super::text::format_us;
-use super::threshold::{latency_scale, split_call, split_number, split_op, Op, ThresholdError};
 use crate::metrics::Phase;
+use crate::plan::threshold::{
+    latency_scale, split_call, split_number, split_op, Op, ThresholdError,
+};
 use std::fmt::Write;
 
 /// What a rule compares.

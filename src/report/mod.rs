@@ -1,13 +1,15 @@
 //! What a run leaves behind: the terminal summary and the results folder
 //! (`summary.json`, `summary.txt`, the effective `profile.toml`, per-phase `.hlog`
 //! interval logs, `intervals.csv`, `report.html`, `thresholds.xml`), plus thresholds
-//! and run-to-run comparison. Files are written atomically.
+//! and run-to-run comparison, and the views while it runs (the live view, `/metrics`).
+//! Files are written atomically.
 
 pub mod compare;
 pub mod csv;
 pub mod hlog;
 pub mod html;
 pub mod junit;
+pub mod live;
 pub mod prometheus;
 pub mod summary;
 pub mod text;

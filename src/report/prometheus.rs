@@ -33,66 +33,87 @@ struct Sources {
     live: Arc<LiveCounters>,
 }
 
+/// One metric family: its HELP and TYPE lines come right before its samples, as the text
+/// format requires.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+    /// (labels, value) pairs; labels are empty or `{…}`.
+    samples: Vec<(String, String)>,
+}
+
+impl Family {
+    fn one(name: &'static str, kind: &'static str, help: &'static str, value: String) -> Family {
+        let samples = vec![(String::new(), value)];
+        Family {
+            name,
+            kind,
+            help,
+            samples,
+        }
+    }
+}
+
 /// The exposition text for one snapshot.
 pub fn render(f: &LiveFigures, in_flight: u64) -> String {
     let mut out = String::new();
-    // Each family's HELP and TYPE lines come right before its samples, as the text
-    // format requires.
-    let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, String)]| {
+    for family in session_families(f, in_flight)
+        .into_iter()
+        .chain(phase_families(f))
+    {
+        let Family {
+            name,
+            kind,
+            help,
+            samples,
+        } = family;
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (labels, value) in samples {
             let _ = writeln!(out, "{name}{labels} {value}");
         }
-    };
-    let one = |v: String| vec![(String::new(), v)];
-    family(
-        "mcp_fleet_elapsed_seconds",
-        "gauge",
-        "Time since the run started.",
-        &one(format!("{:.3}", f.elapsed.as_secs_f64())),
-    );
-    family(
-        "mcp_fleet_sessions_started_total",
-        "counter",
-        "Sessions started.",
-        &one(f.sessions_started.to_string()),
-    );
-    family(
-        "mcp_fleet_sessions_ended_total",
-        "counter",
-        "Sessions ended (completed, failed or interrupted).",
-        &one(f.sessions_ended.to_string()),
-    );
-    family(
-        "mcp_fleet_sessions_in_flight",
-        "gauge",
-        "Sessions running now.",
-        &one(in_flight.to_string()),
-    );
+    }
+    out
+}
+
+/// The run as a whole: elapsed time and sessions.
+fn session_families(f: &LiveFigures, in_flight: u64) -> Vec<Family> {
+    vec![
+        Family::one(
+            "mcp_fleet_elapsed_seconds",
+            "gauge",
+            "Time since the run started.",
+            format!("{:.3}", f.elapsed.as_secs_f64()),
+        ),
+        Family::one(
+            "mcp_fleet_sessions_started_total",
+            "counter",
+            "Sessions started.",
+            f.sessions_started.to_string(),
+        ),
+        Family::one(
+            "mcp_fleet_sessions_ended_total",
+            "counter",
+            "Sessions ended (completed, failed or interrupted).",
+            f.sessions_ended.to_string(),
+        ),
+        Family::one(
+            "mcp_fleet_sessions_in_flight",
+            "gauge",
+            "Sessions running now.",
+            in_flight.to_string(),
+        ),
+    ]
+}
+
+/// Per phase: samples and errors so far, the last interval's latency; failures by kind.
+fn phase_families(f: &LiveFigures) -> Vec<Family> {
     let active: Vec<(Phase, u64, u64)> = Phase::ALL
         .into_iter()
         .filter_map(|p| f.totals.get(p.index()).map(|&(n, e)| (p, n, e)))
         .filter(|&(_, n, _)| n > 0)
         .collect();
     let label = |p: Phase| format!("{{phase=\"{}\"}}", p.name());
-    family(
-        "mcp_fleet_phase_samples_total",
-        "counter",
-        "Timed samples per phase (successful and failed).",
-        &active
-            .iter()
-            .map(|&(p, n, _)| (label(p), n.to_string()))
-            .collect::<Vec<_>>(),
-    );
-    family(
-        "mcp_fleet_phase_errors_total",
-        "counter",
-        "Failed samples per phase.",
-        &active
-            .iter()
-            .map(|&(p, _, e)| (label(p), e.to_string()))
-            .collect::<Vec<_>>(),
-    );
     let mut latency = Vec::new();
     for r in f.last.iter().filter(|r| r.count > r.errors) {
         for (q, us) in [
@@ -107,23 +128,43 @@ pub fn render(f: &LiveFigures, in_flight: u64) -> String {
             ));
         }
     }
-    family(
-        "mcp_fleet_phase_latency_seconds",
-        "gauge",
-        "Service time of the last interval's successful samples, by quantile (1 = max).",
-        &latency,
-    );
-    // Kind names are `[a-z_:0-9-]`: nothing to escape.
-    family(
-        "mcp_fleet_failures_total",
-        "counter",
-        "Failures by kind.",
-        &f.failures
-            .iter()
-            .map(|(k, n)| (format!("{{kind=\"{k}\"}}"), n.to_string()))
-            .collect::<Vec<_>>(),
-    );
-    out
+    vec![
+        Family {
+            name: "mcp_fleet_phase_samples_total",
+            kind: "counter",
+            help: "Timed samples per phase (successful and failed).",
+            samples: active
+                .iter()
+                .map(|&(p, n, _)| (label(p), n.to_string()))
+                .collect(),
+        },
+        Family {
+            name: "mcp_fleet_phase_errors_total",
+            kind: "counter",
+            help: "Failed samples per phase.",
+            samples: active
+                .iter()
+                .map(|&(p, _, e)| (label(p), e.to_string()))
+                .collect(),
+        },
+        Family {
+            name: "mcp_fleet_phase_latency_seconds",
+            kind: "gauge",
+            help: "Service time of the last interval's successful samples, by quantile (1 = max).",
+            samples: latency,
+        },
+        // Kind names are `[a-z_:0-9-]`: nothing to escape.
+        Family {
+            name: "mcp_fleet_failures_total",
+            kind: "counter",
+            help: "Failures by kind.",
+            samples: f
+                .failures
+                .iter()
+                .map(|(k, n)| (format!("{{kind=\"{k}\"}}"), n.to_string()))
+                .collect(),
+        },
+    ]
 }
 
 async fn metrics(State(s): State<Sources>) -> impl IntoResponse {

@@ -3,7 +3,7 @@
 //! test checks real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
 use super::threshold::{self, ThresholdResult};
-use crate::conformance::Severity;
+use crate::conformance::{Check, Severity};
 use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
@@ -64,16 +64,16 @@ pub fn findings(stats: &Stats) -> Vec<FindingSummary> {
     let mut out: Vec<FindingSummary> = stats
         .findings
         .iter()
-        .map(|(check, seen)| {
-            let info = check.info();
-            FindingSummary {
+        .filter_map(|(id, seen)| {
+            let info = Check::from_id(*id)?.info();
+            Some(FindingSummary {
                 code: info.code.to_string(),
                 severity: info.severity,
                 count: seen.count,
                 message: info.message.to_string(),
                 example: seen.example.clone().unwrap_or_default(),
                 spec: info.spec.to_string(),
-            }
+            })
         })
         .collect();
     out.sort_by(|a, b| (a.severity, &a.code).cmp(&(b.severity, &b.code)));
@@ -249,10 +249,6 @@ impl Summary {
 
     fn measured(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
         let secs = facts.duration.as_secs_f64();
-        let (model, clients) = match &plan.load.model {
-            LoadModel::Closed { .. } => ("closed", plan.load.clients()),
-            LoadModel::Open { .. } => ("open", plan.load.clients()),
-        };
         let counts = |c: &SessionCounts| Sessions {
             started: c.started,
             completed: c.completed,
@@ -266,26 +262,7 @@ impl Summary {
                 name: "mcp-fleet".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            run: RunInfo {
-                name: plan.name.clone(),
-                seed: plan.seed,
-                started_at: humantime::format_rfc3339_millis(facts.started_at).to_string(),
-                finished_at: humantime::format_rfc3339_millis(facts.finished_at).to_string(),
-                duration_s: (secs * 1000.0).round() / 1000.0,
-                target: facts.target.clone(),
-                transport: facts.transport.clone(),
-                load: LoadInfo {
-                    model: model.into(),
-                    clients,
-                    sessions: plan.load.sessions,
-                    duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
-                    think: plan.load.think.describe(),
-                    description: plan.load.describe(),
-                    timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
-                },
-                stopped_by: facts.stopped_by.clone(),
-                interval_s: stats.interval_s,
-            },
+            run: run_info(plan, stats, facts, secs),
             sessions: counts(&stats.sessions),
             phases: phases(&stats.phases, secs),
             failures: stats
@@ -298,23 +275,7 @@ impl Summary {
                 .iter()
                 .map(|(k, v)| (k.name(), v.clone()))
                 .collect(),
-            personas: plan
-                .personas
-                .iter()
-                .zip(&stats.personas)
-                .map(|(p, (table, c))| {
-                    (
-                        p.name.clone(),
-                        PersonaSummary {
-                            sessions: c.started,
-                            completed: c.completed,
-                            failed: c.failed,
-                            interrupted: c.interrupted,
-                            phases: phases(table, secs),
-                        },
-                    )
-                })
-                .collect(),
+            personas: persona_summaries(plan, stats, secs),
             tools: plan
                 .tools
                 .iter()
@@ -342,10 +303,82 @@ impl Summary {
             thresholds: Vec::new(),
             counters: stats
                 .counters
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), *v))
+                .seen()
+                .map(|(c, n)| (c.name().to_string(), n))
                 .collect(),
             findings: findings(stats),
+        }
+    }
+}
+
+/// The run's facts and its load as the plan described it.
+fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo {
+    let (model, clients) = match &plan.load.model {
+        LoadModel::Closed { .. } => ("closed", plan.load.clients()),
+        LoadModel::Open { .. } => ("open", plan.load.clients()),
+    };
+    RunInfo {
+        name: plan.name.clone(),
+        seed: plan.seed,
+        started_at: humantime::format_rfc3339_millis(facts.started_at).to_string(),
+        finished_at: humantime::format_rfc3339_millis(facts.finished_at).to_string(),
+        duration_s: (secs * 1000.0).round() / 1000.0,
+        target: facts.target.clone(),
+        transport: facts.transport.clone(),
+        load: LoadInfo {
+            model: model.into(),
+            clients,
+            sessions: plan.load.sessions,
+            duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
+            think: plan.load.think.describe(),
+            description: plan.load.describe(),
+            timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
+        },
+        stopped_by: facts.stopped_by.clone(),
+        interval_s: stats.interval_s,
+    }
+}
+
+/// Each persona's sessions and phases, by persona name.
+fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, PersonaSummary> {
+    plan.personas
+        .iter()
+        .zip(&stats.personas)
+        .map(|(p, (table, c))| {
+            (
+                p.name.clone(),
+                PersonaSummary {
+                    sessions: c.started,
+                    completed: c.completed,
+                    failed: c.failed,
+                    interrupted: c.interrupted,
+                    phases: phases(table, secs),
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::Counter;
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+
+    /// The counters are a results contract: the schema lists exactly the enum's names,
+    /// each documented, and refuses any other.
+    #[test]
+    fn the_schema_lists_exactly_the_counters() {
+        let schema: Value = serde_json::from_str(crate::report::SUMMARY_SCHEMA).expect("JSON");
+        let counters = &schema["properties"]["counters"];
+        assert_eq!(counters["additionalProperties"], Value::Bool(false));
+        let listed = counters["properties"].as_object().expect("properties");
+        let in_schema: BTreeSet<&str> = listed.keys().map(String::as_str).collect();
+        let in_code: BTreeSet<&str> = Counter::ALL.into_iter().map(Counter::name).collect();
+        assert_eq!(in_schema, in_code);
+        for (name, p) in listed {
+            let text = p["description"].as_str().unwrap_or_default();
+            assert!(!text.is_empty(), "{name} has no description");
         }
     }
 }

@@ -79,6 +79,27 @@ pub fn render(s: &Summary) -> String {
     for (name, p) in ordered(&s.phases) {
         row(&mut out, name, p);
     }
+    breakdowns(&mut out, s);
+    failures(&mut out, s);
+    render_findings(&mut out, &s.findings);
+    if !s.counters.is_empty() {
+        let list: Vec<String> = s.counters.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        let _ = writeln!(out, "\ncounted: {}", list.join(", "));
+    }
+    if !s.server_messages.is_empty() {
+        let list: Vec<String> = s
+            .server_messages
+            .iter()
+            .map(|(m, n)| format!("{m} ×{n}"))
+            .collect();
+        let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
+    }
+    thresholds(&mut out, s);
+    out
+}
+
+/// Key phases by persona, transport, era and protocol version; `tools/call` by tool.
+fn breakdowns(out: &mut String, s: &Summary) {
     if s.personas.len() > 1 {
         let _ = writeln!(out, "\nby persona");
         for (name, p) in &s.personas {
@@ -89,7 +110,7 @@ pub fn render(s: &Summary) -> String {
             );
             for (phase, ps) in ordered(&p.phases) {
                 if KEY_PHASES.contains(&phase) {
-                    row(&mut out, &format!("  {phase}"), ps);
+                    row(out, &format!("  {phase}"), ps);
                 }
             }
         }
@@ -105,7 +126,7 @@ pub fn render(s: &Summary) -> String {
                 let _ = writeln!(out, "  {name}");
                 for (phase, ps) in ordered(phases) {
                     if KEY_PHASES.contains(&phase) {
-                        row(&mut out, &format!("  {phase}"), ps);
+                        row(out, &format!("  {phase}"), ps);
                     }
                 }
             }
@@ -114,9 +135,13 @@ pub fn render(s: &Summary) -> String {
     if !s.tools.is_empty() {
         let _ = writeln!(out, "\ntools/call by tool");
         for (name, p) in &s.tools {
-            row(&mut out, name, p);
+            row(out, name, p);
         }
     }
+}
+
+/// Failures by kind with a first example, and the malformed messages.
+fn failures(out: &mut String, s: &Summary) {
     if !s.failures.is_empty() || s.malformed_messages > 0 {
         let _ = writeln!(out, "\nfailures");
         for (kind, n) in &s.failures {
@@ -136,19 +161,10 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
-    render_findings(&mut out, &s.findings);
-    if !s.counters.is_empty() {
-        let list: Vec<String> = s.counters.iter().map(|(m, n)| format!("{m} {n}")).collect();
-        let _ = writeln!(out, "\ncounted: {}", list.join(", "));
-    }
-    if !s.server_messages.is_empty() {
-        let list: Vec<String> = s
-            .server_messages
-            .iter()
-            .map(|(m, n)| format!("{m} ×{n}"))
-            .collect();
-        let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
-    }
+}
+
+/// The verdict, then each threshold with what was observed.
+fn thresholds(out: &mut String, s: &Summary) {
     if !s.thresholds.is_empty() {
         let failed = s.thresholds.iter().filter(|t| !t.passed).count();
         let _ = writeln!(
@@ -170,7 +186,6 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
-    out
 }
 
 /// The findings section: code, severity, count, the fix, the spec section and the

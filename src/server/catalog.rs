@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use crate::protocol::headers::X_MCP_HEADER;
+
 /// Number of text resources; 25 makes `resources/list` span 3 pages at the default size.
 pub const RESOURCE_COUNT: usize = 25;
 /// URI prefix of every resource; the suffix is the resource number 1..=RESOURCE_COUNT.
@@ -84,7 +86,7 @@ impl Tool {
                 // `Mcp-Param-Message` header (SEP-2243), which the server checks.
                 "inputSchema": {"type": "object",
                     "properties": {"message": {"type": "string", "description": "Text to echo back",
-                                               "x-mcp-header": "Message"}},
+                                               X_MCP_HEADER: "Message"}},
                     "required": ["message"]},
                 "annotations": hints("Echo"),
             }),

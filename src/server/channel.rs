@@ -11,7 +11,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::handler::{malformed_reply, Handler, Notifier, Session};
+use super::handler::{malformed_reply, Handler, Session};
+use super::notifier::Notifier;
 use crate::protocol::methods as m;
 use crate::protocol::Incoming;
 

@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::handler::Notifier;
-use crate::protocol::jsonrpc::codes;
+use super::notifier::Notifier;
+use crate::protocol::jsonrpc::{codes, encode_notification};
 use crate::protocol::methods as m;
 use crate::protocol::version::legacy_versions;
 use crate::protocol::RpcError;
@@ -203,8 +203,7 @@ impl Faults {
             notifier.send(b"this is not JSON".to_vec());
         }
         if self.has(Fault::EarlyMessage) && method == m::INITIALIZE {
-            notifier
-                .send(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec());
+            notifier.send(encode_notification(m::TOOLS_LIST_CHANGED, None));
         }
         if self.has(Fault::PaginationLoop) && method == m::TOOLS_LIST {
             if let Some(Value::Object(p)) = params {
@@ -214,7 +213,10 @@ impl Faults {
             }
         }
         if self.has(Fault::ModernNoSupported) && stateless {
-            return Some(error(-32022, "Unsupported protocol version"));
+            return Some(error(
+                codes::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+            ));
         }
         if self.has(Fault::VersionError) && method == m::INITIALIZE {
             let requested = params
@@ -251,7 +253,7 @@ impl Faults {
                 msg["jsonrpc"] = json!("1.0");
             }
             if self.has(Fault::ResultAndError) {
-                msg["error"] = json!({"code": -32603, "message": "and an error"});
+                msg["error"] = json!({"code": codes::INTERNAL_ERROR, "message": "and an error"});
             }
             if self.has(Fault::WrongId) {
                 msg["id"] = match msg.get("id").and_then(Value::as_i64) {
@@ -265,7 +267,7 @@ impl Faults {
 
     fn bend_result(&self, asked: &Asked, result: &mut Value) {
         match asked.method.as_str() {
-            m::INITIALIZE | "server/discover" => {
+            m::INITIALIZE | m::SERVER_DISCOVER => {
                 if self.has(Fault::CapabilitiesNotObject) {
                     result["capabilities"] = json!([]);
                 }

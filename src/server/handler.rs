@@ -12,6 +12,7 @@
 mod ask;
 mod modern;
 mod operations;
+mod reply;
 mod session;
 
 use std::sync::atomic::Ordering;
@@ -20,23 +21,20 @@ use serde_json::{json, Value};
 
 use super::catalog::{self, Catalog, Listing, Tool};
 use super::faults::Faults;
+use super::notifier::Notifier;
 use super::stall::Stall;
 use super::{Eras, ServerOptions};
-use crate::protocol::jsonrpc::{codes, encode_response, Malformed};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods as m;
 use crate::protocol::version::{legacy_versions, LATEST_LEGACY, LATEST_MODERN};
 use crate::protocol::{Incoming, RequestId, RpcError};
 use modern::{has_modern_meta, splice, CACHE_TTL_MS};
 use operations::{call_tool, complete, get_prompt};
+use reply::{encode, invalid_params, method_not_found, rpc_error, Reply};
 
-pub use modern::{modern_codes, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
-pub use session::{Notifier, Session};
-
-/// Methods the server answers that the shared method table has no constant for (the
-/// client side never sends them on its hot path).
-const LOGGING_SET_LEVEL: &str = "logging/setLevel";
-const COMPLETION_COMPLETE: &str = "completion/complete";
-pub const SERVER_DISCOVER: &str = "server/discover";
+pub use reply::{error_without_id, malformed_reply, EncodedReply};
+pub use session::Session;
 
 const LOG_LEVELS: [&str; 8] = [
     "debug",
@@ -48,21 +46,6 @@ const LOG_LEVELS: [&str; 8] = [
     "alert",
     "emergency",
 ];
-
-/// A successful result: pre-serialized JSON from the catalog, or built per request.
-enum Answer<'a> {
-    Static(&'a str),
-    Owned(String),
-    Value(Value),
-}
-
-/// One encoded reply, with its error code when it is an error (HTTP maps modern error
-/// codes to statuses).
-#[derive(Debug)]
-pub struct Reply {
-    pub bytes: Vec<u8>,
-    pub error: Option<i64>,
-}
 
 /// What a request runs against: a legacy session (which may be asked things), or the
 /// capabilities a stateless request declared in its `_meta`.
@@ -85,7 +68,7 @@ impl Ctx<'_> {
     }
 }
 
-/// The shared, immutable part of the server: catalog and pre-built answers.
+/// The shared, immutable part of the server: catalog and pre-built replies.
 #[derive(Debug)]
 pub struct Handler {
     catalog: Catalog,
@@ -137,7 +120,7 @@ impl Handler {
             supported.extend(legacy_versions());
         }
         let modern_members = format!(
-            "\"resultType\":\"complete\",\"_meta\":{}",
+            "\"resultType\":\"complete\",\"{META}\":{}",
             json!({ META_SERVER_INFO: server_info })
         );
         let cached_members =
@@ -205,16 +188,16 @@ impl Handler {
         msg: Incoming,
         notifier: &Notifier,
     ) -> Option<Vec<u8>> {
-        self.answer(session, msg, notifier).await.map(|r| r.bytes)
+        self.reply(session, msg, notifier).await.map(|r| r.bytes)
     }
 
     /// [`Handler::handle`], keeping the error code of an error reply.
-    pub async fn answer(
+    pub async fn reply(
         &self,
         session: &Session,
         msg: Incoming,
         notifier: &Notifier,
-    ) -> Option<Reply> {
+    ) -> Option<EncodedReply> {
         if let Some(stall) = &self.stall {
             stall.wait().await;
         }
@@ -223,7 +206,7 @@ impl Handler {
                 let stateless = self.stateless(&method, params.as_ref());
                 if self.faults.any() {
                     return Some(
-                        self.answer_faulty(session, id, method, params, notifier)
+                        self.reply_faulty(session, id, method, params, notifier)
                             .await,
                     );
                 }
@@ -233,7 +216,7 @@ impl Handler {
                     self.request(session, &method, params, notifier).await
                 };
                 let error = outcome.as_ref().err().map(|e| e.code);
-                Some(Reply {
+                Some(EncodedReply {
                     bytes: encode(&id, outcome),
                     error,
                 })
@@ -246,7 +229,7 @@ impl Handler {
                 // here holds resources worth reclaiming early.
                 self.faults
                     .notification_reply()
-                    .map(|bytes| Reply { bytes, error: None })
+                    .map(|bytes| EncodedReply { bytes, error: None })
             }
             Incoming::Response { id, outcome } => {
                 session.deliver(id.as_ref(), outcome);
@@ -255,16 +238,16 @@ impl Handler {
         }
     }
 
-    /// [`Handler::answer`] for a server with faults: the same path, with the fault hooks
+    /// [`Handler::reply`] for a server with faults: the same path, with the fault hooks
     /// around it.
-    async fn answer_faulty(
+    async fn reply_faulty(
         &self,
         session: &Session,
         id: RequestId,
         method: String,
         mut params: Option<Value>,
         notifier: &Notifier,
-    ) -> Reply {
+    ) -> EncodedReply {
         let stateless = self.stateless(&method, params.as_ref());
         let asked = self.faults.asked(&method, params.as_ref());
         let outcome = match self
@@ -276,7 +259,7 @@ impl Handler {
             None => self.request(session, &method, params, notifier).await,
         };
         let error = outcome.as_ref().err().map(|e| e.code);
-        Reply {
+        EncodedReply {
             bytes: self.faults.reply(&asked, encode(&id, outcome)),
             error,
         }
@@ -289,7 +272,7 @@ impl Handler {
         method: &str,
         params: Option<Value>,
         notifier: &Notifier,
-    ) -> Result<Answer<'_>, RpcError> {
+    ) -> Result<Reply<'_>, RpcError> {
         if !self.eras.legacy() {
             return Err(rpc_error(
                 codes::INVALID_REQUEST,
@@ -302,9 +285,9 @@ impl Handler {
         }
         match method {
             m::INITIALIZE => self.initialize(session, params.as_ref()),
-            m::PING => Ok(Answer::Static("{}")),
+            m::PING => Ok(Reply::Static("{}")),
             // A legacy-only server has never heard of it, initialized or not.
-            SERVER_DISCOVER => Err(method_not_found()),
+            m::SERVER_DISCOVER => Err(method_not_found()),
             _ if session.version().is_none() => {
                 Err(rpc_error(codes::INVALID_REQUEST, "Server not initialized"))
             }
@@ -316,11 +299,7 @@ impl Handler {
         }
     }
 
-    fn initialize(
-        &self,
-        session: &Session,
-        params: Option<&Value>,
-    ) -> Result<Answer<'_>, RpcError> {
+    fn initialize(&self, session: &Session, params: Option<&Value>) -> Result<Reply<'_>, RpcError> {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
@@ -338,7 +317,7 @@ impl Handler {
             .cloned()
             .unwrap_or_else(|| json!({}));
         let _ = session.client_capabilities.set(caps);
-        Ok(Answer::Owned(format!(
+        Ok(Reply::Owned(format!(
             "{{\"protocolVersion\":\"{version}\"{}",
             self.init_tail
         )))
@@ -350,26 +329,26 @@ impl Handler {
         ctx: &Ctx<'_>,
         method: &str,
         params: &Value,
-    ) -> Result<Answer<'_>, RpcError> {
+    ) -> Result<Reply<'_>, RpcError> {
         match method {
-            m::PING => Ok(Answer::Static("{}")),
+            m::PING => Ok(Reply::Static("{}")),
             m::TOOLS_LIST => page(&self.catalog.tools, params),
             m::RESOURCES_LIST => page(&self.catalog.resources, params),
             m::RESOURCES_TEMPLATES_LIST => page(&self.catalog.templates, params),
             m::PROMPTS_LIST => page(&self.catalog.prompts, params),
-            m::TOOLS_CALL => call_tool(ctx, params).await.map(Answer::Value),
+            m::TOOLS_CALL => call_tool(ctx, params).await.map(Reply::Value),
             m::RESOURCES_READ => self.read_resource(ctx, params),
-            m::PROMPTS_GET => get_prompt(params).map(Answer::Value),
-            LOGGING_SET_LEVEL => match params.get("level").and_then(Value::as_str) {
-                Some(level) if LOG_LEVELS.contains(&level) => Ok(Answer::Static("{}")),
+            m::PROMPTS_GET => get_prompt(params).map(Reply::Value),
+            m::LOGGING_SET_LEVEL => match params.get("level").and_then(Value::as_str) {
+                Some(level) if LOG_LEVELS.contains(&level) => Ok(Reply::Static("{}")),
                 _ => Err(invalid_params("level must be a syslog level name")),
             },
-            COMPLETION_COMPLETE => Ok(Answer::Value(complete(params))),
+            m::COMPLETION_COMPLETE => Ok(Reply::Value(complete(params))),
             _ => Err(method_not_found()),
         }
     }
 
-    fn read_resource(&self, ctx: &Ctx<'_>, params: &Value) -> Result<Answer<'_>, RpcError> {
+    fn read_resource(&self, ctx: &Ctx<'_>, params: &Value) -> Result<Reply<'_>, RpcError> {
         let uri = params
             .get("uri")
             .and_then(Value::as_str)
@@ -381,7 +360,7 @@ impl Handler {
         };
         catalog::resource_number(uri)
             .and_then(|n| self.catalog.read(n))
-            .map(Answer::Static)
+            .map(Reply::Static)
             .ok_or_else(|| RpcError {
                 code,
                 message: "Resource not found".into(),
@@ -398,7 +377,7 @@ pub fn negotiate(requested: &str) -> &'static str {
         .unwrap_or(LATEST_LEGACY)
 }
 
-fn page<'a>(listing: &'a Listing, params: &Value) -> Result<Answer<'a>, RpcError> {
+fn page<'a>(listing: &'a Listing, params: &Value) -> Result<Reply<'a>, RpcError> {
     let cursor = match params.get("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(c)) => Some(c.as_str()),
@@ -406,57 +385,8 @@ fn page<'a>(listing: &'a Listing, params: &Value) -> Result<Answer<'a>, RpcError
     };
     listing
         .page(cursor)
-        .map(Answer::Static)
+        .map(Reply::Static)
         .ok_or_else(|| invalid_params("Invalid cursor"))
-}
-
-fn method_not_found() -> RpcError {
-    rpc_error(codes::METHOD_NOT_FOUND, "Method not found")
-}
-
-fn rpc_error(code: i64, message: impl Into<String>) -> RpcError {
-    RpcError {
-        code,
-        message: message.into(),
-        data: None,
-    }
-}
-
-fn invalid_params(message: impl Into<String>) -> RpcError {
-    rpc_error(codes::INVALID_PARAMS, message)
-}
-
-fn encode(id: &RequestId, outcome: Result<Answer<'_>, RpcError>) -> Vec<u8> {
-    let raw = match outcome {
-        Ok(Answer::Value(v)) => return encode_response(id, Ok(&v)),
-        Err(e) => return encode_response(id, Err(&e)),
-        Ok(Answer::Static(s)) => s,
-        Ok(Answer::Owned(ref s)) => s.as_str(),
-    };
-    // Splice the pre-serialized result in rather than re-serializing it through `Value`.
-    let id = serde_json::to_string(id).unwrap_or_else(|_| "null".into());
-    let mut out = Vec::with_capacity(raw.len() + id.len() + 36);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(b",\"result\":");
-    out.extend_from_slice(raw.as_bytes());
-    out.push(b'}');
-    out
-}
-
-/// An error reply with `"id": null`, for input that could not be read as a request.
-pub fn error_without_id(code: i64, message: &str) -> Vec<u8> {
-    let body = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": null});
-    body.to_string().into_bytes()
-}
-
-/// The reply to something that is not a JSON-RPC message: -32700 when it is not JSON at
-/// all, -32600 when it is JSON of the wrong shape (including a batch).
-pub fn malformed_reply(err: &Malformed) -> Vec<u8> {
-    match err {
-        Malformed::NotJson(_) => error_without_id(codes::PARSE_ERROR, "Parse error"),
-        other => error_without_id(codes::INVALID_REQUEST, &format!("Invalid Request: {other}")),
-    }
 }
 
 #[cfg(test)]

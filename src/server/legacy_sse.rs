@@ -175,7 +175,7 @@ fn error(status: StatusCode, message: &str) -> Response {
     let code = if status == StatusCode::BAD_REQUEST && message == PARSE_ERROR {
         codes::PARSE_ERROR
     } else {
-        -32000
+        codes::SERVER_ERROR
     };
     (
         status,

@@ -11,6 +11,7 @@ pub mod faults;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+pub mod notifier;
 mod origin;
 mod stall;
 pub mod stdio;

@@ -19,10 +19,11 @@ use tokio::sync::mpsc;
 use super::channel::serve_messages;
 use super::handler::{error_without_id, Handler};
 use super::origin::is_local_origin;
+use crate::protocol::headers::WS_SUBPROTOCOL;
+use crate::protocol::jsonrpc::codes;
 
 /// The path the upgrade is served on.
 pub const PATH: &str = "/ws";
-const SUBPROTOCOL: &str = "mcp";
 
 /// Routes to merge into the server's router.
 pub fn routes(handler: Arc<Handler>) -> Router {
@@ -42,7 +43,7 @@ async fn upgrade(
         return refuse(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed");
     }
     let ws = match ws {
-        Ok(ws) => ws.protocols([SUBPROTOCOL]),
+        Ok(ws) => ws.protocols([WS_SUBPROTOCOL]),
         Err(rejection) => return rejection.into_response(),
     };
     if ws.selected_protocol().is_none() {
@@ -63,7 +64,7 @@ fn refuse(status: StatusCode, message: &str) -> Response {
     (
         status,
         [(CONTENT_TYPE, "application/json")],
-        error_without_id(-32000, message),
+        error_without_id(codes::SERVER_ERROR, message),
     )
         .into_response()
 }

@@ -6,7 +6,7 @@ use super::{excerpt_of, Failure, Session};
 use crate::conformance::Check;
 use crate::metrics::{Event, FailureKind};
 use crate::protocol::jsonrpc::{encode_notification, encode_request};
-use crate::protocol::{methods, Era, Incoming};
+use crate::protocol::{methods, Era, Incoming, RequestId, RpcError};
 use crate::transport::Received;
 use http::{HeaderName, HeaderValue};
 use serde_json::{json, Value};
@@ -68,127 +68,18 @@ impl Session<'_> {
         &mut self,
         batch: &[Outgoing<'a>],
     ) -> Vec<(Instant, ExchangeResult)> {
-        let mut pending: Vec<Waiting<'a>> = Vec::with_capacity(batch.len());
-        for out in batch {
-            let id = self.next_id;
-            self.next_id += 1;
-            let bytes = encode_request(id, out.method, out.params);
-            if let Some(t) = &self.transcript {
-                t.sent(&bytes);
-            }
-            let sent = self.transport.send_request(id, bytes, out.headers).await;
-            let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
-            pending.push((id, out.method, done));
-        }
+        let mut pending = self.send_all(batch).await;
         let deadline = Instant::now() + self.timeout;
         while pending.iter().any(|(_, _, r)| r.is_none()) {
             let Ok(received) = tokio::time::timeout_at(deadline, self.transport.recv()).await
             else {
-                let late: Vec<(u64, &str)> = pending
-                    .iter()
-                    .filter(|(_, _, r)| r.is_none())
-                    .map(|(id, m, _)| (*id, *m))
-                    .collect();
-                for (id, method) in late {
-                    self.cancel(id).await;
-                    let f = Failure::new(
-                        FailureKind::Timeout,
-                        format!(
-                            "no answer to {method} within {}",
-                            humantime::format_duration(self.timeout)
-                        ),
-                    );
-                    if let Some((_, _, r)) = slot(&mut pending, id) {
-                        *r = Some((Instant::now(), Err(f)));
-                    }
-                }
+                self.time_out(&mut pending).await;
                 break;
             };
             if let (Some(t), Received::Message(m)) = (&self.transcript, &received) {
                 t.received(m);
             }
-            match received {
-                Received::Message(Incoming::Response {
-                    id: Some(rid),
-                    outcome,
-                }) => {
-                    // Anything else is a late answer to a request we gave up on (ignored),
-                    // or to an id we never used (a finding).
-                    let next_id = self.next_id;
-                    if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
-                        self.finding(Check::JsonrpcUnknownId, || {
-                            format!("a response with id {rid}; ids in use are 1..{next_id}")
-                        });
-                    }
-                    if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(&mut pending, id))
-                    {
-                        let result = outcome.map_err(|e| Failure {
-                            kind: FailureKind::RpcError(e.code),
-                            detail: format!("{method}: {} ({})", e.message, e.code),
-                            data: e.data,
-                        });
-                        *r = Some((Instant::now(), result));
-                    }
-                }
-                Received::Message(Incoming::Response {
-                    id: None,
-                    outcome: Ok(result),
-                }) => {
-                    // An error may lack an id (the request could not be read); a result
-                    // never may: it answers something that had no id.
-                    self.finding(Check::JsonrpcResponseToNotification, || {
-                        format!("a result with no id: {}", excerpt_of(&result))
-                    });
-                }
-                Received::Message(Incoming::Response { id: None, .. }) => {}
-                Received::Message(Incoming::Request { id, method, params }) => {
-                    self.check_early(&method);
-                    if let Err(f) = self.answer(id, method, params).await {
-                        fail_all(&mut pending, &f);
-                    }
-                }
-                Received::Message(Incoming::Notification { method, .. }) => {
-                    self.check_early(&method);
-                    self.on_notification(method);
-                }
-                Received::Malformed { error, excerpt } => {
-                    let check = crate::conformance::malformed(&error, self.transport.kind());
-                    if let Some(t) = &self.transcript {
-                        t.note(format!("malformed ({error}): {excerpt}"));
-                    }
-                    self.finding(check, || format!("{error}: {excerpt}"));
-                    // A stray line (a server logging to stdout, say) does not tell us our
-                    // answer is lost; count it and keep waiting.
-                    self.recorder.send(Event::Malformed {
-                        persona: self.persona.id,
-                        text: format!("{error}: {excerpt}"),
-                    });
-                }
-                Received::Failed {
-                    request: Some(id),
-                    kind,
-                    detail,
-                } => {
-                    if let Some((_, _, r)) = slot(&mut pending, id) {
-                        *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
-                    }
-                }
-                Received::Failed {
-                    request: None,
-                    kind,
-                    detail,
-                } => {
-                    if !kind.is_recoverable_off_request() {
-                        fail_all(&mut pending, &Failure::new(kind, detail));
-                    }
-                }
-                Received::Closed { detail } => {
-                    fail_all(
-                        &mut pending,
-                        &Failure::new(FailureKind::TransportClosed, detail),
-                    );
-                }
-            }
+            self.take(&mut pending, received).await;
         }
         pending
             .into_iter()
@@ -201,6 +92,135 @@ impl Session<'_> {
                 })
             })
             .collect()
+    }
+
+    /// Send each request under a fresh id; one that cannot be sent is settled at once.
+    async fn send_all<'a>(&mut self, batch: &[Outgoing<'a>]) -> Vec<Waiting<'a>> {
+        let mut pending: Vec<Waiting<'a>> = Vec::with_capacity(batch.len());
+        for out in batch {
+            let id = self.next_id;
+            self.next_id += 1;
+            let bytes = encode_request(id, out.method, out.params);
+            if let Some(t) = &self.transcript {
+                t.sent(&bytes);
+            }
+            let sent = self.transport.send_request(id, bytes, out.headers).await;
+            let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
+            pending.push((id, out.method, done));
+        }
+        pending
+    }
+
+    /// The deadline passed: cancel every request still waiting and fail it as a timeout.
+    async fn time_out(&mut self, pending: &mut [Waiting<'_>]) {
+        let late: Vec<(u64, &str)> = pending
+            .iter()
+            .filter(|(_, _, r)| r.is_none())
+            .map(|(id, m, _)| (*id, *m))
+            .collect();
+        for (id, method) in late {
+            self.cancel(id).await;
+            let f = Failure::new(
+                FailureKind::Timeout,
+                format!(
+                    "no answer to {method} within {}",
+                    humantime::format_duration(self.timeout)
+                ),
+            );
+            if let Some((_, _, r)) = slot(pending, id) {
+                *r = Some((Instant::now(), Err(f)));
+            }
+        }
+    }
+
+    /// One thing the transport received while requests wait: an answer settles its
+    /// request; the server's requests are served, its notifications counted; failures
+    /// settle the requests they concern.
+    async fn take(&mut self, pending: &mut [Waiting<'_>], received: Received) {
+        match received {
+            Received::Message(Incoming::Response { id, outcome }) => {
+                self.take_response(pending, id, outcome);
+            }
+            Received::Message(Incoming::Request { id, method, params }) => {
+                self.check_early(&method);
+                if let Err(f) = self.serve_request(id, method, params).await {
+                    fail_all(pending, &f);
+                }
+            }
+            Received::Message(Incoming::Notification { method, .. }) => {
+                self.check_early(&method);
+                self.on_notification(method);
+            }
+            Received::Malformed { error, excerpt } => {
+                let check = crate::conformance::malformed(&error, self.transport.kind());
+                if let Some(t) = &self.transcript {
+                    t.note(format!("malformed ({error}): {excerpt}"));
+                }
+                self.finding(check, || format!("{error}: {excerpt}"));
+                // A stray line (a server logging to stdout, say) does not tell us our
+                // answer is lost; count it and keep waiting.
+                self.recorder.send(Event::Malformed {
+                    persona: self.persona.id,
+                    text: format!("{error}: {excerpt}"),
+                });
+            }
+            Received::Failed {
+                request: Some(id),
+                kind,
+                detail,
+            } => {
+                if let Some((_, _, r)) = slot(pending, id) {
+                    *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
+                }
+            }
+            Received::Failed {
+                request: None,
+                kind,
+                detail,
+            } => {
+                if !kind.is_recoverable_off_request() {
+                    fail_all(pending, &Failure::new(kind, detail));
+                }
+            }
+            Received::Closed { detail } => {
+                fail_all(pending, &Failure::new(FailureKind::TransportClosed, detail));
+            }
+        }
+    }
+
+    /// A response: it settles the waiting request of its id.
+    fn take_response(
+        &mut self,
+        pending: &mut [Waiting<'_>],
+        id: Option<RequestId>,
+        outcome: Result<Value, RpcError>,
+    ) {
+        let Some(rid) = id else {
+            // An error may lack an id (the request could not be read); a result never
+            // may: it answers something that had no id.
+            if let Ok(result) = outcome {
+                self.finding(Check::JsonrpcResponseToNotification, || {
+                    format!("a result with no id: {}", excerpt_of(&result))
+                });
+            }
+            return;
+        };
+        // Anything else is a late answer to a request we gave up on (ignored), or to an
+        // id we never used (a finding).
+        let next_id = self.next_id;
+        if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
+            self.finding(Check::JsonrpcUnknownId, || {
+                format!("a response with id {rid}; ids in use are 1..{next_id}")
+            });
+        }
+        if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(pending, id)) {
+            let result = outcome.map_err(|e| Failure {
+                kind: FailureKind::RpcError(e.code),
+                detail: format!("{method}: {} ({})", e.message, e.code),
+                data: e.data,
+            });
+            *r = Some((Instant::now(), result));
+        }
     }
 
     /// Several requests in flight at once (as hosts issue parallel tool calls). Modern

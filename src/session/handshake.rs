@@ -4,12 +4,14 @@
 //! A server that answers a version the persona does not accept ends the session as
 //! `version_rejected`, as the spec tells a client to.
 
-use super::modern::{discover_params, has_modern_error, DISCOVER, UNSUPPORTED_VERSION};
+use super::modern::{discover_params, has_modern_error};
 use super::{Failure, Session};
 use crate::conformance::Check;
-use crate::metrics::{FailureKind, Phase};
+use crate::metrics::{Counter, FailureKind, Phase};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::meta::{META, META_SERVER_INFO};
+use crate::protocol::TransportKind;
 use crate::protocol::{methods, Era, ProtocolVersion};
-use crate::transport::TransportKind;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -83,8 +85,8 @@ impl ServerInfo {
             .and_then(Value::as_array)
             .ok_or_else(|| bad("`supportedVersions` is missing or not an array"))?;
         let info = result
-            .get("_meta")
-            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+            .get(META)
+            .and_then(|m| m.get(META_SERVER_INFO))
             .or_else(|| result.get("serverInfo"));
         let field = |k: &str| {
             info.and_then(|i| i.get(k))
@@ -210,7 +212,9 @@ impl Session<'_> {
     /// that is not a modern one also means legacy, as the spec's detection rules say.
     pub async fn discover(&mut self, probing: bool) -> Result<Era, Failure> {
         self.enter_modern();
-        let outcome = self.request_modern(DISCOVER, Some(discover_params())).await;
+        let outcome = self
+            .request_modern(methods::SERVER_DISCOVER, Some(discover_params()))
+            .await;
         let verdict = match outcome {
             Ok(result) => match ServerInfo::from_discover(&result, &self.modern_version.clone()) {
                 Ok(info) => {
@@ -226,7 +230,7 @@ impl Session<'_> {
                     return Err(f);
                 }
             },
-            Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) => {
+            Err(f) if f.kind == FailureKind::RpcError(codes::UNSUPPORTED_PROTOCOL_VERSION) => {
                 // No modern version in common (request_modern already retried at one if
                 // there was). Fall back to the handshake when a legacy one is shared;
                 // a probe falls back anyway, as the SDK clients do.
@@ -241,8 +245,8 @@ impl Session<'_> {
             }
             // A modern server that does not implement the (mandatory) discover: carry on
             // in the modern era without knowing its capabilities.
-            Err(f) if !probing && f.kind == FailureKind::RpcError(-32601) => {
-                self.recorder.count("discover_unsupported");
+            Err(f) if !probing && f.kind == FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {
+                self.recorder.count(Counter::DiscoverUnsupported);
                 self.server = Some(ServerInfo {
                     protocol_version: self.modern_version.clone(),
                     capabilities: Value::Null,
@@ -264,7 +268,9 @@ impl Session<'_> {
     /// without a modern error body, or (stdio) silence means a legacy server.
     fn looks_legacy(&self, f: &Failure) -> bool {
         match f.kind {
-            FailureKind::RpcError(code) => !(-32022..=-32020).contains(&code),
+            FailureKind::RpcError(code) => {
+                !(codes::UNSUPPORTED_PROTOCOL_VERSION..=codes::HEADER_MISMATCH).contains(&code)
+            }
             FailureKind::HttpStatus(400 | 404 | 405) => !has_modern_error(&f.detail),
             FailureKind::Timeout => self.transport.kind() == TransportKind::Stdio,
             _ => false,
@@ -278,14 +284,14 @@ impl Session<'_> {
     /// The server forgot the session (404): start a new one, as the spec tells a client
     /// to, timed as the `reinitialize` phase.
     pub(super) async fn reinitialize(&mut self) -> Result<(), Failure> {
-        self.recorder.count("session_expired");
+        self.recorder.count(Counter::SessionExpired);
         let started = Instant::now();
         self.transport.reset_session();
         let result = match Box::pin(self.initialize()).await {
             Ok(()) => self.initialized().await,
             Err(e) => Err(e),
         };
-        self.record(Phase::Reinitialize, started, &result);
+        self.sample_own(Phase::Reinitialize, started, &result);
         result
     }
 }

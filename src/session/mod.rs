@@ -5,12 +5,12 @@
 //! `input_required` results (MRTR). The session drives its own receive loop (no task
 //! per session): while it waits for a response it also serves everything else.
 
-pub mod answers;
 mod cache;
-mod checks;
+mod conformance_hooks;
 mod exchange;
 mod handshake;
 mod modern;
+mod server_requests;
 mod transcript;
 
 pub use cache::ResponseCache;
@@ -19,7 +19,7 @@ pub use transcript::{Direction, Entry, Transcript};
 
 use crate::conformance::SessionChecks;
 
-use crate::metrics::{Event, FailureKind, Outcome, Phase, Recorder, Sample};
+use crate::metrics::{Counter, Event, FailureKind, Origin, Outcome, Phase, Recorder, Sample, Span};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_response};
 use crate::protocol::{methods, Era, RequestId, VersionId};
@@ -63,9 +63,9 @@ impl From<TransportError> for Failure {
 /// List methods a `notifications/<list>/list_changed` asks to fetch again.
 fn list_for(notification: &str) -> Option<&'static str> {
     match notification {
-        "notifications/tools/list_changed" => Some(methods::TOOLS_LIST),
-        "notifications/prompts/list_changed" => Some(methods::PROMPTS_LIST),
-        "notifications/resources/list_changed" => Some(methods::RESOURCES_LIST),
+        methods::TOOLS_LIST_CHANGED => Some(methods::TOOLS_LIST),
+        methods::PROMPTS_LIST_CHANGED => Some(methods::PROMPTS_LIST),
+        methods::RESOURCES_LIST_CHANGED => Some(methods::RESOURCES_LIST),
         _ => None,
     }
 }
@@ -224,7 +224,7 @@ impl<'p> Session<'p> {
     }
 
     fn on_notification(&mut self, method: String) {
-        if method == "notifications/tools/list_changed" {
+        if method == methods::TOOLS_LIST_CHANGED {
             if let Some(t) = self.tracker() {
                 t.tools_list_changed();
             }
@@ -235,7 +235,7 @@ impl<'p> Session<'p> {
                     self.pending_refetch.push(list);
                 }
             } else {
-                self.recorder.count("list_changed_ignored");
+                self.recorder.count(Counter::ListChangedIgnored);
             }
         }
         self.recorder.send(Event::ServerMessage { method });
@@ -269,15 +269,15 @@ impl<'p> Session<'p> {
 
     /// Answer a server→client request as the persona would; the time it takes (the
     /// persona's configured delay included) is the `answer` phase.
-    async fn answer(
+    async fn serve_request(
         &mut self,
         id: RequestId,
         method: String,
         params: Option<Value>,
     ) -> Result<(), Failure> {
         let started = Instant::now();
-        let (outcome, delay) = answers::answer(
-            &self.persona.answers,
+        let server_requests::Response { result, delay } = server_requests::respond(
+            &self.persona.replies,
             &method,
             params.as_ref(),
             &mut self.rng,
@@ -285,7 +285,7 @@ impl<'p> Session<'p> {
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        let reply = encode_response(&id, outcome.as_ref());
+        let reply = encode_response(&id, result.as_ref());
         if let Some(t) = &self.transcript {
             t.sent(&reply);
         }
@@ -293,37 +293,35 @@ impl<'p> Session<'p> {
         let sent = self
             .send_bounded(reply, "our answer to a server request")
             .await;
-        self.record(Phase::Answer, started, &sent);
+        self.sample_own(Phase::Answer, started, &sent);
         sent
     }
 
-    /// Record a phase sample for this session.
-    fn record<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
+    /// Record a phase the session runs on its own (answering the server,
+    /// re-initializing): it starts when it is needed, so it has no intended start of its
+    /// own, and it finishes now. The client's phases are recorded by its timer.
+    fn sample_own<T>(&self, phase: Phase, started: Instant, result: &Result<T, Failure>) {
         let outcome = match result {
             Ok(_) => Outcome::Ok,
             Err(f) => Outcome::Failed(f.kind),
         };
-        self.recorder.sample(Sample {
-            phase,
+        let origin = Origin {
             persona: self.persona.id,
             era: self.era,
             version: self.version,
-            tool: None,
-            intended: started,
-            started,
-            finished: Instant::now(),
-            outcome,
-        });
+        };
+        let sample = Sample::new(phase, origin, None, Span::since(started), outcome);
+        self.recorder.sample(sample);
     }
 
     /// Legacy Streamable HTTP: open the standalone GET stream as the SDK clients do.
     /// Optional in the spec, so a refusal is counted, not a session failure.
     pub async fn open_get_stream(&mut self) {
         match self.transport.open_get_stream().await {
-            Ok(true) => self.recorder.count("get_stream_opened"),
-            Ok(false) => self.recorder.count("get_stream_not_offered"),
+            Ok(true) => self.recorder.count(Counter::GetStreamOpened),
+            Ok(false) => self.recorder.count(Counter::GetStreamNotOffered),
             Err(e) => {
-                self.recorder.count("get_stream_refused");
+                self.recorder.count(Counter::GetStreamRefused);
                 self.recorder.send(Event::Example {
                     kind: e.kind,
                     text: format!("GET stream (counted, not a failure): {}", e.detail),
@@ -336,13 +334,15 @@ impl<'p> Session<'p> {
     pub async fn close(self) -> Result<(), Failure> {
         if let Some(stats) = self.transport.http_stats() {
             self.recorder
-                .count_n("sse_resumptions", u64::from(stats.resumptions));
+                .count_n(Counter::SseResumptions, u64::from(stats.resumptions));
             self.recorder.count_n(
-                "get_stream_reconnects",
+                Counter::GetStreamReconnects,
                 u64::from(stats.get_stream_reconnects),
             );
-            self.recorder
-                .count_n("http_connections", u64::from(stats.connections_opened));
+            self.recorder.count_n(
+                Counter::HttpConnections,
+                u64::from(stats.connections_opened),
+            );
         }
         self.transport.close().await.map_err(Failure::from)
     }

@@ -4,17 +4,17 @@
 //! results are fulfilled from the persona's answers and retried with a new id, the
 //! `inputResponses` and the byte-exact `requestState`, up to the persona's round cap.
 
-use super::{answers, Failure, Session};
-use crate::metrics::{FailureKind, Phase};
+use super::{server_requests, Failure, Session};
+use crate::metrics::{Counter, FailureKind, Phase};
+use crate::protocol::headers::{MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, X_MCP_HEADER};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::meta::META;
 use crate::protocol::{methods, ProtocolVersion};
 use base64::Engine;
 use http::{HeaderName, HeaderValue};
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
-pub const DISCOVER: &str = "server/discover";
-pub const UNSUPPORTED_VERSION: i64 = -32022;
-pub const HEADER_MISMATCH: i64 = -32020;
 const SENTINEL_PREFIX: &str = "=?base64?";
 
 impl Session<'_> {
@@ -68,16 +68,19 @@ impl Session<'_> {
                 // tools were never listed); re-fetch tools/list and retry once, as the
                 // spec tells a client to.
                 Err(f)
-                    if f.kind == FailureKind::RpcError(HEADER_MISMATCH)
+                    if f.kind == FailureKind::RpcError(codes::HEADER_MISMATCH)
                         && method == methods::TOOLS_CALL
                         && !relisted =>
                 {
                     relisted = true;
-                    self.recorder.count("tools_relisted");
+                    self.recorder.count(Counter::ToolsRelisted);
                     self.relist_tools().await?;
                     continue;
                 }
-                Err(f) if f.kind == FailureKind::RpcError(UNSUPPORTED_VERSION) && !renegotiated => {
+                Err(f)
+                    if f.kind == FailureKind::RpcError(codes::UNSUPPORTED_PROTOCOL_VERSION)
+                        && !renegotiated =>
+                {
                     if !usable_supported(f.data.as_ref()) {
                         let data = f.data.as_ref().map_or("no data".into(), Value::to_string);
                         self.finding(
@@ -100,7 +103,7 @@ impl Session<'_> {
                 None | Some("complete") => return Ok(result),
                 Some("input_required") => {
                     rounds += 1;
-                    self.recorder.count("input_rounds");
+                    self.recorder.count(Counter::InputRounds);
                     if rounds > self.persona.max_input_rounds {
                         return Err(Failure::new(
                             FailureKind::ProtocolViolation,
@@ -135,7 +138,7 @@ impl Session<'_> {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
-        let mut meta = match p.remove("_meta") {
+        let mut meta = match p.remove(META) {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
@@ -144,7 +147,7 @@ impl Session<'_> {
                 meta.insert(k.clone(), v.clone());
             }
         }
-        p.insert("_meta".into(), Value::Object(meta));
+        p.insert(META.into(), Value::Object(meta));
         if let Some((responses, state)) = retry {
             p.insert("inputResponses".into(), responses.clone());
             if let Some(s) = state {
@@ -185,8 +188,8 @@ impl Session<'_> {
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let (outcome, delay) = answers::answer(
-                &self.persona.answers,
+            let server_requests::Response { result, delay } = server_requests::respond(
+                &self.persona.replies,
                 asked,
                 req.get("params"),
                 &mut self.rng,
@@ -194,7 +197,7 @@ impl Session<'_> {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let result = outcome.map_err(|e| {
+            let result = result.map_err(|e| {
                 Failure::new(
                     FailureKind::ProtocolViolation,
                     format!(
@@ -203,7 +206,7 @@ impl Session<'_> {
                     ),
                 )
             });
-            self.record(Phase::Answer, started, &result);
+            self.sample_own(Phase::Answer, started, &result);
             out.insert(key.clone(), result?);
         }
         Ok(Value::Object(out))
@@ -213,7 +216,7 @@ impl Session<'_> {
     fn modern_headers(&self, method: &str, params: &Value) -> Vec<(HeaderName, HeaderValue)> {
         let mut out = Vec::new();
         if let Ok(v) = HeaderValue::from_str(method) {
-            out.push((HeaderName::from_static("mcp-method"), v));
+            out.push((MCP_METHOD, v));
         }
         let name = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
@@ -221,7 +224,7 @@ impl Session<'_> {
             _ => None,
         };
         if let Some(v) = name.and_then(Value::as_str).and_then(header_value) {
-            out.push((HeaderName::from_static("mcp-name"), v));
+            out.push((MCP_NAME, v));
         }
         if method == methods::TOOLS_CALL {
             let tool = params
@@ -259,12 +262,12 @@ impl Session<'_> {
                 .and_then(Value::as_object);
             let mut mapping = Vec::new();
             for (arg, schema) in props.into_iter().flatten() {
-                let Some(h) = schema.get("x-mcp-header").and_then(Value::as_str) else {
+                let Some(h) = schema.get(X_MCP_HEADER).and_then(Value::as_str) else {
                     continue;
                 };
-                match HeaderName::from_bytes(format!("mcp-param-{h}").as_bytes()) {
+                match HeaderName::from_bytes(format!("{MCP_PARAM_PREFIX}{h}").as_bytes()) {
                     Ok(header) if !h.is_empty() => mapping.push((arg.clone(), header)),
-                    _ => self.recorder.count("invalid_x_mcp_header"),
+                    _ => self.recorder.count(Counter::InvalidXMcpHeader),
                 }
             }
             if !mapping.is_empty() {
@@ -292,9 +295,13 @@ fn header_value(text: &str) -> Option<HeaderValue> {
 /// Whether an HTTP error body carries one of the modern-era JSON-RPC errors (which
 /// tells a probing client the server is modern even though the status is 4xx).
 pub fn has_modern_error(detail: &str) -> bool {
-    ["-32020", "-32021", "-32022"]
-        .iter()
-        .any(|code| detail.contains(&format!("\"code\":{code}")))
+    [
+        codes::HEADER_MISMATCH,
+        codes::MISSING_CLIENT_CAPABILITY,
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+    ]
+    .iter()
+    .any(|code| detail.contains(&format!("\"code\":{code}")))
 }
 
 /// Whether a -32022 `data` lists versions to retry with (a non-empty string array).

@@ -15,11 +15,10 @@
 
 mod conn;
 mod flow;
-#[cfg(test)]
-mod tests;
 
 use super::{excerpt, Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use bytes::Bytes;
 use conn::Pool;
 use flow::{Flow, Item};
@@ -34,9 +33,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
-const LAST_EVENT_ID: &str = "last-event-id";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const ACCEPT_SSE: &str = "text/event-stream";
 /// Largest JSON body we read; larger is a protocol violation, not an OOM.
@@ -340,14 +336,14 @@ fn build_request(
     } else if method == Method::GET {
         h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_SSE));
         if let Some(v) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
-            h.insert(HeaderName::from_static(LAST_EVENT_ID), v);
+            h.insert(LAST_EVENT_ID, v);
         }
     }
     if let Some(id) = &session.id {
-        h.insert(HeaderName::from_static(SESSION_HEADER), id.clone());
+        h.insert(MCP_SESSION_ID, id.clone());
     }
     if let Some(v) = &session.version {
-        h.insert(HeaderName::from_static(VERSION_HEADER), v.clone());
+        h.insert(MCP_PROTOCOL_VERSION, v.clone());
     }
     for (k, v) in &ep.headers {
         h.insert(k.clone(), v.clone());
@@ -396,3 +392,6 @@ async fn read_body(mut body: Body) -> Result<Vec<u8>, String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

@@ -14,41 +14,8 @@ pub mod ws;
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming;
+use crate::protocol::TransportKind;
 use ::http::{HeaderName, HeaderValue};
-
-/// The four ways to reach a server. A closed set: reports break results down by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TransportKind {
-    Stdio,
-    StreamableHttp,
-    /// Legacy HTTP+SSE (2024-11-05).
-    Sse,
-    WebSocket,
-}
-
-impl TransportKind {
-    pub const ALL: [TransportKind; 4] = [
-        TransportKind::Stdio,
-        TransportKind::StreamableHttp,
-        TransportKind::Sse,
-        TransportKind::WebSocket,
-    ];
-
-    /// The stable name used in profiles (`transport = "…"`), on the command line and in
-    /// reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Stdio => "stdio",
-            TransportKind::StreamableHttp => "http",
-            TransportKind::Sse => "sse",
-            TransportKind::WebSocket => "ws",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<TransportKind> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
 
 /// Something that arrived from the server (or the news that nothing more will).
 #[derive(Debug)]

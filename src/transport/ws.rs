@@ -8,6 +8,7 @@
 
 use super::{classify, Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::protocol::headers::WS_SUBPROTOCOL;
 use futures::{SinkExt, StreamExt};
 use http::{HeaderName, HeaderValue};
 use rustls::pki_types::ServerName;
@@ -21,8 +22,6 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-/// The subprotocol every SDK that speaks MCP over WebSocket asks for.
-pub const SUBPROTOCOL: &str = "mcp";
 /// How long `close` (and the refusal of a binary frame) waits for the server's side of
 /// the closing handshake.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -106,8 +105,8 @@ impl WsTransport {
         };
         // tungstenite already refuses an answer without a subprotocol or with one we did
         // not offer; this guards against a future change of that behaviour.
-        let selected = response.headers().get("sec-websocket-protocol");
-        if selected.is_none_or(|v| v.as_bytes() != SUBPROTOCOL.as_bytes()) {
+        let selected = response.headers().get(http::header::SEC_WEBSOCKET_PROTOCOL);
+        if selected.is_none_or(|v| v.as_bytes() != WS_SUBPROTOCOL.as_bytes()) {
             return Err(no_subprotocol(&ep.url, "it selected another one"));
         }
         Ok(WsTransport {
@@ -277,7 +276,7 @@ fn upgrade_request(ep: &WsEndpoint) -> Result<http::Request<()>, TransportError>
     }
     headers.insert(
         http::header::SEC_WEBSOCKET_PROTOCOL,
-        HeaderValue::from_static(SUBPROTOCOL),
+        HeaderValue::from_static(WS_SUBPROTOCOL),
     );
     Ok(request)
 }
@@ -288,7 +287,7 @@ fn connect_failed(detail: String) -> TransportError {
 
 fn no_subprotocol(url: &url::Url, why: &str) -> TransportError {
     connect_failed(format!(
-        "{url}: the server did not accept the `{SUBPROTOCOL}` subprotocol \
+        "{url}: the server did not accept the `{WS_SUBPROTOCOL}` subprotocol \
          (Sec-WebSocket-Protocol): {why}"
     ))
 }

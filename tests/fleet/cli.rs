@@ -1,18 +1,15 @@
 //! The binary as a user runs it: exit codes, error messages, `validate`, Ctrl-C.
 
-use std::process::{Command, Stdio};
+use crate::support::fleet_command;
+use std::process::Stdio;
 use std::time::Duration;
-
-fn fleet() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mcp-fleet"))
-}
 
 #[test]
 fn a_broken_profile_exits_2_and_names_file_key_and_fix() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("broken.toml");
     std::fs::write(&path, "[load]\nclients = 0\n").expect("write");
-    let out = fleet()
+    let out = fleet_command()
         .args(["run", path.to_str().expect("utf-8")])
         .output()
         .expect("runs");
@@ -25,7 +22,7 @@ fn a_broken_profile_exits_2_and_names_file_key_and_fix() {
 
 #[test]
 fn a_missing_profile_and_an_unreachable_target_exit_2() {
-    let out = fleet()
+    let out = fleet_command()
         .args(["run", "/nonexistent/profile.toml"])
         .output()
         .expect("runs");
@@ -37,7 +34,7 @@ fn a_missing_profile_and_an_unreachable_target_exit_2() {
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
-    let out = fleet()
+    let out = fleet_command()
         .args([
             "run",
             "--target",
@@ -52,7 +49,7 @@ fn a_missing_profile_and_an_unreachable_target_exit_2() {
 
 #[test]
 fn validate_prints_the_resolved_plan() {
-    let out = fleet()
+    let out = fleet_command()
         .args(["validate", "profiles/quickstart.toml"])
         .output()
         .expect("runs");
@@ -62,7 +59,7 @@ fn validate_prints_the_resolved_plan() {
     assert!(text.contains("persona  ts-sdk-v1"), "{text}");
     assert!(text.contains("75.0%"), "{text}");
     assert!(text.contains("tools/call(echo)"), "{text}");
-    let out = fleet()
+    let out = fleet_command()
         .args(["validate", "profiles/handshake.toml"])
         .output()
         .expect("runs");
@@ -75,7 +72,7 @@ fn ctrl_c_stops_the_run_and_keeps_the_results() {
     let out = dir.path().join("run");
     let profile = dir.path().join("long.toml");
     std::fs::write(&profile, "[load]\nclients = 4\nduration = \"60s\"\n").expect("write");
-    let mut child = fleet()
+    let mut child = fleet_command()
         .arg("run")
         .arg(&profile)
         .args(["--quiet", "--out"])

@@ -3,11 +3,12 @@
 //! over every transport and era. (rmcp, an independent server, is checked for false
 //! findings in `rmcp_peer`.)
 
-use super::{args, check_schema, run, self_exe, write_profile};
-use mcp_fleet::cli::RunArgs;
-use mcp_fleet::server::{spawn_http, Fault, HttpServer, ServerOptions};
+use crate::support::{
+    builtin_http, builtin_stdio, check_schema, fleet_command, write_profile, FleetRun,
+};
+use mcp_fleet::cli::{ClientArgs, RunArgs};
+use mcp_fleet::server::{Fault, HttpServer, ServerOptions};
 use serde_json::Value;
-use std::process::Command;
 
 /// Where a test's server is reached.
 #[derive(Clone, Copy, Debug)]
@@ -19,34 +20,24 @@ enum Via {
 }
 
 async fn server(faults: &[Fault], sse_responses: bool) -> HttpServer {
-    spawn_http(
-        "127.0.0.1:0".parse().expect("addr"),
-        ServerOptions {
-            faults: faults.to_vec(),
-            sse_responses,
-            ..ServerOptions::default()
-        },
-    )
+    builtin_http(ServerOptions {
+        faults: faults.to_vec(),
+        sse_responses,
+        ..ServerOptions::default()
+    })
     .await
-    .expect("server starts")
 }
 
 /// Point `a` at `server` (or a stdio child with the same faults) over `via`.
 fn target(a: &mut RunArgs, via: Via, server: &HttpServer, faults: &[Fault]) {
     match via {
-        Via::Http => a.target = Some(server.url()),
+        Via::Http => a.overrides.target = Some(server.url()),
         Via::Sse => {
-            a.target = Some(format!("http://{}/sse", server.addr));
-            a.client.transport = Some("sse".into());
+            a.overrides.target = Some(format!("http://{}/sse", server.addr));
+            a.overrides.client.transport = mcp_fleet::protocol::TransportKind::from_name("sse");
         }
-        Via::Ws => a.target = Some(format!("ws://{}/ws", server.addr)),
-        Via::Stdio => {
-            let mut cmd = format!("{} serve --stdio", self_exe());
-            for f in faults {
-                cmd.push_str(&format!(" --fault {}", f.name()));
-            }
-            a.stdio = Some(cmd);
-        }
+        Via::Ws => a.overrides.target = Some(format!("ws://{}/ws", server.addr)),
+        Via::Stdio => a.overrides.stdio = Some(builtin_stdio(faults)),
     }
 }
 
@@ -68,19 +59,21 @@ async fn run_faulty(
 ) -> Value {
     let faults = [fault];
     let srv = server(&faults, sse_responses).await;
-    let dir = tempfile::tempdir().expect("tempdir");
     let mut a = RunArgs {
-        clients: Some(1),
-        sessions: Some(2),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("1s".into()),
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(1),
+            sessions: Some(2),
+            client: ClientArgs {
+                timeout: Some("1s".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
-        ..args(dir.path())
+        ..RunArgs::default()
     };
     target(&mut a, via, &srv, &faults);
     tweak(&mut a);
-    let (_, json) = run(a).await;
+    let json = FleetRun::new(a).run().await.json;
     check_schema(&json);
     json
 }
@@ -113,7 +106,7 @@ async fn detects(fault: Fault, via: Via, code: &str, tweak: impl FnOnce(&mut Run
 fn none(_: &mut RunArgs) {}
 
 fn version(v: &'static str) -> impl FnOnce(&mut RunArgs) {
-    move |a| a.client.protocol_version = Some(v.into())
+    move |a| a.overrides.client.protocol_version = Some(v.into())
 }
 
 // 1. Malformed messages.
@@ -169,7 +162,7 @@ async fn conformance_capabilities_not_object() {
         Fault::CapabilitiesNotObject,
         Via::Http,
         "discover.invalid-result",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -231,7 +224,7 @@ async fn conformance_unsupported_without_list() {
         Fault::ModernNoSupported,
         Via::Http,
         "version.unsupported-without-list",
-        |a| a.client.era = Some("modern".into()),
+        |a| a.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern"),
     )
     .await;
 }
@@ -280,7 +273,7 @@ async fn conformance_list_changed_not_honoured() {
         Fault::ToolsDrift,
         Via::Http,
         "capability.list-changed-not-honoured",
-        |a| a.sessions = Some(3),
+        |a| a.overrides.sessions = Some(3),
     )
     .await;
 }
@@ -375,21 +368,21 @@ async fn conformance_correct_server_has_no_findings() {
     let srv = server(&[], false).await;
     for via in [Via::Http, Via::Sse, Via::Ws, Via::Stdio] {
         for era in ["legacy", "modern", "auto"] {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let profile = write_profile(dir.path(), CALL_ADD);
             let mut a = RunArgs {
-                profile: Some(profile),
-                clients: Some(2),
-                sessions: Some(6),
-                client: mcp_fleet::cli::ClientArgs {
-                    era: Some(era.into()),
+                probe_undeclared: true,
+                overrides: mcp_fleet::cli::Overrides {
+                    clients: Some(2),
+                    sessions: Some(6),
+                    client: ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
-                probe_undeclared: true,
-                ..args(dir.path())
+                ..RunArgs::default()
             };
             target(&mut a, via, &srv, &[]);
-            let (_, json) = run(a).await;
+            let json = FleetRun::new(a).profile(CALL_ADD).run().await.json;
             check_schema(&json);
             assert_eq!(
                 json["findings"],
@@ -404,8 +397,7 @@ async fn conformance_correct_server_has_no_findings() {
 
 #[tokio::test]
 async fn conformance_quickstart_has_no_findings() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(args(dir.path())).await;
+    let json = FleetRun::default().run().await.json;
     assert_eq!(
         json["findings"],
         serde_json::json!([]),
@@ -419,10 +411,10 @@ async fn conformance_quickstart_has_no_findings() {
 #[test]
 fn conformance_strict_fails_on_error_findings() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let stdio = format!("{} serve --stdio --fault bad-input-schema", self_exe());
+    let stdio = builtin_stdio(&[Fault::BadInputSchema]);
     let out_dir = dir.path().to_str().expect("utf-8");
     let fleet = |strict: bool| {
-        let mut c = Command::new(self_exe());
+        let mut c = fleet_command();
         c.args([
             "run",
             "--stdio",
@@ -446,8 +438,8 @@ fn conformance_strict_fails_on_error_findings() {
     let text = std::fs::read_to_string(dir.path().join("summary.txt")).expect("summary.txt");
     assert!(text.contains("tools.input-schema-not-object"), "{text}");
     // A warning alone does not fail a strict run.
-    let stdio = format!("{} serve --stdio --fault empty-cursor", self_exe());
-    let out = Command::new(self_exe())
+    let stdio = builtin_stdio(&[Fault::EmptyCursor]);
+    let out = fleet_command()
         .args([
             "run",
             "--stdio",

@@ -4,39 +4,43 @@
 //! list_changed handling. All against the built-in server, with its era and fault
 //! switches.
 
-use super::{args, check_schema, count, run, write_profile, RunArgs};
-use mcp_fleet::server::{spawn_http, Eras, HttpServer, ServerOptions};
+use crate::support::{builtin_http, check_schema, count, FleetRun};
+use mcp_fleet::cli::RunArgs;
+use mcp_fleet::server::{Eras, ServerOptions};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-async fn server(opts: ServerOptions) -> HttpServer {
-    spawn_http("127.0.0.1:0".parse().expect("addr"), opts)
-        .await
-        .expect("server starts")
-}
-
+/// Run the profile `text` against `target` (None: the built-in server); its summary.json,
+/// checked against the schema.
 async fn run_profile(text: &str, target: Option<String>) -> Value {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(dir.path(), text);
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        target,
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target,
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(text)
+    .run()
+    .await
+    .json;
     check_schema(&json);
     json
 }
 
 #[tokio::test]
 async fn the_version_mix_runs_every_transport_and_both_eras_at_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
+    let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/version-mix.toml")),
-        sessions: Some(240),
-        ..args(dir.path())
+        overrides: mcp_fleet::cli::Overrides {
+            sessions: Some(240),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     check_schema(&json);
     assert_eq!(
         json["sessions"]["completed"], 240,
@@ -156,7 +160,7 @@ async fn undeclared_capabilities_are_not_answered() {
 
 #[tokio::test]
 async fn a_forgotten_session_is_reinitialized_and_the_request_retried() {
-    let s = server(ServerOptions {
+    let s = builtin_http(ServerOptions {
         expire_sessions_after: Some(3),
         ..Default::default()
     })
@@ -194,7 +198,7 @@ steps = [
 
 #[tokio::test]
 async fn a_dropped_sse_stream_is_resumed_with_last_event_id() {
-    let s = server(ServerOptions {
+    let s = builtin_http(ServerOptions {
         sse_drop_after: Some(1),
         ..Default::default()
     })
@@ -276,7 +280,7 @@ cache = true
     assert!(json["counters"]["cache_hit"].as_u64() >= Some(4));
 
     // auto against a legacy-only server: the probe says legacy, initialize follows.
-    let legacy = server(ServerOptions {
+    let legacy = builtin_http(ServerOptions {
         eras: Eras::Legacy,
         ..Default::default()
     })
@@ -301,7 +305,7 @@ cache = true
     assert_eq!(json["phases"]["discover"]["errors"], 6);
 
     // auto against a modern-only server: modern, no initialize.
-    let modern_only = server(ServerOptions {
+    let modern_only = builtin_http(ServerOptions {
         eras: Eras::Modern,
         ..Default::default()
     })

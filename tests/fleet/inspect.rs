@@ -1,23 +1,10 @@
 //! `mcp-fleet inspect`: one session over every transport and era against the built-in
 //! server, as text and as JSON, and a faulty server's findings in the inspection.
 
-use super::self_exe;
-use mcp_fleet::cli::InspectArgs;
-use mcp_fleet::server::{spawn_http, Fault, ServerOptions};
+use crate::support::{builtin_http, builtin_stdio, fleet_command};
+use mcp_fleet::cli::{ClientArgs, InspectArgs};
+use mcp_fleet::server::{Fault, ServerOptions};
 use serde_json::Value;
-use std::process::Command;
-
-async fn server(faults: &[Fault]) -> mcp_fleet::server::HttpServer {
-    spawn_http(
-        "127.0.0.1:0".parse().expect("addr"),
-        ServerOptions {
-            faults: faults.to_vec(),
-            ..ServerOptions::default()
-        },
-    )
-    .await
-    .expect("server starts")
-}
 
 /// A transport's name, its URL or stdio command, and the `--transport` it needs.
 type Route = (
@@ -29,8 +16,8 @@ type Route = (
 
 #[tokio::test]
 async fn inspect_every_transport_and_era() {
-    let srv = server(&[]).await;
-    let stdio = format!("{} serve --stdio", self_exe());
+    let srv = builtin_http(ServerOptions::default()).await;
+    let stdio = builtin_stdio(&[]);
     let routes: [Route; 4] = [
         ("http", Some(srv.url()), None, None),
         (
@@ -47,9 +34,9 @@ async fn inspect_every_transport_and_era() {
             let args = InspectArgs {
                 target: target.clone(),
                 stdio: stdio.clone(),
-                client: mcp_fleet::cli::ClientArgs {
-                    transport: transport.map(String::from),
-                    era: Some(era.into()),
+                client: ClientArgs {
+                    transport: transport.and_then(mcp_fleet::protocol::TransportKind::from_name),
+                    era: mcp_fleet::plan::EraMode::from_name(era),
                     ..Default::default()
                 },
                 ..InspectArgs::default()
@@ -82,8 +69,8 @@ async fn inspect_every_transport_and_era() {
 
 #[test]
 fn inspect_text_json_and_raw_from_the_command_line() {
-    let stdio = format!("{} serve --stdio", self_exe());
-    let out = Command::new(self_exe())
+    let stdio = builtin_stdio(&[]);
+    let out = fleet_command()
         .args(["inspect", "--stdio", &stdio, "--raw"])
         .output()
         .expect("runs");
@@ -102,7 +89,7 @@ fn inspect_text_json_and_raw_from_the_command_line() {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
 
-    let out = Command::new(self_exe())
+    let out = fleet_command()
         .args(["inspect", "--stdio", &stdio, "--era", "modern", "--json"])
         .output()
         .expect("runs");
@@ -116,11 +103,15 @@ fn inspect_text_json_and_raw_from_the_command_line() {
 
 #[tokio::test]
 async fn inspect_shows_findings() {
-    let srv = server(&[Fault::DuplicateTools, Fault::EchoVersion]).await;
+    let srv = builtin_http(ServerOptions {
+        faults: vec![Fault::DuplicateTools, Fault::EchoVersion],
+        ..ServerOptions::default()
+    })
+    .await;
     let inspect = |version: Option<&str>| {
         let args = InspectArgs {
             target: Some(srv.url()),
-            client: mcp_fleet::cli::ClientArgs {
+            client: ClientArgs {
                 protocol_version: version.map(String::from),
                 ..Default::default()
             },

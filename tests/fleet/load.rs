@@ -2,19 +2,24 @@
 //! ramp, long-lived paced sessions, weighted mixes with generated arguments and
 //! parallel calls, and the command-line overrides.
 
-use super::{args, check_schema, count, run, write_profile, RunArgs};
+use crate::support::{check_schema, count, FleetRun};
+use mcp_fleet::cli::RunArgs;
 use std::path::PathBuf;
 
 #[tokio::test]
 async fn an_open_model_starts_sessions_at_the_rate() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
+    let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/open-handshake.toml")),
-        rate: Some("200/s".into()),
-        duration: Some("1s".into()),
-        ..args(dir.path())
+        overrides: mcp_fleet::cli::Overrides {
+            rate: Some("200/s".into()),
+            duration: Some("1s".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     check_schema(&json);
     assert_eq!(json["run"]["load"]["model"], "open");
     assert_eq!(json["sessions"]["started"], 200, "200/s for 1 s, exactly");
@@ -28,9 +33,7 @@ async fn an_open_model_starts_sessions_at_the_rate() {
 
 #[tokio::test]
 async fn arrivals_beyond_the_cap_are_dropped_loudly() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 rate = "100/s"
@@ -41,11 +44,7 @@ name = "slow"
 steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 400 } }]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     let dropped = json["counters"]["dropped"].as_u64().unwrap_or(0);
     let started = json["sessions"]["started"].as_u64().unwrap_or(0);
     assert!(
@@ -57,9 +56,7 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 400 } }]
 
 #[tokio::test]
 async fn long_lived_sessions_repeat_their_scenario_at_their_pace() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 3
@@ -73,11 +70,7 @@ name = "tick"
 steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     check_schema(&json);
     assert_eq!(
         json["sessions"]["started"], 3,
@@ -94,9 +87,7 @@ steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
 
 #[tokio::test]
 async fn mixes_generate_arguments_and_run_calls_in_parallel() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 2
@@ -109,11 +100,7 @@ steps = [{ op = "mix", count = 10, parallel = 4, calls = [
 ] }]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     check_schema(&json);
     assert_eq!(
         json["sessions"]["completed"], 6,
@@ -132,14 +119,18 @@ steps = [{ op = "mix", count = 10, parallel = 4, calls = [
 
 #[tokio::test]
 async fn a_ramp_from_the_command_line_ends_with_its_stages() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let started = std::time::Instant::now();
-    let (_, json) = run(RunArgs {
-        ramp: Some("4:500ms,0:500ms".into()),
-        think: Some("10ms..50ms".into()),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            ramp: Some("4:500ms,0:500ms".into()),
+            think: Some("10ms..50ms".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     assert!(started.elapsed().as_secs_f64() < 5.0);
     assert_eq!(json["run"]["stopped_by"], "duration");
     assert_eq!(
@@ -152,15 +143,19 @@ async fn a_ramp_from_the_command_line_ends_with_its_stages() {
 
 #[tokio::test]
 async fn keep_alive_reuses_connections_across_sessions() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
+    let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        keep_alive: true,
-        clients: Some(4),
-        sessions: Some(80),
-        ..args(dir.path())
+        overrides: mcp_fleet::cli::Overrides {
+            keep_alive: true,
+            clients: Some(4),
+            sessions: Some(80),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     check_schema(&json);
     assert_eq!(
         json["sessions"]["completed"], 80,

@@ -1,77 +1,20 @@
 //! Integration tests: the whole pipeline against real servers on 127.0.0.1:0 and real
 //! processes — the built-in reference server over Streamable HTTP and stdio, and an
 //! independent server built with the official Rust SDK (rmcp). Assertions are on the
-//! numbers in `summary.json`.
+//! numbers in `summary.json`. Every test starts from `support` (a run in its own results
+//! folder, the built-in server); the tests here are the core runs, the other modules one
+//! area each.
 
-use mcp_fleet::cli::RunArgs;
-use mcp_fleet::report::Summary;
-use mcp_fleet::server::{spawn_http, ServerOptions};
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use mcp_fleet::cli::{ClientArgs, RunArgs};
+use mcp_fleet::server::ServerOptions;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
-
-/// Upper bound on any one run in these tests; a hang fails the test instead of CI.
-const RUN_LIMIT: Duration = Duration::from_secs(60);
-
-fn args(out: &Path) -> RunArgs {
-    // The built-in server over stdio must be the mcp-fleet binary, not this test binary.
-    std::env::set_var("MCP_FLEET_SERVER_BIN", env!("CARGO_BIN_EXE_mcp-fleet"));
-    RunArgs {
-        seed: Some(1),
-        out: Some(out.to_path_buf()),
-        quiet: true,
-        ..RunArgs::default()
-    }
-}
-
-async fn run(args: RunArgs) -> (Summary, Value) {
-    let out = args.out.clone().expect("tests always set --out");
-    let outcome = tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(args))
-        .await
-        .expect("the run finished in time")
-        .expect("the run could be done");
-    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json written");
-    let json: Value = serde_json::from_str(&text).expect("summary.json is JSON");
-    (outcome.summary, json)
-}
-
-fn write_profile(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("profile.toml");
-    std::fs::write(&p, text).expect("write profile");
-    p
-}
-
-fn phase<'a>(json: &'a Value, name: &str) -> &'a Value {
-    &json["phases"][name]
-}
-
-fn count(json: &Value, name: &str) -> u64 {
-    phase(json, name)["count"].as_u64().unwrap_or(0)
-}
-
-fn self_exe() -> String {
-    env!("CARGO_BIN_EXE_mcp-fleet").to_string()
-}
-
-fn check_schema(json: &Value) {
-    let schema: Value =
-        serde_json::from_str(mcp_fleet::report::SUMMARY_SCHEMA).expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(json)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "summary.json breaks its schema: {errors:#?}"
-    );
-}
+use support::{builtin_http, builtin_stdio, check_schema, count, phase, Finished, FleetRun};
 
 #[tokio::test]
 async fn quickstart_against_the_built_in_server() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (summary, json) = run(args(dir.path())).await;
+    let Finished { summary, json, dir } = FleetRun::default().run().await;
     check_schema(&json);
     assert_eq!(json["sessions"]["started"], 400);
     assert_eq!(json["sessions"]["completed"], 400);
@@ -116,16 +59,19 @@ async fn quickstart_against_the_built_in_server() {
 
 #[tokio::test]
 async fn same_seed_same_choices() {
-    let a = tempfile::tempdir().expect("tempdir");
-    let b = tempfile::tempdir().expect("tempdir");
-    let mk = |d: &Path| RunArgs {
-        clients: Some(1),
-        sessions: Some(40),
-        seed: Some(7),
-        ..args(d)
+    let twice = || {
+        FleetRun::new(RunArgs {
+            overrides: mcp_fleet::cli::Overrides {
+                clients: Some(1),
+                sessions: Some(40),
+                seed: Some(7),
+                ..Default::default()
+            },
+            ..RunArgs::default()
+        })
     };
-    let (_, ja) = run(mk(a.path())).await;
-    let (_, jb) = run(mk(b.path())).await;
+    let ja = twice().run().await.json;
+    let jb = twice().run().await.json;
     for key in ["ts-sdk-v1", "legacy-2025-03"] {
         assert_eq!(
             ja["personas"][key]["sessions"],
@@ -137,14 +83,18 @@ async fn same_seed_same_choices() {
 
 #[tokio::test]
 async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        stdio: Some(format!("{} serve --stdio", self_exe())),
-        clients: Some(4),
-        sessions: Some(20),
-        ..args(dir.path())
-    };
-    let (_, json) = run(a).await;
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(builtin_stdio(&[])),
+            clients: Some(4),
+            sessions: Some(20),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await
+    .json;
     check_schema(&json);
     assert_eq!(json["run"]["transport"], "stdio");
     assert_eq!(json["sessions"]["completed"], 20);
@@ -159,15 +109,19 @@ async fn handshake_and_discovery_over_stdio_against_the_built_in_server() {
 
 #[tokio::test]
 async fn quickstart_scenario_over_stdio() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
+    let json = FleetRun::new(RunArgs {
         profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        stdio: Some(format!("{} serve --stdio", self_exe())),
-        clients: Some(4),
-        sessions: Some(24),
-        ..args(dir.path())
-    };
-    let (_, json) = run(a).await;
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(builtin_stdio(&[])),
+            clients: Some(4),
+            sessions: Some(24),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await
+    .json;
     assert_eq!(json["sessions"]["completed"], 24);
     assert_eq!(json["failures"], serde_json::json!({}));
     assert!(count(&json, "tools/call") >= 24);
@@ -176,24 +130,24 @@ async fn quickstart_scenario_over_stdio() {
 
 #[tokio::test]
 async fn sse_responses_are_parsed() {
-    let server = spawn_http(
-        "127.0.0.1:0".parse().expect("addr"),
-        ServerOptions {
-            sse_responses: true,
+    let server = builtin_http(ServerOptions {
+        sse_responses: true,
+        ..Default::default()
+    })
+    .await;
+    let json = FleetRun::new(RunArgs {
+        profile: Some(PathBuf::from("profiles/quickstart.toml")),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(server.url()),
+            clients: Some(4),
+            sessions: Some(40),
             ..Default::default()
         },
-    )
+        ..RunArgs::default()
+    })
+    .run()
     .await
-    .expect("server");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        profile: Some(PathBuf::from("profiles/quickstart.toml")),
-        target: Some(server.url()),
-        clients: Some(4),
-        sessions: Some(40),
-        ..args(dir.path())
-    };
-    let (_, json) = run(a).await;
+    .json;
     server.shutdown().await;
     assert_eq!(json["sessions"]["completed"], 40);
     assert_eq!(json["failures"], serde_json::json!({}));
@@ -204,9 +158,7 @@ async fn sse_responses_are_parsed() {
 async fn a_tool_answered_as_an_sse_stream_completes() {
     // The reference server always streams the `progress` tool's answer as SSE (with a
     // priming event), whatever the server-wide response mode.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 2
@@ -216,11 +168,7 @@ name = "progress"
 steps = [{ op = "tools/call", tool = "progress", arguments = { steps = 4 } }, { op = "ping" }]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     assert_eq!(json["sessions"]["completed"], 6);
     assert_eq!(count(&json, "tools/call"), 6);
     assert_eq!(count(&json, "ping"), 6);
@@ -229,10 +177,8 @@ steps = [{ op = "tools/call", tool = "progress", arguments = { steps = 4 } }, { 
 
 #[tokio::test]
 async fn a_version_the_persona_does_not_accept_fails_the_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
     // The server echoes 2025-11-25, which this persona refuses.
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 2
@@ -243,11 +189,7 @@ protocol_version = "2025-11-25"
 accept_versions = ["2024-11-05"]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     check_schema(&json);
     assert_eq!(json["sessions"]["failed"], 5);
     assert_eq!(json["failures"]["version_rejected"], 5);
@@ -266,9 +208,7 @@ accept_versions = ["2024-11-05"]
 
 #[tokio::test]
 async fn an_unknown_version_gets_the_servers_counter_offer() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 1
@@ -278,20 +218,14 @@ name = "from-the-future"
 protocol_version = "2099-01-01"
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     // The server answers 2025-11-25, which the default accept list includes.
     assert_eq!(json["sessions"]["completed"], 3);
 }
 
 #[tokio::test]
 async fn a_slow_tool_times_out_and_the_run_goes_on() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [target]
 timeout = "200ms"
@@ -304,11 +238,7 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
 "#,
     );
     let started = std::time::Instant::now();
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     assert!(started.elapsed() < Duration::from_secs(10), "no hang");
     assert_eq!(json["sessions"]["failed"], 4);
     assert_eq!(json["failures"]["timeout"], 4);
@@ -317,9 +247,7 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
 
 #[tokio::test]
 async fn unknown_tools_are_rpc_errors_that_do_not_end_the_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(
-        dir.path(),
+    let fleet = FleetRun::default().profile(
         r#"
 [load]
 clients = 1
@@ -329,11 +257,7 @@ name = "typo"
 steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
 "#,
     );
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = fleet.run().await.json;
     assert_eq!(json["failures"]["rpc_error:-32602"], 2);
     assert_eq!(
         count(&json, "ping"),
@@ -345,18 +269,17 @@ steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
 
 #[tokio::test]
 async fn a_duration_stops_the_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        clients: Some(2),
-        duration: Some("700ms".into()),
-        ..args(dir.path())
-    };
+    let fleet = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            clients: Some(2),
+            duration: Some("700ms".into()),
+            sessions: None,
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    });
     let started = std::time::Instant::now();
-    let (_, json) = run(RunArgs {
-        sessions: None,
-        ..a
-    })
-    .await;
+    let json = fleet.run().await.json;
     assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(json["run"]["stopped_by"], "duration");
     assert!(json["sessions"]["completed"].as_u64().unwrap_or(0) > 0);
@@ -369,37 +292,47 @@ async fn an_unreachable_target_is_an_error_before_the_run() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr").port()
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        target: Some(format!("http://127.0.0.1:{port}/mcp")),
-        ..args(dir.path())
-    };
-    let e = mcp_fleet::run(a).await.expect_err("unreachable");
+    let e = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(format!("http://127.0.0.1:{port}/mcp")),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .error()
+    .await;
     assert!(e.to_string().contains("cannot reach 127.0.0.1:"), "{e}");
 }
 
 #[tokio::test]
 async fn a_missing_program_is_an_error_before_the_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        stdio: Some("/nonexistent/mcp-server --flag".into()),
-        ..args(dir.path())
-    };
-    let e = mcp_fleet::run(a).await.expect_err("missing program");
+    let e = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("/nonexistent/mcp-server --flag".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .error()
+    .await;
     assert!(e.to_string().contains("cannot find the program"), "{e}");
 }
 
 #[tokio::test]
 async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
-    let dir = tempfile::tempdir().expect("tempdir");
     // Exits at once: the handshake sees the transport close.
-    let (_, json) = run(RunArgs {
-        stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
-        clients: Some(2),
-        sessions: Some(4),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo starting >&2; exit 3'".into()),
+            clients: Some(2),
+            sessions: Some(4),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     assert_eq!(json["sessions"]["failed"], 4);
     assert_eq!(json["failures"]["transport_closed"], 4);
     let example = json["failure_examples"]["transport_closed"][0]
@@ -408,18 +341,22 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
     assert!(example.contains("starting"), "stderr is kept: {example}");
 
     // Prints garbage and never answers: malformed lines are counted, requests time out.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
-        clients: Some(2),
-        sessions: Some(2),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("300ms".into()),
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some("sh -c 'echo not-json; echo [1,2]; sleep 30'".into()),
+            clients: Some(2),
+            sessions: Some(2),
+            client: ClientArgs {
+                timeout: Some("300ms".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
-        ..args(dir.path())
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     assert_eq!(json["failures"]["timeout"], 2);
     assert_eq!(json["malformed_messages"], 4);
 }
@@ -429,18 +366,22 @@ async fn a_server_that_dies_or_talks_garbage_is_counted_not_fatal() {
 #[tokio::test]
 async fn stdio_children_are_reaped() {
     let marker = format!("mcp-fleet-test-{}", std::process::id());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
-        clients: Some(3),
-        sessions: Some(3),
-        client: mcp_fleet::cli::ClientArgs {
-            timeout: Some("200ms".into()),
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(format!("sh -c 'sleep 30 & exec sleep 30' {marker}")),
+            clients: Some(3),
+            sessions: Some(3),
+            client: ClientArgs {
+                timeout: Some("200ms".into()),
+                ..Default::default()
+            },
             ..Default::default()
         },
-        ..args(dir.path())
+        ..RunArgs::default()
     })
-    .await;
+    .run()
+    .await
+    .json;
     assert_eq!(json["failures"]["timeout"], 3);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let ps = std::process::Command::new("ps")
@@ -462,4 +403,5 @@ mod reports;
 mod rmcp_peer;
 mod scripted_server;
 mod signals;
+mod support;
 mod transports;

@@ -2,17 +2,12 @@
 //! reader and matched to summary.json, the CSV, the HTML page, JUnit, thresholds and exit
 //! codes, `report DIR` and `compare`.
 
-use super::{args, check_schema, run, write_profile};
+use crate::support::{check_schema, fleet_command, write_profile, Finished, FleetRun};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use mcp_fleet::cli::RunArgs;
 use std::path::Path;
-use std::process::Command;
-
-fn fleet() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mcp-fleet"))
-}
 
 /// Sum every interval of one `.hlog`, with the crate's own reader; also the tags seen.
 fn read_hlog(path: &Path) -> (Histogram<u64>, Vec<String>, usize) {
@@ -39,17 +34,20 @@ fn read_hlog(path: &Path) -> (Histogram<u64>, Vec<String>, usize) {
 
 #[tokio::test]
 async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summary() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let a = RunArgs {
-        interval: Some("100ms".into()),
-        thresholds: vec![
-            "p99(initialize) < 10s".into(),
-            "error_rate < 0.1%".into(),
-            "rate(sessions) > 1000000".into(),
-        ],
-        ..args(dir.path())
-    };
-    let (summary, json) = run(a).await;
+    let Finished { summary, json, dir } = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            interval: Some("100ms".into()),
+            thresholds: vec![
+                "p99(initialize) < 10s".into(),
+                "error_rate < 0.1%".into(),
+                "rate(sessions) > 1000000".into(),
+            ],
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await;
     check_schema(&json);
     assert_eq!(json["schema_version"], 4);
     assert!(!summary.passed(), "one threshold cannot hold");
@@ -147,7 +145,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
 fn exit_codes_follow_thresholds_and_bad_ones_are_profile_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let run = |extra: &[&str], out: &str| {
-        fleet()
+        fleet_command()
             .args([
                 "run",
                 "--sessions",
@@ -205,7 +203,7 @@ fn exit_codes_follow_thresholds_and_bad_ones_are_profile_errors() {
         dir.path(),
         "thresholds = [\"p99(initialize) < 50ms\", \"p99(tools/call, persona=nobody) < 1s\"]\n",
     );
-    let o = fleet()
+    let o = fleet_command()
         .arg("validate")
         .arg(&profile)
         .output()
@@ -222,7 +220,7 @@ fn exit_codes_follow_thresholds_and_bad_ones_are_profile_errors() {
 fn compare_prints_deltas_and_fails_on_regressions() {
     let dir = tempfile::tempdir().expect("tempdir");
     for out in ["base", "new"] {
-        let o = fleet()
+        let o = fleet_command()
             .args([
                 "run",
                 "--sessions",
@@ -238,7 +236,7 @@ fn compare_prints_deltas_and_fails_on_regressions() {
         assert_eq!(o.status.code(), Some(0));
     }
     let compare = |rules: &[&str]| {
-        let mut c = fleet();
+        let mut c = fleet_command();
         c.arg("compare")
             .arg(dir.path().join("base"))
             .arg(dir.path().join("new"));
@@ -255,7 +253,7 @@ fn compare_prints_deltas_and_fails_on_regressions() {
         "{text}"
     );
     // A run compared with itself: no change, so `>= +0%` matches and `> +1000%` does not.
-    let o = fleet()
+    let o = fleet_command()
         .arg("compare")
         .arg(dir.path().join("base"))
         .arg(dir.path().join("base"))
@@ -279,7 +277,7 @@ fn compare_prints_deltas_and_fails_on_regressions() {
 #[test]
 fn report_on_a_folder_without_a_summary_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let o = fleet()
+    let o = fleet_command()
         .arg("report")
         .arg(dir.path())
         .output()

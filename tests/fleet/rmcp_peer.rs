@@ -3,7 +3,8 @@
 //! stateless). It answers every POST as SSE with a priming event, returns 202 for
 //! DELETE and handles requests concurrently — good tests of our client side.
 
-use super::{args, check_schema, count, run, write_profile};
+use crate::support::{check_schema, count, fleet_program, FleetRun};
+use mcp_fleet::cli::{ClientArgs, RunArgs};
 use std::path::PathBuf;
 use std::process::Stdio;
 use tokio::io::AsyncBufReadExt;
@@ -14,7 +15,7 @@ fn peer_binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let fleet = PathBuf::from(env!("CARGO_BIN_EXE_mcp-fleet"));
+            let fleet = PathBuf::from(fleet_program());
             let dir = fleet.parent().expect("target dir").to_path_buf();
             let status = std::process::Command::new(env!("CARGO"))
                 .args(["build", "--quiet", "-p", "rmcp-peer"])
@@ -113,30 +114,36 @@ fn assert_clean_run(json: &serde_json::Value, sessions: u64) {
 
 #[tokio::test]
 async fn rmcp_over_stdio() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(dir.path(), PEER_PROFILE);
-    let (_, json) = run(super::RunArgs {
-        profile: Some(profile),
-        stdio: Some(peer_binary().display().to_string() + " --stdio"),
-        clients: Some(4),
-        sessions: Some(16),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(peer_binary().display().to_string() + " --stdio"),
+            clients: Some(4),
+            sessions: Some(16),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(PEER_PROFILE)
+    .run()
+    .await
+    .json;
     assert_clean_run(&json, 16);
 }
 
 #[tokio::test]
 async fn rmcp_over_streamable_http() {
     let peer = HttpPeer::start(&[]).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let profile = write_profile(dir.path(), PEER_PROFILE);
-    let (_, json) = run(super::RunArgs {
-        profile: Some(profile),
-        target: Some(peer.url.clone()),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(peer.url.clone()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(PEER_PROFILE)
+    .run()
+    .await
+    .json;
     assert_clean_run(&json, 40);
     assert_eq!(
         count(&json, "close"),
@@ -152,14 +159,17 @@ async fn rmcp_stateless_streamable_http() {
         &["--stateless", "--json-response"][..],
     ] {
         let peer = HttpPeer::start(extra).await;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let profile = write_profile(dir.path(), PEER_PROFILE);
-        let (_, json) = run(super::RunArgs {
-            profile: Some(profile),
-            target: Some(peer.url.clone()),
-            ..args(dir.path())
+        let json = FleetRun::new(RunArgs {
+            overrides: mcp_fleet::cli::Overrides {
+                target: Some(peer.url.clone()),
+                ..Default::default()
+            },
+            ..RunArgs::default()
         })
-        .await;
+        .profile(PEER_PROFILE)
+        .run()
+        .await
+        .json;
         assert_clean_run(&json, 40);
     }
 }
@@ -179,22 +189,25 @@ async fn rmcp_in_the_modern_era() {
             (Some(peers[1].url.clone()), None),
         ];
         for (target, stdio) in targets {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let profile = write_profile(dir.path(), PEER_PROFILE);
-            let (_, json) = run(super::RunArgs {
-                profile: Some(profile),
-                target: target.clone(),
-                stdio: stdio.clone(),
-                client: mcp_fleet::cli::ClientArgs {
-                    era: Some(era.into()),
-                    protocol_version: Some("2026-07-28".into()),
+            let json = FleetRun::new(RunArgs {
+                overrides: mcp_fleet::cli::Overrides {
+                    target: target.clone(),
+                    stdio: stdio.clone(),
+                    client: ClientArgs {
+                        era: mcp_fleet::plan::EraMode::from_name(era),
+                        protocol_version: Some("2026-07-28".into()),
+                        ..Default::default()
+                    },
+                    clients: Some(2),
+                    sessions: Some(8),
                     ..Default::default()
                 },
-                clients: Some(2),
-                sessions: Some(8),
-                ..args(dir.path())
+                ..RunArgs::default()
             })
-            .await;
+            .profile(PEER_PROFILE)
+            .run()
+            .await
+            .json;
             check_schema(&json);
             let what = format!("{era} {target:?} {stdio:?}");
             assert_eq!(

@@ -3,12 +3,13 @@
 //! headers, extra headers, answers to server requests, cancellation after a timeout,
 //! and `session_expired` on a 404.
 
-use super::{args, run, write_profile, RunArgs};
+use crate::support::FleetRun;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use mcp_fleet::cli::{ClientArgs, RunArgs};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -141,11 +142,11 @@ async fn start(mode: Mode) -> (String, Arc<Script>, tokio::task::JoinHandle<()>)
     (url, script, task)
 }
 
-fn profile(dir: &std::path::Path, version: &str, timeout: &str) -> std::path::PathBuf {
-    write_profile(
-        dir,
-        &format!(
-            r#"
+/// One persona at `version`, requests timing out after `timeout`: two sessions that
+/// list tools and call one.
+fn profile(version: &str, timeout: &str) -> String {
+    format!(
+        r#"
 [target]
 timeout = "{timeout}"
 [load]
@@ -158,24 +159,27 @@ protocol_version = "{version}"
 name = "call"
 steps = [{{ op = "tools/list" }}, {{ op = "tools/call", tool = "t" }}]
 "#
-        ),
     )
 }
 
 #[tokio::test]
 async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
     let (url, script, task) = start(Mode::Chatty).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        profile: Some(profile(dir.path(), "2025-06-18", "5s")),
-        target: Some(url),
-        client: mcp_fleet::cli::ClientArgs {
-            headers: vec!["Authorization: Bearer secret".into()],
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            client: ClientArgs {
+                headers: vec!["Authorization: Bearer secret".into()],
+                ..Default::default()
+            },
             ..Default::default()
         },
-        ..args(dir.path())
+        ..RunArgs::default()
     })
-    .await;
+    .profile(&profile("2025-06-18", "5s"))
+    .run()
+    .await
+    .json;
     task.abort();
     assert_eq!(json["sessions"]["completed"], 2, "{json:#}");
     assert_eq!(json["failures"], json!({}));
@@ -221,20 +225,21 @@ async fn headers_and_answers_to_server_requests_are_right_on_the_wire() {
 #[tokio::test]
 async fn declared_capabilities_get_real_answers_on_the_wire() {
     let (url, script, task) = start(Mode::Chatty).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(profile(dir.path(), "2025-11-25", "5s"))
-        .expect("read")
-        .replace(
+    let text = profile("2025-11-25", "5s").replace(
             "protocol_version = \"2025-11-25\"",
             "protocol_version = \"2025-11-25\"\ncapabilities = { sampling = {}, elicitation = {}, roots = {} }\nsampling = { text = \"canned\", model = \"m1\" }\nroots = [{ uri = \"file:///r\", name = \"r\" }]",
         );
-    let path = write_profile(dir.path(), &text);
-    let (_, json) = run(RunArgs {
-        profile: Some(path),
-        target: Some(url),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(&text)
+    .run()
+    .await
+    .json;
     task.abort();
     assert_eq!(
         json["sessions"]["completed"], 2,
@@ -270,13 +275,17 @@ async fn declared_capabilities_get_real_answers_on_the_wire() {
 #[tokio::test]
 async fn versions_before_2025_06_18_send_no_version_header() {
     let (url, script, task) = start(Mode::Chatty).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        profile: Some(profile(dir.path(), "2025-03-26", "5s")),
-        target: Some(url),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(&profile("2025-03-26", "5s"))
+    .run()
+    .await
+    .json;
     task.abort();
     assert_eq!(json["sessions"]["completed"], 2);
     let posts = script.posts.lock().expect("lock").clone();
@@ -290,13 +299,17 @@ async fn versions_before_2025_06_18_send_no_version_header() {
 #[tokio::test]
 async fn a_404_on_a_live_session_is_session_expired() {
     let (url, _script, task) = start(Mode::Forgetful).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        profile: Some(profile(dir.path(), "2025-11-25", "5s")),
-        target: Some(url),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(&profile("2025-11-25", "5s"))
+    .run()
+    .await
+    .json;
     task.abort();
     assert_eq!(json["sessions"]["failed"], 2);
     assert_eq!(
@@ -309,13 +322,17 @@ async fn a_404_on_a_live_session_is_session_expired() {
 #[tokio::test]
 async fn a_timed_out_request_is_cancelled() {
     let (url, script, task) = start(Mode::Stalling).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (_, json) = run(RunArgs {
-        profile: Some(profile(dir.path(), "2025-11-25", "300ms")),
-        target: Some(url),
-        ..args(dir.path())
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
     })
-    .await;
+    .profile(&profile("2025-11-25", "300ms"))
+    .run()
+    .await
+    .json;
     task.abort();
     assert_eq!(json["phases"]["tools/call"]["failures"]["timeout"], 2);
     let posts = script.posts.lock().expect("lock").clone();

@@ -1,24 +1,29 @@
 //! Every transport against the built-in server (which serves all four on one port, and
 //! stdio by spawning itself), separately and mixed in one run.
 
-use super::{args, check_schema, count, run, write_profile, RunArgs};
+use crate::support::{check_schema, count, FleetRun};
+use mcp_fleet::cli::{ClientArgs, RunArgs};
 use std::path::PathBuf;
 
 #[tokio::test]
 async fn the_quickstart_over_each_transport() {
     for transport in ["http", "sse", "ws", "stdio"] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (_, json) = run(RunArgs {
+        let json = FleetRun::new(RunArgs {
             profile: Some(PathBuf::from("profiles/quickstart.toml")),
-            client: mcp_fleet::cli::ClientArgs {
-                transport: Some(transport.into()),
+            overrides: mcp_fleet::cli::Overrides {
+                client: ClientArgs {
+                    transport: mcp_fleet::protocol::TransportKind::from_name(transport),
+                    ..Default::default()
+                },
+                clients: Some(4),
+                sessions: Some(24),
                 ..Default::default()
             },
-            clients: Some(4),
-            sessions: Some(24),
-            ..args(dir.path())
+            ..RunArgs::default()
         })
-        .await;
+        .run()
+        .await
+        .json;
         check_schema(&json);
         assert_eq!(json["run"]["transport"], transport);
         assert_eq!(json["sessions"]["completed"], 24, "{transport}: {json:#}");
@@ -30,7 +35,6 @@ async fn the_quickstart_over_each_transport() {
 
 #[tokio::test]
 async fn four_transports_in_one_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let mut text = String::from("[load]\nclients = 8\nsessions = 80\n");
     for t in ["http", "sse", "ws", "stdio"] {
         text.push_str(&format!(
@@ -40,12 +44,7 @@ async fn four_transports_in_one_run() {
     text.push_str(
         "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }, { op = \"tools/call\", tool = \"echo\", arguments = { message = \"x\" } }]\n",
     );
-    let profile = write_profile(dir.path(), &text);
-    let (_, json) = run(RunArgs {
-        profile: Some(profile),
-        ..args(dir.path())
-    })
-    .await;
+    let json = FleetRun::default().profile(&text).run().await.json;
     check_schema(&json);
     assert_eq!(json["run"]["transport"], "http+sse+stdio+ws");
     assert_eq!(json["sessions"]["completed"], 80);

@@ -5,16 +5,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::modern_codes;
-use super::operations::{error_result, text_result};
+use super::reply::{error_result, invalid_params, text_result};
 use super::session::{declares, AskFailure, ASK_TIMEOUT};
-use super::{invalid_params, Notifier, Session};
+use super::{Notifier, Session};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::methods as m;
 use crate::protocol::RpcError;
 use crate::server::catalog::{self, Tool};
-
-const SAMPLING_CREATE: &str = "sampling/createMessage";
-const ELICITATION_CREATE: &str = "elicitation/create";
-const ROOTS_LIST: &str = "roots/list";
 
 /// What an `ask_*` tool asks the client: the request, and how to read the answer.
 pub(super) struct Question {
@@ -37,7 +34,7 @@ impl Question {
                     "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
                     "maxTokens": 64,
                 });
-                ("sampling", SAMPLING_CREATE, params)
+                ("sampling", m::SAMPLING_CREATE_MESSAGE, params)
             }
             Tool::AskElicitation => {
                 let message = match args.get("message") {
@@ -47,9 +44,9 @@ impl Question {
                 };
                 let params = json!({"mode": "form", "message": message,
                                     "requestedSchema": catalog::elicitation_schema()});
-                ("elicitation", ELICITATION_CREATE, params)
+                ("elicitation", m::ELICITATION_CREATE, params)
             }
-            _ => ("roots", ROOTS_LIST, json!({})),
+            _ => ("roots", m::ROOTS_LIST, json!({})),
         };
         Ok(Question {
             tool,
@@ -100,7 +97,7 @@ impl Question {
                 other => json!({ other: {} }),
             };
             return Err(RpcError {
-                code: modern_codes::MISSING_CLIENT_CAPABILITY,
+                code: codes::MISSING_CLIENT_CAPABILITY,
                 message: format!(
                     "Missing required client capability: {} needs `{}`",
                     self.tool.name(),

@@ -4,29 +4,21 @@
 
 use serde_json::{json, Value};
 
-use super::{invalid_params, method_not_found, Answer, Ctx, Handler, Notifier};
-use super::{COMPLETION_COMPLETE, SERVER_DISCOVER};
+use super::reply::{invalid_params, method_not_found, Reply};
+use super::{Ctx, Handler, Notifier};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::meta::{
+    META, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
 use crate::protocol::methods as m;
 use crate::protocol::version::LATEST_MODERN;
 use crate::protocol::{Incoming, RpcError};
 use crate::server::Eras;
 
-/// `params._meta` keys of the 2026-07-28 era.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-/// Error codes of the 2026-07-28 era.
-pub mod modern_codes {
-    pub const HEADER_MISMATCH: i64 = -32020;
-    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-}
-
 /// Methods a 2026-07-28 request may name here; anything else is -32601 (`ping` and
 /// `logging/setLevel` no longer exist in that era).
 const MODERN_METHODS: [&str; 9] = [
-    SERVER_DISCOVER,
+    m::SERVER_DISCOVER,
     m::TOOLS_LIST,
     m::TOOLS_CALL,
     m::RESOURCES_LIST,
@@ -34,11 +26,11 @@ const MODERN_METHODS: [&str; 9] = [
     m::RESOURCES_READ,
     m::PROMPTS_LIST,
     m::PROMPTS_GET,
-    COMPLETION_COMPLETE,
+    m::COMPLETION_COMPLETE,
 ];
 /// Results that carry `ttlMs` / `cacheScope` in the modern era.
 const CACHEABLE: [&str; 6] = [
-    SERVER_DISCOVER,
+    m::SERVER_DISCOVER,
     m::TOOLS_LIST,
     m::RESOURCES_LIST,
     m::RESOURCES_TEMPLATES_LIST,
@@ -66,7 +58,7 @@ impl Handler {
     pub(super) fn stateless(&self, method: &str, params: Option<&Value>) -> bool {
         self.eras.modern()
             && method != m::INITIALIZE
-            && (method == SERVER_DISCOVER || has_modern_meta(params))
+            && (method == m::SERVER_DISCOVER || has_modern_meta(params))
     }
 
     /// A stateless request: check its `_meta` and method, run it, dress the result.
@@ -75,11 +67,11 @@ impl Handler {
         method: &str,
         params: Option<Value>,
         notifier: &Notifier,
-    ) -> Result<Answer<'_>, RpcError> {
+    ) -> Result<Reply<'_>, RpcError> {
         let params = params.unwrap_or(Value::Null);
         let caps = self.modern_check(method, &params)?;
-        if method == SERVER_DISCOVER {
-            return Ok(Answer::Static(&self.discover));
+        if method == m::SERVER_DISCOVER {
+            return Ok(Reply::Static(&self.discover));
         }
         let ctx = Ctx::Modern { caps, notifier };
         let answer = self.dispatch(&ctx, method, &params).await?;
@@ -89,9 +81,9 @@ impl Handler {
             &self.modern_members
         };
         Ok(match answer {
-            Answer::Static(s) => Answer::Owned(splice(members, s)),
-            Answer::Owned(s) => Answer::Owned(splice(members, &s)),
-            Answer::Value(v) => Answer::Value(self.dress(v, CACHEABLE.contains(&method))),
+            Reply::Static(s) => Reply::Owned(splice(members, s)),
+            Reply::Owned(s) => Reply::Owned(splice(members, &s)),
+            Reply::Value(v) => Reply::Value(self.dress(v, CACHEABLE.contains(&method))),
         })
     }
 
@@ -99,7 +91,7 @@ impl Handler {
     /// unsupported `_meta` version (-32602 / -32022), missing client capabilities
     /// (-32602), or a method this era lacks (-32601). Returns the declared capabilities.
     pub fn modern_check<'p>(&self, method: &str, params: &'p Value) -> Result<&'p Value, RpcError> {
-        let meta = params.get("_meta");
+        let meta = params.get(META);
         let version = meta
             .and_then(|m| m.get(META_PROTOCOL_VERSION))
             .ok_or_else(|| {
@@ -114,7 +106,7 @@ impl Handler {
         };
         if version != LATEST_MODERN {
             return Err(RpcError {
-                code: modern_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                code: codes::UNSUPPORTED_PROTOCOL_VERSION,
                 message: "Unsupported protocol version".into(),
                 data: Some(json!({"supported": self.supported, "requested": version})),
             });
@@ -137,7 +129,7 @@ impl Handler {
     fn dress(&self, mut value: Value, cacheable: bool) -> Value {
         if let Value::Object(map) = &mut value {
             map.entry("resultType").or_insert_with(|| json!("complete"));
-            let meta = map.entry("_meta").or_insert_with(|| json!({}));
+            let meta = map.entry(META).or_insert_with(|| json!({}));
             if let Value::Object(meta) = meta {
                 meta.insert(META_SERVER_INFO.into(), self.server_info.clone());
             }
@@ -152,7 +144,7 @@ impl Handler {
 
 pub(super) fn has_modern_meta(params: Option<&Value>) -> bool {
     params
-        .and_then(|p| p.get("_meta"))
+        .and_then(|p| p.get(META))
         .is_some_and(|meta| meta.get(META_PROTOCOL_VERSION).is_some())
 }
 

@@ -7,8 +7,10 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::ask::Question;
-use super::{invalid_params, Ctx};
+use super::reply::{error_result, invalid_params, text_result};
+use super::Ctx;
 use crate::protocol::jsonrpc::encode_notification;
+use crate::protocol::meta::{META, PROGRESS_TOKEN};
 use crate::protocol::methods as m;
 use crate::protocol::RpcError;
 use crate::server::catalog::{Prompt, Tool};
@@ -47,17 +49,7 @@ pub(super) async fn call_tool(ctx: &Ctx<'_>, params: &Value) -> Result<Value, Rp
                 .ok_or_else(|| invalid_params("echo needs `message` (a string)"))?;
             Ok(text_result(message))
         }
-        Tool::Add => {
-            let (a, b) = (number_arg(args, "a")?, number_arg(args, "b")?);
-            // Keep integers integral ("3", not "3.0") when both operands are integers.
-            let sum = match (a.as_i64(), b.as_i64()) {
-                (Some(x), Some(y)) if x.checked_add(y).is_some() => json!(x + y),
-                _ => json!(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
-            };
-            let text = json!({ "sum": sum }).to_string();
-            Ok(json!({"content": [{"type": "text", "text": text}],
-                      "structuredContent": {"sum": sum}}))
-        }
+        Tool::Add => add(args),
         Tool::Sleep => {
             let ms = integer_arg(args, "ms", None, 0, MAX_SLEEP_MS)?;
             tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -66,10 +58,10 @@ pub(super) async fn call_tool(ctx: &Ctx<'_>, params: &Value) -> Result<Value, Rp
         Tool::Fail => Ok(error_result("The fail tool always fails, on purpose.")),
         Tool::Progress => {
             let steps = integer_arg(args, "steps", Some(3), 1, MAX_PROGRESS_STEPS)?;
-            let token = params.get("_meta").and_then(|m| m.get("progressToken"));
+            let token = params.get(META).and_then(|m| m.get(PROGRESS_TOKEN));
             if let Some(token) = token {
                 for i in 1..=steps {
-                    let note = json!({"progressToken": token, "progress": i, "total": steps});
+                    let note = json!({PROGRESS_TOKEN: token, "progress": i, "total": steps});
                     ctx.notifier()
                         .send(encode_notification(m::PROGRESS, Some(&note)));
                 }
@@ -83,37 +75,56 @@ pub(super) async fn call_tool(ctx: &Ctx<'_>, params: &Value) -> Result<Value, Rp
                 Ctx::Modern { caps, .. } => question.round_trip(caps, args, params),
             }
         }
-        Tool::NotifyListChanged => {
-            let list = match args.get("list") {
-                None | Some(Value::Null) => "tools",
-                Some(Value::String(l))
-                    if ["tools", "prompts", "resources"].contains(&l.as_str()) =>
-                {
-                    l.as_str()
-                }
-                Some(_) => {
-                    return Err(invalid_params(
-                        "`list` must be one of \"tools\", \"prompts\", \"resources\"",
-                    ))
-                }
-            };
-            match ctx {
-                Ctx::Legacy { session, notifier } => {
-                    let method = format!("notifications/{list}/list_changed");
-                    let note = encode_notification(&method, None);
-                    // Unrelated to this request: the standalone stream when one is open.
-                    if !session.send_standalone(note.clone()) {
-                        notifier.send(note);
-                    }
-                    Ok(text_result("sent"))
-                }
-                // No `subscriptions/listen` here, so there is nowhere to send it.
-                Ctx::Modern { .. } => Ok(text_result(
-                    "not sent: in 2026-07-28 list_changed travels on subscriptions/listen, \
-                     which this server does not offer",
-                )),
-            }
+        Tool::NotifyListChanged => notify_list_changed(ctx, args),
+    }
+}
+
+/// `add`: the sum as text and as `structuredContent` (the tool declares an output schema).
+fn add(args: &Map<String, Value>) -> Result<Value, RpcError> {
+    let (a, b) = (number_arg(args, "a")?, number_arg(args, "b")?);
+    // Keep integers integral ("3", not "3.0") when both operands are integers.
+    let sum = match (a.as_i64(), b.as_i64()) {
+        (Some(x), Some(y)) if x.checked_add(y).is_some() => json!(x + y),
+        _ => json!(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+    };
+    let text = json!({ "sum": sum }).to_string();
+    Ok(json!({"content": [{"type": "text", "text": text}],
+              "structuredContent": {"sum": sum}}))
+}
+
+/// `notify_list_changed`: a legacy session gets the notification; a modern request is
+/// told why not.
+fn notify_list_changed(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<Value, RpcError> {
+    let list = match args.get("list") {
+        None | Some(Value::Null) => "tools",
+        Some(Value::String(l)) if ["tools", "prompts", "resources"].contains(&l.as_str()) => {
+            l.as_str()
         }
+        Some(_) => {
+            return Err(invalid_params(
+                "`list` must be one of \"tools\", \"prompts\", \"resources\"",
+            ))
+        }
+    };
+    match ctx {
+        Ctx::Legacy { session, notifier } => {
+            let method = match list {
+                "prompts" => m::PROMPTS_LIST_CHANGED,
+                "resources" => m::RESOURCES_LIST_CHANGED,
+                _ => m::TOOLS_LIST_CHANGED,
+            };
+            let note = encode_notification(method, None);
+            // Unrelated to this request: the standalone stream when one is open.
+            if !session.send_standalone(note.clone()) {
+                notifier.send(note);
+            }
+            Ok(text_result("sent"))
+        }
+        // No `subscriptions/listen` here, so there is nowhere to send it.
+        Ctx::Modern { .. } => Ok(text_result(
+            "not sent: in 2026-07-28 list_changed travels on subscriptions/listen, \
+             which this server does not offer",
+        )),
     }
 }
 
@@ -198,13 +209,4 @@ pub(super) fn complete(params: &Value) -> Value {
         Vec::new()
     };
     json!({"completion": {"values": values, "total": values.len(), "hasMore": false}})
-}
-
-pub(super) fn text_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}]})
-}
-
-/// A tool execution error: a result with `isError`, not a protocol error.
-pub(super) fn error_result(text: &str) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
 }

@@ -1,6 +1,5 @@
 //! Per-connection plumbing: the legacy [`Session`] (negotiated version, client
-//! capabilities, server→client requests awaiting their answer, the standalone stream) and
-//! the [`Notifier`] a running request writes its messages to the client on.
+//! capabilities, server→client requests awaiting their answer, the standalone stream).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::jsonrpc::encode_request;
 use crate::protocol::{RequestId, RpcError};
+use crate::server::notifier::Notifier;
 
 /// How long a legacy `ask_*` tool waits for the client's answer.
 pub(super) const ASK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -151,28 +151,5 @@ pub(super) fn declares(caps: &Value, capability: &str) -> bool {
         }
         Some(Value::Object(_)) => true,
         _ => false,
-    }
-}
-
-/// Where a request's messages to the client go while it runs (progress notifications,
-/// server→client requests): the outbound queue on stdio/ws/sse, the request's SSE stream
-/// on HTTP, or nowhere (plain JSON responses).
-#[derive(Debug, Clone, Default)]
-pub struct Notifier(Option<mpsc::UnboundedSender<Vec<u8>>>);
-
-impl Notifier {
-    pub fn new(tx: mpsc::UnboundedSender<Vec<u8>>) -> Notifier {
-        Notifier(Some(tx))
-    }
-
-    pub fn none() -> Notifier {
-        Notifier(None)
-    }
-
-    pub(crate) fn send(&self, message: Vec<u8>) {
-        if let Some(tx) = &self.0 {
-            // A closed receiver means the client went away; the result is dropped anyway.
-            let _ = tx.send(message);
-        }
     }
 }

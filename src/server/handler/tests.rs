@@ -1,7 +1,9 @@
 //! Unit tests of the transport-independent handler: lifecycle, negotiation, catalog
-//! answers and error codes, without any I/O.
+//! replies and error codes, without any I/O.
 
 use super::*;
+use crate::protocol::jsonrpc::Malformed;
+use crate::protocol::meta::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,13 +12,14 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::super::handler::{malformed_reply, Handler, Notifier};
+use super::super::handler::{malformed_reply, Handler};
+use super::super::notifier::Notifier;
 use super::headers::{error_response, header_text, json_response, new_session_id};
 use super::headers::{origin_refusal, session_not_found, sse_response, version_refusal};
-use super::headers::{LAST_EVENT_ID, MCP_SESSION_ID};
 use super::stateless::post_stateless;
 use super::stream::{lock, pump, HttpSession, Refusal};
 use super::AppState;
+use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::protocol::methods as m;
 use crate::protocol::Incoming;
 use crate::server::Fault;
@@ -27,7 +28,7 @@ use crate::server::Fault;
 /// `MCP-Protocol-Version`.
 fn fault_refusal(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     let faulty = state.handler.faults().has(Fault::RejectVersionHeader);
-    (faulty && headers.contains_key("mcp-protocol-version")).then(|| {
+    (faulty && headers.contains_key(MCP_PROTOCOL_VERSION)).then(|| {
         error_response(
             StatusCode::BAD_REQUEST,
             "Bad Request: MCP-Protocol-Version is not accepted",
@@ -40,21 +41,8 @@ pub(super) async fn post_mcp(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(refused) = origin_refusal(&headers) {
+    if let Some(refused) = header_refusal(&headers) {
         return refused;
-    }
-    let accept = header_text(&headers, &ACCEPT);
-    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
-        return error_response(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: Accept must list both application/json and text/event-stream",
-        );
-    }
-    if !header_text(&headers, &CONTENT_TYPE).starts_with("application/json") {
-        return error_response(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        );
     }
     let msg = match Incoming::parse(&body) {
         Ok(msg) => msg,
@@ -64,44 +52,9 @@ pub(super) async fn post_mcp(
         return post_stateless(&state, &headers, msg).await;
     }
     let is_initialize = matches!(&msg, Incoming::Request { method, .. } if method == m::INITIALIZE);
-    let (session, new_id) = match headers.get(&MCP_SESSION_ID) {
-        Some(id) => {
-            let id = id.to_str().unwrap_or_default();
-            let Some(session) = state.session(id) else {
-                return session_not_found();
-            };
-            if let Some(refused) = version_refusal(&headers) {
-                return refused;
-            }
-            if let Some(refused) = fault_refusal(&state, &headers) {
-                return refused;
-            }
-            // The expiry fault: this request is still served, the next one gets 404.
-            let served = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
-            if state
-                .expire_sessions_after
-                .is_some_and(|limit| served >= limit)
-            {
-                state.remove(id);
-            }
-            (session, None)
-        }
-        None if is_initialize => {
-            let id = new_session_id();
-            // The fault: an id a client must reject (spaces are not visible ASCII).
-            let id = if state.handler.faults().has(Fault::BadSessionId) {
-                format!("fleet session {id}")
-            } else {
-                id
-            };
-            (Arc::new(HttpSession::default()), Some(id))
-        }
-        None => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: Mcp-Session-Id header is required",
-            )
-        }
+    let (session, new_id) = match legacy_session(&state, &headers, is_initialize) {
+        Ok(found) => found,
+        Err(refused) => return *refused,
     };
 
     if !matches!(msg, Incoming::Request { .. }) {
@@ -117,25 +70,7 @@ pub(super) async fn post_mcp(
     let streams = state.sse_responses || Handler::wants_stream(&msg);
     if is_initialize || !streams {
         // Answer inline: `initialize` must finish before the session id is published.
-        let reply = state
-            .handler
-            .handle(&session.core, msg, &Notifier::none())
-            .await;
-        let session_header = match new_id {
-            Some(id) if session.core.version().is_some() => {
-                state.insert(id.clone(), session.clone());
-                Some(id)
-            }
-            _ => None,
-        };
-        let reply = reply.unwrap_or_default();
-        if streams {
-            let (log, body) = session.open_stream(None);
-            lock(&log).push(reply, true);
-            lock(&log).finish();
-            return sse_response(body, session_header);
-        }
-        return json_response(StatusCode::OK, reply, session_header);
+        return reply_inline(&state, &session, msg, new_id, streams).await;
     }
 
     let is_call = matches!(&msg, Incoming::Request { method, .. } if method == m::TOOLS_CALL);
@@ -157,6 +92,104 @@ pub(super) async fn post_mcp(
         log.finish();
     });
     sse_response(body, None)
+}
+
+/// Refuse a POST whose headers are wrong whatever its body: a foreign `Origin`, an
+/// `Accept` without both types, a `Content-Type` that is not JSON.
+fn header_refusal(headers: &HeaderMap) -> Option<Response> {
+    if let Some(refused) = origin_refusal(headers) {
+        return Some(refused);
+    }
+    let accept = header_text(headers, &ACCEPT);
+    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+        return Some(error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: Accept must list both application/json and text/event-stream",
+        ));
+    }
+    if !header_text(headers, &CONTENT_TYPE).starts_with("application/json") {
+        return Some(error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        ));
+    }
+    None
+}
+
+/// The legacy session a POST belongs to: the one its `Mcp-Session-Id` names (with the
+/// expiry and version-header faults), or a new one for `initialize`.
+fn legacy_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    is_initialize: bool,
+) -> Result<(Arc<HttpSession>, Option<String>), Box<Response>> {
+    match headers.get(&MCP_SESSION_ID) {
+        Some(id) => {
+            let id = id.to_str().unwrap_or_default();
+            let Some(session) = state.session(id) else {
+                return Err(Box::new(session_not_found()));
+            };
+            if let Some(refused) = version_refusal(headers) {
+                return Err(Box::new(refused));
+            }
+            if let Some(refused) = fault_refusal(state, headers) {
+                return Err(Box::new(refused));
+            }
+            // The expiry fault: this request is still served, the next one gets 404.
+            let served = session.requests.fetch_add(1, Ordering::Relaxed) + 1;
+            if state
+                .expire_sessions_after
+                .is_some_and(|limit| served >= limit)
+            {
+                state.remove(id);
+            }
+            Ok((session, None))
+        }
+        None if is_initialize => {
+            let id = new_session_id();
+            // The fault: an id a client must reject (spaces are not visible ASCII).
+            let id = if state.handler.faults().has(Fault::BadSessionId) {
+                format!("fleet session {id}")
+            } else {
+                id
+            };
+            Ok((Arc::new(HttpSession::default()), Some(id)))
+        }
+        None => Err(Box::new(error_response(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ))),
+    }
+}
+
+/// A reply in the POST's own response: a JSON body, or a one-message SSE stream when
+/// the server streams every reply; a new session is published once initialized.
+async fn reply_inline(
+    state: &AppState,
+    session: &Arc<HttpSession>,
+    msg: Incoming,
+    new_id: Option<String>,
+    streams: bool,
+) -> Response {
+    let reply = state
+        .handler
+        .handle(&session.core, msg, &Notifier::none())
+        .await;
+    let session_header = match new_id {
+        Some(id) if session.core.version().is_some() => {
+            state.insert(id.clone(), session.clone());
+            Some(id)
+        }
+        _ => None,
+    };
+    let reply = reply.unwrap_or_default();
+    if streams {
+        let (log, body) = session.open_stream(None);
+        lock(&log).push(reply, true);
+        lock(&log).finish();
+        return sse_response(body, session_header);
+    }
+    json_response(StatusCode::OK, reply, session_header)
 }
 
 pub(super) async fn delete_mcp(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {

@@ -10,18 +10,11 @@ use axum::response::{IntoResponse, Response};
 
 use super::super::handler::error_without_id;
 use super::super::origin::is_local_origin;
+use crate::protocol::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::version::legacy_versions;
 
-pub(super) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-pub(super) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-pub(super) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-/// What the TS SDK server answers for an unknown session; clients key re-init on the 404.
-const SESSION_NOT_FOUND: &str =
-    r#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}"#;
 
 /// An SSE response around `body` (already framed events).
 pub(super) fn sse_response(body: Body, session_id: Option<String>) -> Response {
@@ -57,11 +50,17 @@ fn add_session_header(response: &mut Response, session_id: Option<String>) {
 
 /// An HTTP error whose body is an id-less JSON-RPC error, as SDK clients expect.
 pub(super) fn error_response(status: StatusCode, message: &str) -> Response {
-    json_response(status, error_without_id(-32000, message), None)
+    json_response(status, error_without_id(codes::SERVER_ERROR, message), None)
 }
 
+/// What the TS SDK server answers for an unknown session, byte for byte; clients key
+/// re-init on the 404.
 pub(super) fn session_not_found() -> Response {
-    json_response(StatusCode::NOT_FOUND, SESSION_NOT_FOUND.into(), None)
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","error":{{"code":{},"message":"Session not found"}},"id":null}}"#,
+        codes::SESSION_NOT_FOUND
+    );
+    json_response(StatusCode::NOT_FOUND, body.into_bytes(), None)
 }
 
 /// A random 128-bit id; `rand::random` draws from the thread-local CSPRNG.

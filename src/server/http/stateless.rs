@@ -11,12 +11,14 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::super::handler::{error_without_id, Handler, Notifier, Session};
-use super::super::handler::{modern_codes, META_PROTOCOL_VERSION};
-use super::headers::{json_response, sse_response, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
+use super::super::handler::{error_without_id, Handler, Session};
+use super::super::notifier::Notifier;
+use super::headers::{json_response, sse_response};
 use super::stream::frame_event;
 use super::AppState;
+use crate::protocol::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use crate::protocol::jsonrpc::{codes, encode_response};
+use crate::protocol::meta::{META, META_PROTOCOL_VERSION};
 use crate::protocol::methods as m;
 use crate::protocol::{Incoming, RpcError};
 
@@ -34,13 +36,13 @@ pub(super) async fn post_stateless(
     // Without a `_meta` version there is nothing to compare the headers with; the handler
     // answers the missing key (-32602), or refuses a legacy request in a modern-only server.
     if params
-        .pointer("/_meta")
+        .get(META)
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .is_some()
     {
         if let Err(mismatch) = check_routing_headers(headers, method, params) {
             let error = RpcError {
-                code: modern_codes::HEADER_MISMATCH,
+                code: codes::HEADER_MISMATCH,
                 message: format!("Header mismatch: {mismatch}"),
                 data: None,
             };
@@ -69,7 +71,7 @@ pub(super) async fn post_stateless(
         });
         return sse_response(Body::from_stream(events), None);
     }
-    match state.handler.answer(&session, msg, &Notifier::none()).await {
+    match state.handler.reply(&session, msg, &Notifier::none()).await {
         Some(reply) => {
             let status = reply.error.map_or(StatusCode::OK, modern_status);
             json_response(status, reply.bytes, None)
@@ -93,7 +95,7 @@ fn check_routing_headers(headers: &HeaderMap, method: &str, params: &Value) -> R
         }
     };
     let version = params
-        .pointer("/_meta")
+        .get(META)
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
     expect(&MCP_PROTOCOL_VERSION, version)?;
@@ -167,9 +169,9 @@ fn modern_status(code: i64) -> StatusCode {
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         codes::INVALID_PARAMS
         | codes::INVALID_REQUEST
-        | modern_codes::HEADER_MISMATCH
-        | modern_codes::MISSING_CLIENT_CAPABILITY
-        | modern_codes::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        | codes::HEADER_MISMATCH
+        | codes::MISSING_CLIENT_CAPABILITY
+        | codes::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }

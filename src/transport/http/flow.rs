@@ -7,6 +7,7 @@
 use super::conn::{Lease, Pool};
 use super::{build_request, read_body, status_error, SessionHeaders};
 use crate::metrics::FailureKind;
+use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming as Message;
 use crate::transport::sse::{SseEvent, SseParser};
@@ -338,7 +339,7 @@ impl Flow {
     async fn on_response(&mut self, resp: hyper::Response<Body>) -> State {
         let status = resp.status();
         if status.is_success() {
-            if let Some(sid) = resp.headers().get(super::SESSION_HEADER) {
+            if let Some(sid) = resp.headers().get(MCP_SESSION_ID) {
                 self.session.id = Some(sid.clone());
                 self.queue.push_back(Item::SessionId(sid.clone()));
             }

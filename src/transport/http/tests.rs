@@ -3,6 +3,7 @@
 //! session reset.
 
 use super::*;
+use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::protocol::Incoming;
 use axum::body::Body as ServerBody;
 use axum::extract::Request as ServerRequest;
@@ -51,7 +52,7 @@ fn sse(events: &[&str], end: End) -> ServerResponse {
 fn json(body: &'static str, session: Option<&'static str>) -> ServerResponse {
     let mut b = ServerResponse::builder().header("content-type", "application/json");
     if let Some(s) = session {
-        b = b.header(SESSION_HEADER, s);
+        b = b.header(MCP_SESSION_ID, s);
     }
     b.body(ServerBody::from(body)).expect("json response")
 }
@@ -63,7 +64,7 @@ fn status(code: u16) -> ServerResponse {
         .expect("status response")
 }
 
-fn header(req: &ServerRequest, name: &str) -> Option<String> {
+fn header(req: &ServerRequest, name: impl http::header::AsHeaderName) -> Option<String> {
     req.headers()
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -191,8 +192,8 @@ async fn get_stream_delivers_notification_and_server_request() {
             if req.method() == Method::POST {
                 return json(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, Some("s-1"));
             }
-            let ok = header(&req, SESSION_HEADER).as_deref() == Some("s-1")
-                && header(&req, VERSION_HEADER).as_deref() == Some("2025-11-25")
+            let ok = header(&req, MCP_SESSION_ID).as_deref() == Some("s-1")
+                && header(&req, MCP_PROTOCOL_VERSION).as_deref() == Some("2025-11-25")
                 && header(&req, "accept").as_deref() == Some(ACCEPT_SSE);
             if !ok {
                 return status(400);
@@ -377,9 +378,10 @@ async fn reset_session_drops_session_headers_and_keeps_connections() {
         axum::routing::post(move |req: ServerRequest| {
             let log = log.clone();
             async move {
-                log.lock()
-                    .expect("log")
-                    .push((header(&req, SESSION_HEADER), header(&req, VERSION_HEADER)));
+                log.lock().expect("log").push((
+                    header(&req, MCP_SESSION_ID),
+                    header(&req, MCP_PROTOCOL_VERSION),
+                ));
                 json(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, Some("s-1"))
             }
         }),

@@ -71,7 +71,7 @@ fn select_mcp(req: &Request, mut resp: Response) -> Result<Response, ErrorRespon
     );
     resp.headers_mut().insert(
         "sec-websocket-protocol",
-        HeaderValue::from_static(SUBPROTOCOL),
+        HeaderValue::from_static(WS_SUBPROTOCOL),
     );
     Ok(resp)
 }

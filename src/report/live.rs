@@ -3,9 +3,9 @@
 //! phase's p50/p99 of the last interval, errors by kind); when stderr is not a terminal
 //! (CI logs), one line every few seconds; nothing with `--quiet`.
 
-use super::LiveCounters;
+use super::text::format_us;
+use crate::fleet::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
-use crate::report::text::format_us;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::Ordering;

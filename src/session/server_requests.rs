@@ -1,9 +1,10 @@
-//! What a persona answers when the server asks something of a client: a canned
-//! sampling message, an elicitation answer generated from `requestedSchema`, the
-//! persona's roots. The same answers serve legacy server→client requests and modern
-//! `inputRequests` (MRTR). Anything not declared gets -32601, as the spec says.
+//! Answering the server's requests: what a persona responds when the server asks
+//! something of a client — a canned sampling message, an elicitation answer generated
+//! from `requestedSchema`, the persona's roots. The same responses serve legacy
+//! server→client requests and modern `inputRequests` (MRTR). Anything not declared gets
+//! -32601, as the spec says.
 
-use crate::plan::Answers;
+use crate::plan::{ElicitationReply, ReplyPolicy};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, RpcError};
 use rand::distr::Distribution;
@@ -11,64 +12,82 @@ use rand::Rng;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-pub const SAMPLING: &str = "sampling/createMessage";
-pub const ELICITATION: &str = "elicitation/create";
-pub const ROOTS: &str = "roots/list";
+/// The persona's response to one request from the server, and how long it waits before
+/// giving it (its configured "thinking" delay).
+#[derive(Debug)]
+pub struct Response {
+    pub result: Result<Value, RpcError>,
+    pub delay: Duration,
+}
 
-/// The answer to one request from the server, and how long to wait before giving it
-/// (the persona's configured "thinking" delay).
-pub fn answer(
-    answers: &Answers,
+impl Response {
+    fn now(result: Result<Value, RpcError>) -> Response {
+        Response {
+            result,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// Respond to the server's `method` request as the persona's answer settings say.
+pub fn respond(
+    replies: &ReplyPolicy,
     method: &str,
     params: Option<&Value>,
     rng: &mut impl Rng,
-) -> (Result<Value, RpcError>, Duration) {
+) -> Response {
     match method {
-        methods::PING => (Ok(json!({})), Duration::ZERO),
-        SAMPLING => match &answers.sampling {
-            Some(s) => (
-                Ok(json!({
+        methods::PING => Response::now(Ok(json!({}))),
+        methods::SAMPLING_CREATE_MESSAGE => match &replies.sampling {
+            Some(s) => Response {
+                result: Ok(json!({
                     "role": "assistant",
                     "content": {"type": "text", "text": s.text},
                     "model": s.model,
                     "stopReason": "endTurn",
                 })),
-                s.delay,
-            ),
-            None => (Err(not_declared(method)), Duration::ZERO),
+                delay: s.delay,
+            },
+            None => Response::now(Err(not_declared(method))),
         },
-        ELICITATION => match &answers.elicitation {
-            Some(e) => {
-                let mode = params
-                    .and_then(|p| p.get("mode"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("form");
-                if mode == "url" && !e.url_mode {
-                    let err = RpcError {
-                        code: codes::INVALID_PARAMS,
-                        message: "URL-mode elicitation was not declared".into(),
-                        data: None,
-                    };
-                    return (Err(err), Duration::ZERO);
-                }
-                let action = ["accept", "decline", "cancel"][e.actions.sample(rng)];
-                let result = match (action, mode) {
-                    ("accept", "url") => json!({"action": "accept"}),
-                    ("accept", _) => {
-                        let schema = params.and_then(|p| p.get("requestedSchema"));
-                        json!({"action": "accept", "content": fill_form(schema, rng)})
-                    }
-                    (other, _) => json!({"action": other}),
-                };
-                (Ok(result), e.delay)
-            }
-            None => (Err(not_declared(method)), Duration::ZERO),
+        methods::ELICITATION_CREATE => match &replies.elicitation {
+            Some(e) => elicit(e, params, rng),
+            None => Response::now(Err(not_declared(method))),
         },
-        ROOTS => match &answers.roots {
-            Some(roots) => (Ok(json!({"roots": roots})), Duration::ZERO),
-            None => (Err(not_declared(method)), Duration::ZERO),
+        methods::ROOTS_LIST => match &replies.roots {
+            Some(roots) => Response::now(Ok(json!({"roots": roots}))),
+            None => Response::now(Err(not_declared(method))),
         },
-        _ => (Err(not_declared(method)), Duration::ZERO),
+        _ => Response::now(Err(not_declared(method))),
+    }
+}
+
+/// An elicitation: an action drawn by the persona's weights; accepted forms are filled
+/// from `requestedSchema`.
+fn elicit(e: &ElicitationReply, params: Option<&Value>, rng: &mut impl Rng) -> Response {
+    let mode = params
+        .and_then(|p| p.get("mode"))
+        .and_then(Value::as_str)
+        .unwrap_or("form");
+    if mode == "url" && !e.url_mode {
+        return Response::now(Err(RpcError {
+            code: codes::INVALID_PARAMS,
+            message: "URL-mode elicitation was not declared".into(),
+            data: None,
+        }));
+    }
+    let action = ["accept", "decline", "cancel"][e.actions.sample(rng)];
+    let result = match (action, mode) {
+        ("accept", "url") => json!({"action": "accept"}),
+        ("accept", _) => {
+            let schema = params.and_then(|p| p.get("requestedSchema"));
+            json!({"action": "accept", "content": fill_form(schema, rng)})
+        }
+        (other, _) => json!({"action": other}),
+    };
+    Response {
+        result: Ok(result),
+        delay: e.delay,
     }
 }
 
@@ -176,19 +195,19 @@ fn value_for(prop: &Value, rng: &mut impl Rng) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{ElicitationAnswer, SamplingAnswer};
+    use crate::plan::{ElicitationReply, SamplingReply};
     use rand::distr::weighted::WeightedIndex;
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 
-    fn answers(accept: u32, decline: u32, cancel: u32) -> Answers {
-        Answers {
-            sampling: Some(SamplingAnswer {
+    fn answers(accept: u32, decline: u32, cancel: u32) -> ReplyPolicy {
+        ReplyPolicy {
+            sampling: Some(SamplingReply {
                 text: "hi".into(),
                 model: "m".into(),
                 delay: Duration::from_millis(3),
             }),
-            elicitation: Some(ElicitationAnswer {
+            elicitation: Some(ElicitationReply {
                 actions: WeightedIndex::new([accept, decline, cancel]).expect("weights"),
                 delay: Duration::ZERO,
                 url_mode: false,
@@ -201,22 +220,27 @@ mod tests {
     fn declared_features_answer_and_others_get_method_not_found() {
         let mut rng = SmallRng::seed_from_u64(1);
         let a = answers(1, 0, 0);
-        let (r, d) = answer(&a, SAMPLING, None, &mut rng);
+        let Response { result: r, delay } =
+            respond(&a, methods::SAMPLING_CREATE_MESSAGE, None, &mut rng);
         assert_eq!(r.expect("sampling")["content"]["text"], "hi");
-        assert_eq!(d, Duration::from_millis(3));
-        let (r, _) = answer(&a, ROOTS, None, &mut rng);
+        assert_eq!(delay, Duration::from_millis(3));
+        let r = respond(&a, methods::ROOTS_LIST, None, &mut rng).result;
         assert_eq!(r.expect("roots")["roots"][0]["uri"], "file:///w");
-        let (r, _) = answer(&a, "tasks/get", None, &mut rng);
+        let r = respond(&a, "tasks/get", None, &mut rng).result;
         assert_eq!(r.expect_err("unknown").code, -32601);
-        let none = Answers::default();
-        for m in [SAMPLING, ELICITATION, ROOTS] {
+        let none = ReplyPolicy::default();
+        for m in [
+            methods::SAMPLING_CREATE_MESSAGE,
+            methods::ELICITATION_CREATE,
+            methods::ROOTS_LIST,
+        ] {
             assert_eq!(
-                answer(&none, m, None, &mut rng).0.expect_err(m).code,
+                respond(&none, m, None, &mut rng).result.expect_err(m).code,
                 -32601
             );
         }
         assert_eq!(
-            answer(&none, "ping", None, &mut rng).0.expect("ping"),
+            respond(&none, "ping", None, &mut rng).result.expect("ping"),
             json!({})
         );
     }
@@ -234,7 +258,13 @@ mod tests {
                 "mail": {"type": "string", "format": "email"},
                 "n": {"type": "number", "default": 2.5}
             }, "required": ["name"]}});
-        let (r, _) = answer(&answers(1, 0, 0), ELICITATION, Some(&params), &mut rng);
+        let r = respond(
+            &answers(1, 0, 0),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        )
+        .result;
         let r = r.expect("accept");
         assert_eq!(r["action"], "accept");
         let c = &r["content"];
@@ -244,12 +274,30 @@ mod tests {
         assert!(["red", "green"].contains(&c["color"].as_str().expect("color")));
         assert_eq!(c["mail"], "fleet@example.com");
         assert_eq!(c["n"], 2.5);
-        let (r, _) = answer(&answers(0, 1, 0), ELICITATION, Some(&params), &mut rng);
+        let r = respond(
+            &answers(0, 1, 0),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        )
+        .result;
         assert_eq!(r.expect("decline"), json!({"action": "decline"}));
-        let (r, _) = answer(&answers(0, 0, 1), ELICITATION, Some(&params), &mut rng);
+        let r = respond(
+            &answers(0, 0, 1),
+            methods::ELICITATION_CREATE,
+            Some(&params),
+            &mut rng,
+        )
+        .result;
         assert_eq!(r.expect("cancel"), json!({"action": "cancel"}));
         let url = json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"});
-        let (r, _) = answer(&answers(1, 0, 0), ELICITATION, Some(&url), &mut rng);
+        let r = respond(
+            &answers(1, 0, 0),
+            methods::ELICITATION_CREATE,
+            Some(&url),
+            &mut rng,
+        )
+        .result;
         assert_eq!(r.expect_err("url not declared").code, -32602);
     }
 }

@@ -1,10 +1,12 @@
-//! The conformance checks a session makes as it goes: findings are reported once per
-//! session with a first example (built only then), the transcript for `inspect`, and the
-//! cross-session tracker.
+//! Conformance hooks of a session: the checks it makes as it goes (the check table
+//! itself is `conformance/checks.rs`). Findings are reported once per session with a
+//! first example (built only then), the transcript for `inspect`, and the cross-session
+//! tracker.
 
 use super::{Failure, Session, Transcript};
 use crate::conformance::{Check, Tracker};
 use crate::metrics::{Event, FailureKind};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, Era};
 use serde_json::Value;
 use std::sync::Arc;
@@ -31,7 +33,10 @@ impl Session<'_> {
         if let (Some(t), Some(e)) = (&self.transcript, &example) {
             t.note(format!("finding {}: {e}", check.code()));
         }
-        self.recorder.send(Event::Finding { check, example });
+        self.recorder.send(Event::Finding {
+            check: check.id(),
+            example,
+        });
     }
 
     /// The `outputSchema` a listed tool declared.
@@ -43,7 +48,7 @@ impl Session<'_> {
     /// the negotiated version header refused.
     pub(super) fn check_failure(&mut self, method: &str, f: &Failure) {
         match f.kind {
-            FailureKind::RpcError(-32601) => {
+            FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {
                 let cap = crate::conformance::capability_of(method);
                 let declared = self.server.as_ref().is_some_and(|s| {
                     cap.is_some_and(|c| !s.capabilities.is_null() && s.declares(c))
@@ -59,7 +64,8 @@ impl Session<'_> {
             }
             // The modern era's own version errors (-32020, -32022) are negotiation,
             // not a refusal of the header we were told to send.
-            FailureKind::RpcError(-32022 | -32020) => {}
+            FailureKind::RpcError(codes::UNSUPPORTED_PROTOCOL_VERSION | codes::HEADER_MISMATCH) => {
+            }
             FailureKind::HttpStatus(400) | FailureKind::RpcError(_)
                 if f.detail.starts_with("HTTP 400") && self.era == Era::Legacy =>
             {
@@ -74,7 +80,7 @@ impl Session<'_> {
 
     /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
     pub(super) fn check_early(&mut self, method: &str) {
-        if self.checks.handshaking && method != methods::PING && method != "notifications/message" {
+        if self.checks.handshaking && method != methods::PING && method != methods::LOG_MESSAGE {
             self.finding(Check::LifecycleEarlyMessage, || {
                 format!("{method} arrived before notifications/initialized was sent")
             });

@@ -1,0 +1,87 @@
+//! The plan told back to people: `validate` prints it and the run opens with it.
+
+use super::{Plan, Step};
+
+impl Plan {
+    /// A readable account of the plan (for `validate` and the run banner).
+    pub fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "plan {:?}  seed {}", self.name, self.seed);
+        let _ = writeln!(s, "  target   {}", self.target.describe());
+        let _ = write!(s, "  load     {}", self.load.describe());
+        if let Some(n) = self.load.sessions {
+            let _ = write!(s, ", stop after {n} sessions");
+        }
+        if let Some(d) = self.load.duration {
+            let _ = write!(s, ", stop after {}", humantime::format_duration(d));
+        }
+        let _ = writeln!(
+            s,
+            ", think {}, request timeout {}",
+            self.load.think.describe(),
+            humantime::format_duration(self.timeout)
+        );
+        let total: u32 = self.personas.iter().map(|p| p.weight).sum();
+        for p in &self.personas {
+            let scen: Vec<&str> = p
+                .scenarios
+                .iter()
+                .map(|&i| self.scenarios[i].name.as_str())
+                .collect();
+            let _ = writeln!(
+                s,
+                "  persona  {:<20} {:>5.1}%  {} {} {}  capabilities {}  scenarios {}",
+                p.name,
+                f64::from(p.weight) * 100.0 / f64::from(total.max(1)),
+                p.route.transport.name(),
+                p.era.name(),
+                p.protocol_version,
+                p.capabilities,
+                scen.join(", ")
+            );
+            if p.route.target != self.target {
+                let _ = writeln!(s, "           → {}", p.route.target.describe());
+            }
+        }
+        for sc in &self.scenarios {
+            let steps: Vec<String> = sc.steps.iter().map(Step::describe).collect();
+            let _ = writeln!(
+                s,
+                "  scenario {:<20} weight {}  {}",
+                sc.name,
+                sc.weight,
+                steps.join(" → ")
+            );
+        }
+        s
+    }
+}
+
+impl Step {
+    /// `tools/call(echo)`, `mix[echo×3 add×1] ×10 (2 at a time)`, `pause 1s`, …
+    pub fn describe(&self) -> String {
+        match self {
+            Step::List { method, .. } => (*method).to_string(),
+            Step::CallTool { name, .. } => format!("tools/call({name})"),
+            Step::ReadResource { uri } => format!("resources/read({uri})"),
+            Step::GetPrompt { name, .. } => format!("prompts/get({name})"),
+            Step::Mix(m) => {
+                let names: Vec<String> = m
+                    .calls
+                    .iter()
+                    .zip(&m.weights)
+                    .map(|(c, w)| format!("{}×{w}", c.name))
+                    .collect();
+                format!(
+                    "mix[{}] ×{} ({} at a time)",
+                    names.join(" "),
+                    m.count,
+                    m.parallel
+                )
+            }
+            Step::Ping => "ping".into(),
+            Step::Pause(d) => format!("pause {}", humantime::format_duration(*d)),
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Command-line values that override the profile: one clap group, flattened into `run`
+//! (and built by `inspect`), applied to the profile before it is resolved so the results
+//! folder's `profile.toml` shows what actually ran. The flag names and help texts are a
+//! contract (users and scripts rely on them), like the rest of `cli.rs`.
+
+use super::persona::EraMode;
+use super::PlanError;
+use crate::profile::{self, Profile, StageSection};
+use crate::protocol::TransportKind;
+use clap::builder::PossibleValue;
+use clap::Args;
+use serde_json::{json, Value};
+
+/// Values from the command line that win over the profile (all optional). The
+/// `display_order`s here and on `RunArgs` keep `run --help` in its historical order.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Overrides {
+    /// Server URL; http:// or https:// → Streamable HTTP.
+    #[arg(long, value_name = "URL", conflicts_with = "stdio")]
+    pub target: Option<String>,
+    /// Spawn this command per session and speak stdio to it.
+    #[arg(long, value_name = "\"CMD ARGS...\"")]
+    pub stdio: Option<String>,
+    /// Concurrent virtual clients.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u32>,
+    /// Stop after N sessions in total.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<u64>,
+    /// Stop after this long, e.g. 30s.
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
+    #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
+    pub rate: Option<String>,
+    /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<u32>,
+    /// Closed model in stages, 'CLIENTS:DURATION,...' (linear from 0), e.g. '50:30s,50:1m,0:10s'.
+    #[arg(long, value_name = "STAGES", conflicts_with = "clients")]
+    pub ramp: Option<String>,
+    /// Pause between a client's sessions: 100ms, a range 100ms..1s, or exp:200ms.
+    #[arg(long, value_name = "DURATION")]
+    pub think: Option<String>,
+    /// Connect from these local addresses in turn (127.0.0.1-127.0.0.8 or a comma
+    /// list), beyond one address's ephemeral ports.
+    #[arg(long, value_name = "ADDRS")]
+    pub source_addresses: Option<String>,
+    /// Streamable HTTP: reuse connections across sessions (a pooled HTTP agent, as the
+    /// TypeScript SDK on Node's fetch has) instead of one set per session.
+    #[arg(long)]
+    pub keep_alive: bool,
+    /// Seed for every random choice.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Pass/fail rule checked after the run (repeatable), e.g. 'p99(initialize) < 50ms',
+    /// 'error_rate < 0.1%', 'rate(sessions) > 500', 'p99(tools/call, persona=NAME) < 20ms'.
+    /// A failed one makes the exit code 1.
+    #[arg(long = "threshold", value_name = "EXPR", display_order = 102)]
+    pub thresholds: Vec<String>,
+    /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
+    #[arg(long, value_name = "DURATION", display_order = 104)]
+    pub interval: Option<String>,
+}
+
+/// How every persona speaks, shared by `run` and `inspect`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClientArgs {
+    /// Transport for every persona: stdio, http (Streamable HTTP), sse (legacy HTTP+SSE),
+    /// ws (WebSocket). Default: from the URL scheme.
+    #[arg(long, value_name = "KIND")]
+    pub transport: Option<TransportKind>,
+    /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
+    /// stateless), auto (probe with server/discover).
+    #[arg(long, value_name = "ERA")]
+    pub era: Option<EraMode>,
+    /// Protocol version every persona offers (any string).
+    #[arg(long, value_name = "V")]
+    pub protocol_version: Option<String>,
+    /// clientInfo.name for every persona.
+    #[arg(long, value_name = "NAME")]
+    pub client_name: Option<String>,
+    /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
+    /// --capability sampling={} --capability 'roots={"listChanged":true}'.
+    #[arg(long = "capability", value_name = "KEY=JSON")]
+    pub capabilities: Vec<String>,
+    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
+    #[arg(long = "header", value_name = "'K: V'")]
+    pub headers: Vec<String>,
+    /// Accept any TLS certificate (https://, wss://).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Per-request timeout, e.g. 10s.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+/// `--transport` takes the names profiles and reports use.
+impl clap::ValueEnum for TransportKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &TransportKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+/// `--era` takes the names profiles use.
+impl clap::ValueEnum for EraMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &EraMode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+impl Overrides {
+    /// Write the overrides into the profile; `origin` names it in errors. The
+    /// `--threshold`s are not written here: they are resolved under their own name.
+    pub fn apply(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
+        self.apply_target(p, origin)?;
+        self.apply_load(p, origin)?;
+        if let Some(s) = self.seed {
+            p.seed = Some(s);
+        }
+        self.client.apply(p, origin)
+    }
+
+    fn apply_target(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
+        if let Some(url) = &self.target {
+            p.target.url = Some(url.clone());
+            p.target.command = None;
+        }
+        if let Some(cmd) = &self.stdio {
+            p.target.command = Some(profile::Command::Line(cmd.clone()));
+            p.target.url = None;
+        }
+        if let Some(a) = &self.source_addresses {
+            p.target.source_addresses = parse_source_list(a, origin)?;
+        }
+        if self.keep_alive {
+            p.target.keep_alive = Some(true);
+        }
+        Ok(())
+    }
+
+    fn apply_load(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
+        let l = &mut p.load;
+        if let Some(n) = self.clients {
+            l.clients = Some(n);
+        }
+        if let Some(n) = self.sessions {
+            l.sessions = Some(n);
+        }
+        if let Some(d) = &self.duration {
+            l.duration = Some(d.clone());
+        }
+        if let Some(r) = &self.rate {
+            l.rate = Some(r.clone());
+            l.clients = None;
+            l.stages = None;
+        }
+        if let Some(r) = &self.ramp {
+            l.stages = Some(parse_ramp(r, origin)?);
+            l.clients = None;
+            l.rate = None;
+        }
+        if self.clients.is_some() {
+            l.rate = None;
+            l.stages = None;
+        }
+        if let Some(t) = &self.think {
+            l.think = Some(t.clone());
+        }
+        if let Some(n) = self.max_in_flight {
+            l.max_in_flight = Some(n);
+        }
+        Ok(())
+    }
+}
+
+impl ClientArgs {
+    /// Every persona (a default one if the profile has none) speaks as told.
+    fn apply(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
+        if let Some(t) = &self.timeout {
+            p.target.timeout = Some(t.clone());
+        }
+        if self.insecure {
+            p.target.insecure = Some(true);
+        }
+        let capabilities = parse_capabilities(&self.capabilities, origin)?;
+        let touches_personas = self.transport.is_some()
+            || self.era.is_some()
+            || self.protocol_version.is_some()
+            || self.client_name.is_some()
+            || !capabilities.is_empty();
+        if p.personas.is_empty() && touches_personas {
+            p.personas.push(super::Persona::default_section());
+        }
+        for persona in &mut p.personas {
+            self.apply_to_persona(persona, &capabilities);
+        }
+        for h in &self.headers {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(PlanError::new(
+                    origin,
+                    "--header",
+                    format!("{h:?} has no ':'"),
+                    "write it as 'Name: value'",
+                ));
+            };
+            p.target
+                .headers
+                .insert(name.trim().to_string(), value.trim().to_string());
+        }
+        Ok(())
+    }
+
+    fn apply_to_persona(&self, persona: &mut profile::PersonaSection, caps: &[(String, Value)]) {
+        if let Some(t) = self.transport {
+            persona.transport = Some(t.name().to_string());
+        }
+        if let Some(e) = self.era {
+            persona.era = Some(e.name().to_string());
+        }
+        if let Some(v) = &self.protocol_version {
+            persona.protocol_version = Some(v.clone());
+            // An explicit version is sent as is: accept whatever is sent back by default.
+            if self.era != Some(EraMode::Auto) {
+                persona.legacy_version = None;
+            }
+        }
+        if let Some(n) = &self.client_name {
+            let mut info = persona.client_info.clone().unwrap_or_default();
+            info.name = Some(n.clone());
+            persona.client_info = Some(info);
+        }
+        if !caps.is_empty() {
+            let mut declared = persona
+                .capabilities
+                .clone()
+                .filter(Value::is_object)
+                .unwrap_or_else(|| json!({}));
+            for (k, v) in caps {
+                declared[k] = v.clone();
+            }
+            persona.capabilities = Some(declared);
+        }
+    }
+}
+
+/// `--capability KEY=JSON` (the value defaults to `{}`).
+fn parse_capabilities(items: &[String], origin: &str) -> Result<Vec<(String, Value)>, PlanError> {
+    items
+        .iter()
+        .map(|item| {
+            let (k, v) = item.split_once('=').unwrap_or((item, "{}"));
+            let value: Value = serde_json::from_str(v).map_err(|e| {
+                PlanError::new(
+                    origin,
+                    "--capability",
+                    format!("{item:?}: the value is not JSON ({e})"),
+                    "write it as KEY=JSON, e.g. --capability 'roots={\"listChanged\":true}'",
+                )
+            })?;
+            if k.is_empty() || !value.is_object() {
+                return Err(PlanError::new(
+                    origin,
+                    "--capability",
+                    format!("{item:?}: needs a name and a JSON object"),
+                    "write it as KEY=JSON, e.g. --capability sampling={}",
+                ));
+            }
+            Ok((k.to_string(), value))
+        })
+        .collect()
+}
+
+/// `--ramp 'CLIENTS:DURATION,...'` → closed-model stages.
+fn parse_ramp(text: &str, origin: &str) -> Result<Vec<StageSection>, PlanError> {
+    let bad = |problem: String| {
+        PlanError::new(
+            origin,
+            "--ramp",
+            problem,
+            "write it like '50:30s,50:1m,0:10s'",
+        )
+    };
+    text.split(',')
+        .map(|part| {
+            let (n, d) = part
+                .trim()
+                .split_once(':')
+                .ok_or_else(|| bad(format!("{part:?} is not CLIENTS:DURATION")))?;
+            let clients = n
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("{n:?} is not a number of clients")))?;
+            Ok(StageSection {
+                clients: Some(clients),
+                rate: None,
+                duration: d.trim().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `127.0.0.1-127.0.0.8` or `127.0.0.1,127.0.0.2` → the addresses, as strings.
+fn parse_source_list(text: &str, origin: &str) -> Result<Vec<String>, PlanError> {
+    let bad = |what: &str| {
+        PlanError::new(
+            origin,
+            "--source-addresses",
+            format!("{what:?} is not an address or a range"),
+            "write '127.0.0.1-127.0.0.8' or '127.0.0.1,127.0.0.2'",
+        )
+    };
+    if let Some((a, b)) = text.split_once('-') {
+        let (a, b): (std::net::Ipv4Addr, std::net::Ipv4Addr) = (
+            a.trim().parse().map_err(|_| bad(a))?,
+            b.trim().parse().map_err(|_| bad(b))?,
+        );
+        let (lo, hi) = (u32::from(a), u32::from(b));
+        if hi < lo || hi - lo > 255 {
+            return Err(bad(text));
+        }
+        return Ok((lo..=hi)
+            .map(|n| std::net::Ipv4Addr::from(n).to_string())
+            .collect());
+    }
+    Ok(text.split(',').map(|s| s.trim().to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ramps_and_source_lists_parse() {
+        let r = parse_ramp("50:30s, 0:10s", "o").expect("ramp");
+        assert_eq!((r[0].clients, r[1].duration.as_str()), (Some(50), "10s"));
+        assert!(parse_ramp("50-30s", "o").is_err());
+        assert_eq!(
+            parse_source_list("127.0.0.1-127.0.0.3", "o").expect("range"),
+            ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+        );
+        assert!(parse_source_list("127.0.0.3-127.0.0.1", "o").is_err());
+    }
+
+    #[test]
+    fn persona_overrides_create_a_default_persona_and_merge_capabilities() {
+        let mut p = Profile::default();
+        let o = ClientArgs {
+            transport: Some(TransportKind::WebSocket),
+            era: Some(EraMode::Auto),
+            capabilities: vec!["sampling".into()],
+            ..Default::default()
+        };
+        o.apply(&mut p, "cli").expect("applies");
+        assert_eq!(p.personas.len(), 1);
+        assert_eq!(p.personas[0].transport.as_deref(), Some("ws"));
+        assert_eq!(p.personas[0].era.as_deref(), Some("auto"));
+        assert_eq!(p.personas[0].capabilities, Some(json!({"sampling": {}})));
+    }
+}

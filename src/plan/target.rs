@@ -1,0 +1,297 @@
+//! The `[target]` section resolved: what the fleet connects to (a URL, a command, or the
+//! built-in server), how (headers, timeout, TLS, source addresses, pooled connections),
+//! and each persona's own route to it.
+
+use super::quantity::parse_duration;
+use super::PlanError;
+use crate::profile::{self, PersonaSection, TargetSection};
+use crate::protocol::TransportKind;
+use std::net::IpAddr;
+use std::time::Duration;
+use url::Url;
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the fleet connects to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// An HTTP(S) or WebSocket URL; the persona's transport says how it is spoken to.
+    Url(Url),
+    /// A command spawned once per session.
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// The built-in reference server, started by the run on a loopback port.
+    BuiltIn,
+}
+
+impl Target {
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Url(url) => url.to_string(),
+            Target::Stdio { program, args, .. } => {
+                shell_words::join(std::iter::once(program).chain(args))
+            }
+            Target::BuiltIn => "built-in reference server".into(),
+        }
+    }
+
+    /// `[target]`: a `url`, a `command` (with its `env`), or neither (the built-in server).
+    pub fn from_section(t: &TargetSection, origin: &str) -> Result<Target, PlanError> {
+        match (&t.url, &t.command) {
+            (Some(_), Some(_)) => Err(PlanError::new(
+                origin,
+                "target",
+                "both `url` and `command` are set",
+                "keep one: `url` for HTTP, `command` for stdio",
+            )),
+            (Some(raw), None) => Target::from_url(raw, "target.url", origin),
+            (None, Some(cmd)) => match Target::from_command(cmd, "target.command", origin)? {
+                Target::Stdio { program, args, .. } => Ok(Target::Stdio {
+                    program,
+                    args,
+                    env: t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                }),
+                other => Ok(other),
+            },
+            (None, None) => Ok(Target::BuiltIn),
+        }
+    }
+
+    /// A target URL: http(s) or ws(s).
+    fn from_url(raw: &str, key: &str, origin: &str) -> Result<Target, PlanError> {
+        let url = Url::parse(raw).map_err(|e| {
+            PlanError::new(
+                origin,
+                key,
+                format!("{raw:?} is not a URL ({e})"),
+                "write it like \"http://127.0.0.1:3000/mcp\"",
+            )
+        })?;
+        match url.scheme() {
+            "http" | "https" | "ws" | "wss" => Ok(Target::Url(url)),
+            other => Err(PlanError::new(
+                origin,
+                key,
+                format!("scheme {other:?} is not supported"),
+                "use http:// or https:// (Streamable HTTP, or legacy SSE with transport = \"sse\"), ws:// or wss:// (WebSocket), or `command` for stdio",
+            )),
+        }
+    }
+
+    /// A command line to spawn per session.
+    fn from_command(cmd: &profile::Command, key: &str, origin: &str) -> Result<Target, PlanError> {
+        let argv = match cmd {
+            profile::Command::Line(line) => shell_words::split(line).map_err(|e| {
+                PlanError::new(
+                    origin,
+                    key,
+                    format!("cannot split {line:?}: {e}"),
+                    "balance the quotes, or write the command as a list",
+                )
+            })?,
+            profile::Command::Argv(v) => v.clone(),
+        };
+        let mut it = argv.into_iter();
+        let program = it.next().filter(|p| !p.is_empty()).ok_or_else(|| {
+            PlanError::new(
+                origin,
+                key,
+                "is empty",
+                "name the server program, e.g. \"npx -y @modelcontextprotocol/server-everything\"",
+            )
+        })?;
+        Ok(Target::Stdio {
+            program,
+            args: it.collect(),
+            env: Vec::new(),
+        })
+    }
+}
+
+/// How every session connects, whatever its persona: the rest of `[target]`.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Extra HTTP headers (name, value), validated.
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    pub timeout: Duration,
+    /// Accept any TLS certificate.
+    pub insecure: bool,
+    /// Local addresses to connect from, in turn (empty: the system's choice).
+    pub source_addresses: Vec<IpAddr>,
+    /// Streamable HTTP connections outlive sessions and are reused.
+    pub keep_alive: bool,
+}
+
+impl Connection {
+    pub fn from_section(t: &TargetSection, origin: &str) -> Result<Connection, PlanError> {
+        let timeout = match &t.timeout {
+            Some(text) => parse_duration(text, "target.timeout", origin)?,
+            None => DEFAULT_TIMEOUT,
+        };
+        if timeout.is_zero() {
+            return Err(PlanError::new(
+                origin,
+                "target.timeout",
+                "must be more than zero",
+                "use e.g. timeout = \"10s\"",
+            ));
+        }
+        Ok(Connection {
+            headers: headers(t, origin)?,
+            timeout,
+            insecure: t.insecure.unwrap_or(false),
+            source_addresses: source_addresses(&t.source_addresses, origin)?,
+            keep_alive: t.keep_alive.unwrap_or(false),
+        })
+    }
+}
+
+fn headers(
+    t: &TargetSection,
+    origin: &str,
+) -> Result<Vec<(http::HeaderName, http::HeaderValue)>, PlanError> {
+    t.headers
+        .iter()
+        .map(|(name, value)| {
+            let key = format!("target.headers.{name}");
+            let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                PlanError::new(
+                    origin,
+                    &key,
+                    "not a valid HTTP header name",
+                    "use letters, digits and '-' only",
+                )
+            })?;
+            let v = http::HeaderValue::from_str(value).map_err(|_| {
+                PlanError::new(
+                    origin,
+                    &key,
+                    "not a valid HTTP header value",
+                    "use visible ASCII characters only",
+                )
+            })?;
+            Ok((n, v))
+        })
+        .collect()
+}
+
+/// Check the profile's source addresses.
+fn source_addresses(list: &[String], origin: &str) -> Result<Vec<IpAddr>, PlanError> {
+    list.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            a.parse().map_err(|_| {
+                PlanError::new(
+                    origin,
+                    format!("target.source_addresses[{i}]"),
+                    format!("{a:?} is not an IP address"),
+                    "use addresses like \"127.0.0.2\" (all of 127.0.0.0/8 is loopback)",
+                )
+            })
+        })
+        .collect()
+}
+
+/// Where a persona's sessions go and over what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub transport: TransportKind,
+    pub target: Target,
+}
+
+impl Route {
+    /// The persona's `url`/`command`/`transport` against the run's `default_target`.
+    pub fn from_section(
+        p: &PersonaSection,
+        default_target: &Target,
+        key: &str,
+        origin: &str,
+    ) -> Result<Route, PlanError> {
+        let err = |k: &str, problem: String, fix: &str| {
+            PlanError::new(origin, format!("{key}.{k}"), problem, fix)
+        };
+        let relative = p.url.as_deref().is_some_and(|u| u.starts_with('/'));
+        let target = match (&p.url, &p.command) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    "url",
+                    "both `url` and `command` are set".into(),
+                    "keep one: `url` for HTTP/WebSocket, `command` for stdio",
+                ))
+            }
+            // A path (`url = "/ws"`) is resolved against the run's target, so one `--target`
+            // serves personas of every transport; the built-in server knows its own paths.
+            (Some(path), None) if relative => match default_target {
+                Target::Url(base) => Target::Url(base.join(path).map_err(|e| {
+                    err(
+                        "url",
+                        format!("{path:?} does not resolve against {base}: {e}"),
+                        "write a path like \"/ws\"",
+                    )
+                })?),
+                other => other.clone(),
+            },
+            (Some(url), None) => Target::from_url(url, &format!("{key}.url"), origin)?,
+            (None, Some(cmd)) => Target::from_command(cmd, &format!("{key}.command"), origin)?,
+            (None, None) => default_target.clone(),
+        };
+        let transport = match p.transport.as_deref() {
+            Some(name) => TransportKind::from_name(name).ok_or_else(|| {
+                err(
+                    "transport",
+                    format!("{name:?} is not a transport"),
+                    "use \"stdio\", \"http\", \"sse\" or \"ws\"",
+                )
+            })?,
+            None => match &target {
+                Target::Url(u) if matches!(u.scheme(), "ws" | "wss") => TransportKind::WebSocket,
+                Target::Url(_) | Target::BuiltIn => TransportKind::StreamableHttp,
+                Target::Stdio { .. } => TransportKind::Stdio,
+            },
+        };
+        let target = match target {
+            Target::Url(u) if relative => Target::Url(scheme_for(u, transport)),
+            t => t,
+        };
+        if !reaches(&target, transport) {
+            return Err(err(
+                "transport",
+                format!(
+                    "transport {:?} cannot reach {}",
+                    transport.name(),
+                    target.describe()
+                ),
+                "use ws:// URLs for \"ws\", http(s):// for \"http\"/\"sse\", a command for \"stdio\"",
+            ));
+        }
+        Ok(Route { transport, target })
+    }
+}
+
+/// A relative persona URL keeps the target's scheme: switch http ↔ ws to match the
+/// persona's transport.
+fn scheme_for(mut u: Url, kind: TransportKind) -> Url {
+    let scheme = match (kind, u.scheme()) {
+        (TransportKind::WebSocket, "https" | "wss") => "wss",
+        (TransportKind::WebSocket, _) => "ws",
+        (_, "wss" | "https") => "https",
+        _ => "http",
+    };
+    let _ = u.set_scheme(scheme);
+    u
+}
+
+fn reaches(target: &Target, transport: TransportKind) -> bool {
+    match (target, transport) {
+        (Target::BuiltIn, _) => true,
+        (Target::Stdio { .. }, k) => k == TransportKind::Stdio,
+        (Target::Url(u), TransportKind::WebSocket) => matches!(u.scheme(), "ws" | "wss"),
+        (Target::Url(u), TransportKind::StreamableHttp | TransportKind::Sse) => {
+            matches!(u.scheme(), "http" | "https")
+        }
+        (Target::Url(_), TransportKind::Stdio) => false,
+    }
+}

@@ -1,0 +1,376 @@
+//! The threshold grammar: pass/fail rules a run checks against its own summary, so it
+//! can gate CI. `p99(initialize) < 50ms`, `error_rate < 0.1%`, `rate(sessions) > 500`,
+//! `p99(tools/call, persona=ts-sdk-v1) <= 20ms`. Parsed once when the plan is resolved,
+//! from the profile (`thresholds = [...]`) and `--threshold`, so a bad expression, an
+//! unknown phase or an unknown persona stops the run before it starts instead of passing
+//! silently afterwards. Evaluation on the finished summary lives in `report::threshold`.
+
+use super::{Persona, PlanError};
+use crate::metrics::Phase;
+use serde::{Deserialize, Serialize};
+
+/// A bad threshold: the exact text, what is wrong, how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("threshold `{text}`: {problem}\nfix: {fix}")]
+pub struct ThresholdError {
+    pub text: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+/// What a threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// A service-time quantile (0.5, 0.9, 0.99, 0.999) or 1.0 for the maximum.
+    Quantile(f64),
+    Mean,
+    /// Failed / all samples (or failed / ended sessions for `sessions`).
+    ErrorRate,
+    Errors,
+    /// Per second over the run.
+    Rate,
+    Count,
+}
+
+/// Which figures a metric reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// Every phase except `session` (which repeats the others' failures).
+    All,
+    Sessions,
+    Phase(Phase),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    pub fn holds(self, observed: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => observed < limit,
+            Op::Le => observed <= limit,
+            Op::Gt => observed > limit,
+            Op::Ge => observed >= limit,
+        }
+    }
+}
+
+/// The unit a metric's values are kept in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Us,
+    Ratio,
+    PerS,
+    Count,
+}
+
+/// A parsed threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub text: String,
+    pub metric: Metric,
+    pub subject: Subject,
+    pub persona: Option<String>,
+    pub op: Op,
+    /// In the metric's unit: µs for latencies, a ratio for error rates.
+    pub limit: f64,
+}
+
+const LATENCY_FIX: &str =
+    "write e.g. p99(initialize) < 50ms (metrics: p50 p90 p99 p999 max mean; units: us ms s)";
+const FORMS: &str = "write METRIC(PHASE) OP VALUE, e.g. p99(initialize) < 50ms, error_rate < 0.1%, rate(sessions) > 500";
+
+fn metric_of(name: &str) -> Option<Metric> {
+    Some(match name {
+        "p50" => Metric::Quantile(0.5),
+        "p90" => Metric::Quantile(0.9),
+        "p99" => Metric::Quantile(0.99),
+        "p999" | "p99.9" => Metric::Quantile(0.999),
+        "max" => Metric::Quantile(1.0),
+        "mean" => Metric::Mean,
+        "error_rate" => Metric::ErrorRate,
+        "errors" => Metric::Errors,
+        "rate" => Metric::Rate,
+        "count" => Metric::Count,
+        _ => return None,
+    })
+}
+
+impl Metric {
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::Quantile(_) | Metric::Mean => Unit::Us,
+            Metric::ErrorRate => Unit::Ratio,
+            Metric::Rate => Unit::PerS,
+            Metric::Errors | Metric::Count => Unit::Count,
+        }
+    }
+}
+
+/// Split `NAME(ARGS)` into the name and the comma-separated arguments.
+pub fn split_call(text: &str) -> Option<(&str, Vec<&str>)> {
+    let text = text.trim();
+    match text.find('(') {
+        None => Some((text, Vec::new())),
+        Some(open) => {
+            let inner = text[open + 1..].strip_suffix(')')?;
+            let args = inner.split(',').map(str::trim).collect();
+            Some((text[..open].trim(), args))
+        }
+    }
+}
+
+/// Split `LEFT OP RIGHT` on the first comparison operator.
+pub fn split_op(text: &str) -> Option<(&str, Op, &str)> {
+    let at = text.find(['<', '>'])?;
+    let (op, len) = match (&text[at..at + 1], text[at + 1..].starts_with('=')) {
+        ("<", true) => (Op::Le, 2),
+        ("<", false) => (Op::Lt, 1),
+        (_, true) => (Op::Ge, 2),
+        (_, false) => (Op::Gt, 1),
+    };
+    Some((text[..at].trim(), op, text[at + len..].trim()))
+}
+
+/// A number and its unit suffix (`50ms` → (50, "ms")).
+pub fn split_number(text: &str) -> Option<(f64, &str)> {
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-' || c == '_'))
+        .unwrap_or(text.len());
+    let n: f64 = text[..end].replace('_', "").parse().ok()?;
+    n.is_finite().then_some((n, text[end..].trim()))
+}
+
+/// Microseconds per unit of latency.
+pub fn latency_scale(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "us" | "µs" => 1.0,
+        "ms" => 1_000.0,
+        "s" => 1_000_000.0,
+        _ => return None,
+    })
+}
+
+impl Threshold {
+    pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
+        let err = |problem: String, fix: &str| ThresholdError {
+            text: text.to_string(),
+            problem,
+            fix: fix.to_string(),
+        };
+        let Some((left, op, right)) = split_op(text) else {
+            return Err(err("no comparison (<, <=, >, >=)".into(), FORMS));
+        };
+        let Some((name, args)) = split_call(left) else {
+            return Err(err(format!("`{left}` has an unclosed parenthesis"), FORMS));
+        };
+        let metric = metric_of(name).ok_or_else(|| {
+            err(
+                format!("unknown metric `{name}`"),
+                "use one of p50 p90 p99 p999 max mean error_rate errors rate count",
+            )
+        })?;
+        let mut subject = Subject::All;
+        let mut persona = None;
+        for arg in args {
+            if let Some(p) = arg.strip_prefix("persona=") {
+                if p.trim().is_empty() {
+                    return Err(err("`persona=` names no persona".into(), FORMS));
+                }
+                persona = Some(p.trim().to_string());
+            } else if arg == "sessions" {
+                subject = Subject::Sessions;
+            } else if let Some(p) = Phase::from_name(arg) {
+                subject = Subject::Phase(p);
+            } else {
+                let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+                return Err(err(
+                    format!("unknown phase `{arg}`"),
+                    &format!("use sessions or a phase: {}", phases.join(", ")),
+                ));
+            }
+        }
+        match (metric, subject) {
+            (Metric::Quantile(_) | Metric::Mean, Subject::All | Subject::Sessions) => {
+                return Err(err(
+                    format!("`{name}` needs a phase"),
+                    "name one, e.g. p99(initialize) or p99(session) for whole sessions",
+                ))
+            }
+            (Metric::Rate | Metric::Count, Subject::All) => {
+                return Err(err(
+                    format!("`{name}` needs sessions or a phase"),
+                    "write e.g. rate(sessions) > 500 or rate(tools/call) > 1000",
+                ))
+            }
+            (Metric::Errors, Subject::Sessions) => {
+                return Err(err(
+                    "errors counts samples, not sessions".into(),
+                    "write error_rate(sessions) < 1% or errors(session) < 10",
+                ))
+            }
+            _ => {}
+        }
+        let Some((value, unit)) = split_number(right) else {
+            return Err(err(format!("`{right}` is not a number"), FORMS));
+        };
+        let limit = limit(metric, value, unit).map_err(|(problem, fix)| err(problem, &fix))?;
+        Ok(Threshold {
+            text: text.trim().to_string(),
+            metric,
+            subject,
+            persona,
+            op,
+            limit,
+        })
+    }
+}
+
+/// The limit in the metric's unit (µs, a ratio, per second, a count), or the problem
+/// and its fix.
+fn limit(metric: Metric, value: f64, unit: &str) -> Result<f64, (String, String)> {
+    let err = |problem: String, fix: &str| (problem, fix.to_string());
+    Ok(match metric.unit() {
+        Unit::Us => match latency_scale(unit) {
+            Some(scale) => value * scale,
+            None if unit.is_empty() => {
+                return Err(err("a latency needs a unit".into(), LATENCY_FIX))
+            }
+            None => return Err(err(format!("unknown latency unit `{unit}`"), LATENCY_FIX)),
+        },
+        Unit::Ratio => match unit {
+            "%" => value / 100.0,
+            "" => value,
+            _ => {
+                return Err(err(
+                    format!("unknown unit `{unit}` for a rate of errors"),
+                    "write a percentage (error_rate < 0.1%) or a ratio (error_rate < 0.001)",
+                ))
+            }
+        },
+        Unit::PerS => match unit {
+            "" | "/s" => value,
+            _ => {
+                return Err(err(
+                    format!("unknown unit `{unit}` for a rate"),
+                    "rates are per second: write rate(sessions) > 500 or > 500/s",
+                ))
+            }
+        },
+        Unit::Count => match unit {
+            "" => value,
+            _ => {
+                return Err(err(
+                    format!("a count takes no unit (`{unit}`)"),
+                    "write e.g. errors(tools/call) < 10",
+                ))
+            }
+        },
+    })
+}
+
+/// The profile's thresholds (keys `thresholds[i]`), then the command line's.
+pub(super) fn resolve_all(
+    from_profile: &[String],
+    from_cli: &[String],
+    personas: &[Persona],
+    origin: &str,
+) -> Result<Vec<Threshold>, PlanError> {
+    let from_profile = from_profile
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("thresholds[{i}]"), t.as_str(), origin));
+    let from_cli = from_cli
+        .iter()
+        .map(|t| ("--threshold".to_string(), t.as_str(), "command line"));
+    from_profile
+        .chain(from_cli)
+        .map(|(key, text, origin)| {
+            let to_plan = |e: ThresholdError| {
+                PlanError::new(origin, &key, format!("`{}`: {}", e.text, e.problem), e.fix)
+            };
+            let t = Threshold::parse(text).map_err(to_plan)?;
+            if let Some(name) = &t.persona {
+                if !personas.iter().any(|p| &p.name == name) {
+                    let known: Vec<&str> = personas.iter().map(|p| p.name.as_str()).collect();
+                    return Err(to_plan(ThresholdError {
+                        text: text.to_string(),
+                        problem: format!("unknown persona `{name}`"),
+                        fix: format!("use one of the profile's personas: {}", known.join(", ")),
+                    }));
+                }
+            }
+            Ok(t)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_examples_parse_to_the_right_limits() {
+        let t = Threshold::parse("p99(initialize) < 50ms").expect("parses");
+        assert_eq!(t.metric, Metric::Quantile(0.99));
+        assert_eq!(t.subject, Subject::Phase(Phase::Initialize));
+        assert_eq!((t.op, t.limit), (Op::Lt, 50_000.0));
+        let t = Threshold::parse("error_rate < 0.1%").expect("parses");
+        assert_eq!((t.metric, t.subject), (Metric::ErrorRate, Subject::All));
+        assert!((t.limit - 0.001).abs() < 1e-12);
+        let t = Threshold::parse("rate(sessions) > 500").expect("parses");
+        assert_eq!(
+            (t.metric, t.subject, t.op, t.limit),
+            (Metric::Rate, Subject::Sessions, Op::Gt, 500.0)
+        );
+        let t = Threshold::parse(" p99.9( tools/call , persona=slow ) >= 1.5s ").expect("parses");
+        assert_eq!(t.subject, Subject::Phase(Phase::ToolsCall));
+        assert_eq!(t.persona.as_deref(), Some("slow"));
+        assert_eq!((t.op, t.limit), (Op::Ge, 1_500_000.0));
+        assert_eq!(
+            Threshold::parse("max(ping) <= 250us")
+                .expect("parses")
+                .limit,
+            250.0
+        );
+    }
+
+    #[test]
+    fn bad_expressions_name_the_text_and_a_fix() {
+        for (text, problem) in [
+            ("p99(initialise) < 50ms", "unknown phase `initialise`"),
+            ("p98(initialize) < 50ms", "unknown metric `p98`"),
+            ("p99(initialize) < 50", "a latency needs a unit"),
+            ("p99(initialize) < 50min", "unknown latency unit `min`"),
+            ("p99(initialize) = 50ms", "no comparison"),
+            ("p99 < 50ms", "`p99` needs a phase"),
+            ("rate > 5", "`rate` needs sessions or a phase"),
+            ("error_rate < lots", "`lots` is not a number"),
+            ("p99(initialize < 50ms", "unclosed parenthesis"),
+            ("error_rate < 1ms", "unknown unit `ms`"),
+            ("count(session) > 5/s", "a count takes no unit"),
+        ] {
+            let e = Threshold::parse(text).expect_err(text);
+            assert_eq!(e.text, text);
+            assert!(e.problem.contains(problem), "{text}: {}", e.problem);
+            assert!(!e.fix.is_empty());
+            let shown = e.to_string();
+            assert!(
+                shown.contains(&format!("`{text}`")) && shown.contains("\nfix: "),
+                "{shown}"
+            );
+        }
+        let e = Threshold::parse("p99(nope) < 1ms").expect_err("unknown phase");
+        assert!(
+            e.fix.contains("tools/call"),
+            "the fix lists the phases: {}",
+            e.fix
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! What every integration test starts from: a run of the fleet in its own results
+//! folder, the built-in server on 127.0.0.1:0 or as a stdio command, the binary as a
+//! user runs it, and readers for `summary.json`.
+
+use mcp_fleet::cli::RunArgs;
+use mcp_fleet::report::Summary;
+use mcp_fleet::server::{spawn_http, Fault, HttpServer, ServerOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// Upper bound on any one run in these tests; a hang fails the test instead of CI.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+/// The mcp-fleet binary cargo built for these tests. The test harness's own executable
+/// is not mcp-fleet, so anything that spawns "this program" must be told this path.
+pub fn fleet_program() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-fleet")
+}
+
+/// The binary as a user runs it (exit codes, stdout, stderr).
+pub fn fleet_command() -> Command {
+    Command::new(fleet_program())
+}
+
+/// The built-in server on 127.0.0.1:0: Streamable HTTP at `/mcp`, legacy SSE at `/sse`,
+/// WebSocket at `/ws`.
+pub async fn builtin_http(options: ServerOptions) -> HttpServer {
+    spawn_http("127.0.0.1:0".parse().expect("addr"), options)
+        .await
+        .expect("the built-in server starts")
+}
+
+/// The built-in server as a `--stdio` command line, committing `faults`.
+pub fn builtin_stdio(faults: &[Fault]) -> String {
+    let mut cmd = format!("{} serve --stdio", fleet_program());
+    for f in faults {
+        cmd.push_str(&format!(" --fault {}", f.name()));
+    }
+    cmd
+}
+
+/// Write `text` as `profile.toml` in `dir`; its path.
+pub fn write_profile(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("profile.toml");
+    std::fs::write(&p, text).expect("write profile");
+    p
+}
+
+/// One run of the fleet as `mcp_fleet::run`, set up the way every test wants it: seed 1
+/// (unless the test sets one), quiet, results in a fresh temporary folder, and the
+/// built-in server over stdio spawned from the mcp-fleet binary.
+pub struct FleetRun {
+    dir: TempDir,
+    args: RunArgs,
+}
+
+/// What a finished run left: the summary it returned, its `summary.json`, and the
+/// results folder (removed when dropped).
+pub struct Finished {
+    pub summary: Summary,
+    pub json: Value,
+    pub dir: TempDir,
+}
+
+impl Default for FleetRun {
+    /// The quickstart against the built-in server, as `mcp-fleet run` with no options.
+    fn default() -> Self {
+        FleetRun::new(RunArgs::default())
+    }
+}
+
+impl FleetRun {
+    /// A run with these command-line options (`..RunArgs::default()` for the rest).
+    pub fn new(mut args: RunArgs) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        args.overrides.seed.get_or_insert(1);
+        args.out = Some(dir.path().to_path_buf());
+        args.quiet = true;
+        args.builtin_program = Some(PathBuf::from(fleet_program()));
+        FleetRun { dir, args }
+    }
+
+    /// Run this profile (written into the results folder; the run then replaces it with
+    /// the effective profile).
+    pub fn profile(mut self, text: &str) -> Self {
+        self.args.profile = Some(write_profile(self.dir.path(), text));
+        self
+    }
+
+    /// Run to the end; the run must be possible and finish within [`RUN_LIMIT`].
+    pub async fn run(self) -> Finished {
+        let outcome = tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(self.args))
+            .await
+            .expect("the run finished in time")
+            .expect("the run could be done");
+        let text = std::fs::read_to_string(self.dir.path().join("summary.json"))
+            .expect("summary.json written");
+        let json: Value = serde_json::from_str(&text).expect("summary.json is JSON");
+        Finished {
+            summary: outcome.summary,
+            json,
+            dir: self.dir,
+        }
+    }
+
+    /// Run, expecting it to be refused before it starts; the error.
+    pub async fn error(self) -> anyhow::Error {
+        tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(self.args))
+            .await
+            .expect("the run gave up in time")
+            .expect_err("the run cannot be done")
+    }
+}
+
+/// One phase's figures in `summary.json`.
+pub fn phase<'a>(json: &'a Value, name: &str) -> &'a Value {
+    &json["phases"][name]
+}
+
+/// How many samples a phase has in `summary.json` (0 when it never ran).
+pub fn count(json: &Value, name: &str) -> u64 {
+    phase(json, name)["count"].as_u64().unwrap_or(0)
+}
+
+/// `summary.json` keeps the schema it publishes.
+pub fn check_schema(json: &Value) {
+    let schema: Value =
+        serde_json::from_str(mcp_fleet::report::SUMMARY_SCHEMA).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(json)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "summary.json breaks its schema: {errors:#?}"
+    );
+}
