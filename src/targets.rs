@@ -110,6 +110,7 @@ fn endpoint(
                 args: vec!["serve".into(), "--stdio".into()],
                 env: Vec::new(),
                 grace: STDIO_GRACE,
+                max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), "built-in (stdio)".into()));
         }
@@ -130,6 +131,7 @@ fn endpoint(
                 args: args.clone(),
                 env: env.clone(),
                 grace: STDIO_GRACE,
+                max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), route.target.describe()));
         }
@@ -152,6 +154,7 @@ fn endpoint(
             connect_timeout: timeout,
             insecure,
             sources: sources.clone(),
+            max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
         })),
         TransportKind::WebSocket => Endpoint::Ws(Arc::new(WsEndpoint {
             url,
@@ -159,6 +162,7 @@ fn endpoint(
             connect_timeout: timeout,
             insecure,
             sources,
+            max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
         })),
         TransportKind::Stdio => bail!("a URL cannot be reached over stdio"),
     };

@@ -11,6 +11,9 @@ pub mod tcp;
 pub mod tls;
 pub mod ws;
 
+#[cfg(test)]
+mod bounded_tests;
+
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming;
@@ -88,6 +91,20 @@ impl TransportError {
             detail: detail.into(),
             data: None,
         }
+    }
+}
+
+/// The default `--max-message-size`: the most bytes of one server message (a JSON body,
+/// an SSE event, a stdio line, a WebSocket message) a session holds. Larger answers fail
+/// as `message_too_large` and end the session instead of growing memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The failure a message over the limit becomes, on every transport alike.
+pub(crate) fn too_large(request: Option<u64>, what: &str, limit: usize) -> Received {
+    Received::Failed {
+        request,
+        kind: FailureKind::MessageTooLarge,
+        detail: format!("{what} larger than the {limit}-byte limit (--max-message-size)"),
     }
 }
 

@@ -21,18 +21,17 @@ impl SseEvent {
     }
 }
 
-/// Upper bound on one event (and on a line) to keep a hostile stream from eating memory.
-pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
-
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SseError {
-    #[error("an SSE event exceeds {MAX_EVENT_BYTES} bytes")]
-    TooLarge,
+    /// An event (or a line not yet ended) outgrew the limit; the parser dropped what it
+    /// held and the stream must not be read further.
+    #[error("an SSE event exceeds {limit} bytes")]
+    TooLarge { limit: usize },
     #[error("an SSE line is not UTF-8")]
     NotUtf8,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     buf: BytesMut,
     current: SseEvent,
@@ -40,6 +39,14 @@ pub struct SseParser {
     has_fields: bool,
     /// A CR ended the last line; a following LF belongs to it.
     after_cr: bool,
+    /// Most bytes of one event (its data so far plus the line not yet ended) we hold.
+    limit: usize,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_limit(crate::transport::DEFAULT_MAX_MESSAGE_BYTES)
+    }
 }
 
 impl SseParser {
@@ -47,7 +54,26 @@ impl SseParser {
         Self::default()
     }
 
-    /// Add bytes; complete events are pushed to `out`.
+    /// A parser that refuses events larger than `limit` bytes (`--max-message-size`).
+    pub fn with_limit(limit: usize) -> Self {
+        SseParser {
+            buf: BytesMut::new(),
+            current: SseEvent::default(),
+            has_data: false,
+            has_fields: false,
+            after_cr: false,
+            limit,
+        }
+    }
+
+    /// Bytes held between calls: the event being built and the line not yet ended.
+    /// After a successful `feed` this never exceeds the limit.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() + self.current.data.len()
+    }
+
+    /// Add bytes; complete events are pushed to `out`. A hostile stream cannot make the
+    /// parser hold more than its limit: past it, the parser empties itself and fails.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.buf.extend_from_slice(chunk);
         loop {
@@ -62,12 +88,21 @@ impl SseParser {
             let terminator = self.buf[0];
             self.buf.advance(1);
             self.after_cr = terminator == b'\r';
+            if line.len() + self.current.data.len() > self.limit {
+                return Err(self.too_large());
+            }
             self.line(&line, out)?;
         }
-        if self.buf.len() > MAX_EVENT_BYTES || self.current.data.len() > MAX_EVENT_BYTES {
-            return Err(SseError::TooLarge);
+        if self.buffered() > self.limit {
+            return Err(self.too_large());
         }
         Ok(())
+    }
+
+    /// Drop everything held (memory stays flat) and say why.
+    fn too_large(&mut self) -> SseError {
+        *self = SseParser::with_limit(self.limit);
+        SseError::TooLarge { limit: self.limit }
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {

@@ -6,7 +6,6 @@
 
 use super::{classify, Received, TransportError};
 use crate::metrics::FailureKind;
-use crate::protocol::jsonrpc::Malformed;
 use futures::StreamExt;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -18,8 +17,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
-/// Longest line accepted from the server.
-const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// How much of the server's stderr is kept.
 const STDERR_TAIL_BYTES: usize = 4096;
 
@@ -31,6 +28,9 @@ pub struct StdioCommand {
     pub env: Vec<(String, String)>,
     /// How long to wait at each shutdown step (after closing stdin, after SIGTERM).
     pub grace: Duration,
+    /// `--max-message-size`: the longest line we hold; the rest of a longer one is
+    /// skipped unread into memory.
+    pub max_message: usize,
 }
 
 pub struct StdioTransport {
@@ -42,6 +42,7 @@ pub struct StdioTransport {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     grace: Duration,
+    max_message: usize,
 }
 
 /// How long we wait, after the pipe broke, for the process to exit and its last stderr
@@ -96,10 +97,11 @@ impl StdioTransport {
             child,
             pgid,
             stdin: Some(stdin),
-            stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
+            stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(cmd.max_message)),
             stderr: tail,
             stderr_task: Some(stderr_task),
             grace: cmd.grace,
+            max_message: cmd.max_message,
         })
     }
 
@@ -130,10 +132,9 @@ impl StdioTransport {
             return match self.stdout.next().await {
                 Some(Ok(line)) if line.trim().is_empty() => continue,
                 Some(Ok(line)) => classify(line.as_bytes()),
-                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => Received::Malformed {
-                    error: Malformed::NotJson(format!("a line longer than {MAX_LINE_BYTES} bytes")),
-                    excerpt: String::new(),
-                },
+                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+                    super::too_large(None, "a line on stdout", self.max_message)
+                }
                 Some(Err(LinesCodecError::Io(e))) => Received::Closed {
                     detail: format!("reading the server's stdout: {e}"),
                 },

@@ -43,6 +43,9 @@ pub struct WsEndpoint {
     pub insecure: bool,
     /// Local addresses to connect from, in turn.
     pub sources: Arc<super::tcp::SourceAddrs>,
+    /// `--max-message-size`: the largest message (and frame) we accept; tungstenite
+    /// refuses a longer frame from its header, before reading the payload.
+    pub max_message: usize,
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -81,7 +84,10 @@ impl WsTransport {
                     MaybeTlsStream::Rustls(tls)
                 }
             };
-            let config = WebSocketConfig::default().read_buffer_size(READ_BUFFER_BYTES);
+            let config = WebSocketConfig::default()
+                .read_buffer_size(READ_BUFFER_BYTES)
+                .max_message_size(Some(ep.max_message))
+                .max_frame_size(Some(ep.max_message));
             tokio_tungstenite::client_async_with_config(request, stream, Some(config))
                 .await
                 .map_err(|e| upgrade_failed(&ep.url, e))
@@ -181,6 +187,15 @@ impl WsTransport {
     }
 
     fn read_error(&mut self, e: WsError) -> Received {
+        if let WsError::Capacity(c) = &e {
+            let detail = format!("a WebSocket message over the limit (--max-message-size): {c}");
+            self.ended = Some(detail.clone());
+            return Received::Failed {
+                request: None,
+                kind: FailureKind::MessageTooLarge,
+                detail,
+            };
+        }
         // A reset is the connection ending; the other framing errors mean the server
         // broke the WebSocket rules, which is a protocol violation, not a lost line.
         let violation = match &e {
