@@ -77,10 +77,17 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.buf.extend_from_slice(chunk);
         loop {
-            if self.after_cr && self.buf.first() == Some(&b'\n') {
-                self.buf.advance(1);
+            // The LF of a CRLF may come in the next chunk: keep the flag until a byte
+            // arrives to check, or a CRLF split between two reads is read as a blank line
+            // and dispatches the event early.
+            if self.after_cr {
+                match self.buf.first() {
+                    None => break,
+                    Some(b'\n') => self.buf.advance(1),
+                    Some(_) => {}
+                }
+                self.after_cr = false;
             }
-            self.after_cr = false;
             let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
                 break;
             };
@@ -205,6 +212,15 @@ mod tests {
         assert_eq!(ev.len(), 2);
         assert_eq!(ev[0].data, "hello");
         assert_eq!(ev[1].data, "second");
+    }
+
+    #[test]
+    fn crlf_split_between_reads_is_one_line_end() {
+        // Before, the LF in the second read ended an (empty) line of its own and
+        // dispatched the event before its second data line.
+        let ev = parse_all(&[b"data: a\r", b"\ndata: b\r\n\r\n"]);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].data, "a\nb");
     }
 
     #[test]
