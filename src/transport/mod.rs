@@ -121,7 +121,7 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
 }
 
 /// Parse one message's bytes into what the session receives.
-pub(crate) fn classify(bytes: &[u8]) -> Received {
+pub fn classify(bytes: &[u8]) -> Received {
     match Incoming::parse(bytes) {
         Ok(m) => Received::Message(m),
         Err(error) => Received::Malformed {

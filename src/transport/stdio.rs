@@ -4,7 +4,11 @@
 //! wait, SIGTERM, wait, SIGKILL — sent to the child's whole process group, so servers
 //! started through wrappers (npx, uv, sh) leave nothing behind.
 
-use super::{classify, Received, TransportError};
+mod lines;
+
+pub use lines::StdoutLines;
+
+use super::{Received, TransportError};
 use crate::metrics::FailureKind;
 use futures::StreamExt;
 use nix::sys::signal::{killpg, Signal};
@@ -15,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::FramedRead;
 
 /// How much of the server's stderr is kept.
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -38,11 +42,10 @@ pub struct StdioTransport {
     /// Process group id (= the child's pid, since it leads its own group).
     pgid: Option<Pid>,
     stdin: Option<ChildStdin>,
-    stdout: FramedRead<ChildStdout, LinesCodec>,
+    stdout: FramedRead<ChildStdout, StdoutLines>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     grace: Duration,
-    max_message: usize,
 }
 
 /// How long we wait, after the pipe broke, for the process to exit and its last stderr
@@ -97,11 +100,10 @@ impl StdioTransport {
             child,
             pgid,
             stdin: Some(stdin),
-            stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(cmd.max_message)),
+            stdout: FramedRead::new(stdout, StdoutLines::new(cmd.max_message)),
             stderr: tail,
             stderr_task: Some(stderr_task),
             grace: cmd.grace,
-            max_message: cmd.max_message,
         })
     }
 
@@ -128,20 +130,14 @@ impl StdioTransport {
     }
 
     pub async fn recv(&mut self) -> Received {
-        loop {
-            return match self.stdout.next().await {
-                Some(Ok(line)) if line.trim().is_empty() => continue,
-                Some(Ok(line)) => classify(line.as_bytes()),
-                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
-                    super::too_large(None, "a line on stdout", self.max_message)
-                }
-                Some(Err(LinesCodecError::Io(e))) => Received::Closed {
-                    detail: format!("reading the server's stdout: {e}"),
-                },
-                None => Received::Closed {
-                    detail: self.death_note().await,
-                },
-            };
+        match self.stdout.next().await {
+            Some(Ok(received)) => received,
+            Some(Err(e)) => Received::Closed {
+                detail: format!("reading the server's stdout: {e}"),
+            },
+            None => Received::Closed {
+                detail: self.death_note().await,
+            },
         }
     }
 
