@@ -84,10 +84,7 @@ impl WsTransport {
                     MaybeTlsStream::Rustls(tls)
                 }
             };
-            let config = WebSocketConfig::default()
-                .read_buffer_size(READ_BUFFER_BYTES)
-                .max_message_size(Some(ep.max_message))
-                .max_frame_size(Some(ep.max_message));
+            let config = socket_config(ep.max_message);
             tokio_tungstenite::client_async_with_config(request, stream, Some(config))
                 .await
                 .map_err(|e| upgrade_failed(&ep.url, e))
@@ -248,6 +245,17 @@ impl WsTransport {
                 )
             })
     }
+}
+
+/// The socket settings of every session: a small read buffer, and messages and frames
+/// up to `max_message` bytes (tungstenite refuses a longer frame from its header, before
+/// reading the payload). Public so that the parser tests and fuzz targets read frames
+/// exactly as sessions do.
+pub fn socket_config(max_message: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message))
 }
 
 /// Where to connect and the TLS server name, taken from the URL once per connect.

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-type Sender = SendRequest<Full<Bytes>>;
+/// The sending half of one HTTP/1 connection.
+pub type Sender = SendRequest<Full<Bytes>>;
 
 /// Idle connections shared by every session of an endpoint (`--keep-alive`): a new
 /// session takes one instead of opening its own, and a closing session gives its
@@ -173,7 +174,7 @@ const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
 /// The HTTP/1 client handshake both HTTP transports use. The read buffer, and so the
 /// largest response head a server can make us hold, is bounded by the message limit
 /// (within hyper's bounds); a larger head fails the request as `message_too_large`.
-pub(crate) async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<Sender>
+pub async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<Sender>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
