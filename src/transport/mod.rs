@@ -13,6 +13,8 @@ pub mod ws;
 
 #[cfg(test)]
 mod bounded_tests;
+#[cfg(test)]
+mod wire_props;
 
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
