@@ -364,44 +364,7 @@ impl Flow {
         let body = resp.into_body();
         let limit = self.pool.endpoint.max_message;
         if status != StatusCode::OK {
-            let bytes = match read_body(body, limit).await {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind == FailureKind::MessageTooLarge => {
-                    self.lease = None;
-                    self.fail(e.kind, e.detail);
-                    return State::Done;
-                }
-                Err(_) => Vec::new(),
-            };
-            self.release();
-            let e = if status == StatusCode::ACCEPTED {
-                crate::transport::TransportError::new(
-                    FailureKind::ProtocolViolation,
-                    "the server answered a request with 202 Accepted and no response",
-                )
-            } else {
-                status_error(status, self.had_session, &bytes)
-            };
-            // A JSON-RPC error in the body answers the request this POST carried (its
-            // `data` matters: -32022 lists the versions to retry with).
-            if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
-                self.answered = true;
-                self.queue.push_back(Item::Received(Received::Message(
-                    crate::protocol::Incoming::Response {
-                        id: Some(crate::protocol::RequestId::Number(
-                            i64::try_from(id).unwrap_or(i64::MAX),
-                        )),
-                        outcome: Err(crate::protocol::RpcError {
-                            code,
-                            message: e.detail,
-                            data: e.data,
-                        }),
-                    },
-                )));
-                return State::Done;
-            }
-            self.fail(e.kind, e.detail);
-            return State::Done;
+            return self.refused(status, body).await;
         }
         if event_stream {
             return State::Sse {
@@ -436,6 +399,48 @@ impl Flow {
                 self.fail(e.kind, e.detail);
             }
         }
+        State::Done
+    }
+
+    /// A POST answered with a status other than 200: a JSON-RPC error in the body
+    /// answers the request this POST carried (its `data` matters: -32022 lists the
+    /// versions to retry with); anything else fails it.
+    async fn refused(&mut self, status: StatusCode, body: Body) -> State {
+        let bytes = match read_body(body, self.pool.endpoint.max_message).await {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind == FailureKind::MessageTooLarge => {
+                self.lease = None;
+                self.fail(e.kind, e.detail);
+                return State::Done;
+            }
+            Err(_) => Vec::new(),
+        };
+        self.release();
+        let e = if status == StatusCode::ACCEPTED {
+            crate::transport::TransportError::new(
+                FailureKind::ProtocolViolation,
+                "the server answered a request with 202 Accepted and no response",
+            )
+        } else {
+            status_error(status, self.had_session, &bytes)
+        };
+        if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
+            self.answered = true;
+            self.queue.push_back(Item::Received(Received::Message(
+                crate::protocol::Incoming::Response {
+                    id: Some(crate::protocol::RequestId::Number(
+                        i64::try_from(id).unwrap_or(i64::MAX),
+                    )),
+                    outcome: Err(crate::protocol::RpcError {
+                        code,
+                        message: e.detail,
+                        data: e.data,
+                    }),
+                },
+            )));
+            return State::Done;
+        }
+        self.fail(e.kind, e.detail);
         State::Done
     }
 }
