@@ -135,6 +135,11 @@ pub struct ClientArgs {
     /// Per-request timeout, e.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Largest message a server may send (a body, an SSE event, a stdio line, a
+    /// WebSocket message), in bytes or with a KiB/MiB suffix; larger fails the session
+    /// as message_too_large. Default 16MiB.
+    #[arg(long, value_name = "BYTES")]
+    pub max_message_size: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -57,6 +57,7 @@ pub fn plan_from_args(args: &RunArgs) -> anyhow::Result<Plan> {
         duration: args.duration.clone(),
         seed: args.seed,
         timeout: args.client.timeout.clone(),
+        max_message_size: args.client.max_message_size.clone(),
         headers: args.client.headers.clone(),
         transport: args.client.transport.clone(),
         era: args.client.era.clone(),

@@ -5,7 +5,8 @@
 //! is. Properties: no panic, nothing buffered past the limit, and round trips (a message
 //! serialized and parsed back is equal; a stream split anywhere parses the same). The
 //! WebSocket and HTTP parsers run over real loopback connections, in
-//! `src/transport/wire_props.rs`; `fuzz/` has cargo-fuzz targets for all of them.
+//! `src/transport/wire_props.rs`; `fuzz/` has cargo-fuzz targets for all of them. The
+//! last test checks that `--max-message-size` reaches the transports, end to end.
 
 use bytes::BytesMut;
 use mcp_fleet::metrics::FailureKind;
@@ -464,4 +465,40 @@ proptest! {
         let (lines, _) = read_lines(&[line], 1 << 20);
         prop_assert_eq!(lines, vec![format!("{:?}", Received::Message(want))]);
     }
+}
+
+// ---- the limit, end to end ----
+
+/// `--max-message-size` reaches the transports: against the built-in server over stdio,
+/// a 1 KiB limit turns its first larger answer into one `message_too_large`, and the
+/// session fails instead of reading it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_message_size_fails_the_session_as_message_too_large() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let args = mcp_fleet::cli::RunArgs {
+        stdio: Some(format!("{} serve --stdio", env!("CARGO_BIN_EXE_mcp-fleet"))),
+        sessions: Some(1),
+        clients: Some(1),
+        seed: Some(1),
+        out: Some(out.path().to_path_buf()),
+        quiet: true,
+        client: mcp_fleet::cli::ClientArgs {
+            max_message_size: Some("1KiB".into()),
+            timeout: Some("5s".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let run = mcp_fleet::run(args);
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the run ends")
+        .expect("the run could be done");
+    let text = std::fs::read_to_string(out.path().join("summary.json")).expect("summary");
+    let json: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        json["failures"]["message_too_large"], 1,
+        "{}",
+        json["failures"]
+    );
 }

@@ -27,6 +27,8 @@ pub struct Overrides {
     pub duration: Option<String>,
     pub seed: Option<u64>,
     pub timeout: Option<String>,
+    /// `--max-message-size`: bytes, or with a KiB/MiB suffix.
+    pub max_message_size: Option<String>,
     pub headers: Vec<String>,
     /// Applied to every persona.
     pub transport: Option<String>,
@@ -159,6 +161,8 @@ pub struct Plan {
     /// Extra HTTP headers (name, value), validated.
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     pub timeout: Duration,
+    /// The largest server message a session holds (`--max-message-size`).
+    pub max_message_bytes: usize,
     /// Accept any TLS certificate.
     pub insecure: bool,
     /// Local addresses to connect from, in turn (empty: the system's choice).
@@ -216,6 +220,10 @@ impl Plan {
                 "use e.g. timeout = \"10s\"",
             ));
         }
+        let max_message_bytes = match &profile.target.max_message_size {
+            Some(t) => parse_size(t, "target.max_message_size", origin)?,
+            None => crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+        };
         let mut headers = Vec::new();
         for (name, value) in &profile.target.headers {
             let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
@@ -339,6 +347,7 @@ impl Plan {
             target,
             headers,
             timeout,
+            max_message_bytes,
             insecure: profile.target.insecure.unwrap_or(false),
             source_addresses: load::resolve_sources(&profile.target.source_addresses, origin)?,
             keep_alive: profile.target.keep_alive.unwrap_or(false),
@@ -441,6 +450,35 @@ fn parse_duration(text: &str, key: &str, origin: &str) -> Result<Duration, PlanE
     })
 }
 
+/// A size in bytes: `65536`, `512KiB`, `16MiB` (more than zero).
+fn parse_size(text: &str, key: &str, origin: &str) -> Result<usize, PlanError> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: usize = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1024,
+        "MiB" => 1024 * 1024,
+        "GiB" => 1024 * 1024 * 1024,
+        _ => 0,
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| PlanError {
+            origin: origin.to_string(),
+            key: key.to_string(),
+            problem: format!("{text:?} is not a size in bytes"),
+            fix:
+                "write a positive number of bytes, optionally with KiB, MiB or GiB, e.g. \"16MiB\""
+                    .into(),
+        })
+}
+
 fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), PlanError> {
     if let Some(url) = &o.target {
         p.target.url = Some(url.clone());
@@ -487,6 +525,9 @@ fn apply_overrides(p: &mut Profile, o: &Overrides, origin: &str) -> Result<(), P
     }
     if let Some(t) = &o.timeout {
         p.target.timeout = Some(t.clone());
+    }
+    if let Some(s) = &o.max_message_size {
+        p.target.max_message_size = Some(s.clone());
     }
     if o.insecure {
         p.target.insecure = Some(true);
@@ -913,6 +954,28 @@ steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
                 e.starts_with(expected),
                 "for {text:?}\n got: {e}\nwant: {expected}"
             );
+        }
+    }
+
+    #[test]
+    fn max_message_size_is_bytes_with_binary_suffixes() {
+        let resolve = |size: Option<&str>| {
+            let o = Overrides {
+                target: Some("http://127.0.0.1:1/mcp".into()),
+                max_message_size: size.map(String::from),
+                ..Default::default()
+            };
+            Plan::resolve(Profile::default(), &o, "cli")
+        };
+        let bytes = |size| resolve(Some(size)).expect(size).max_message_bytes;
+        assert_eq!(bytes("65536"), 65536);
+        assert_eq!(bytes("512KiB"), 512 * 1024);
+        assert_eq!(bytes(" 16MiB "), 16 * 1024 * 1024);
+        let default = resolve(None).expect("default").max_message_bytes;
+        assert_eq!(default, crate::transport::DEFAULT_MAX_MESSAGE_BYTES);
+        for bad in ["0", "1MB", "x", "KiB", "-5"] {
+            let e = resolve(Some(bad)).expect_err(bad).to_string();
+            assert!(e.contains("target.max_message_size"), "{e}");
         }
     }
 
