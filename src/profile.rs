@@ -45,6 +45,8 @@ pub struct TargetSection {
     pub headers: BTreeMap<String, String>,
     /// Per-request timeout, e.g. `"10s"`.
     pub timeout: Option<String>,
+    /// Largest message a server may send, e.g. `"16MiB"`, `"512KiB"`, `"65536"`.
+    pub max_message_size: Option<String>,
     /// Accept any TLS certificate (self-signed test servers).
     pub insecure: Option<bool>,
     /// Streamable HTTP: reuse connections across sessions, as an SDK client on a pooled

@@ -114,6 +114,7 @@ fn endpoint(
                 args: vec!["serve".into(), "--stdio".into()],
                 env: Vec::new(),
                 grace: STDIO_GRACE,
+                max_message: plan.max_message_bytes,
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), "built-in (stdio)".into()));
         }
@@ -134,6 +135,7 @@ fn endpoint(
                 args: args.clone(),
                 env: env.clone(),
                 grace: STDIO_GRACE,
+                max_message: plan.max_message_bytes,
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), route.target.describe()));
         }
@@ -148,7 +150,8 @@ fn endpoint(
         TransportKind::StreamableHttp => Endpoint::Http(Arc::new(
             HttpEndpoint::new(&url, headers, timeout, insecure)?
                 .with_sources(sources.clone())
-                .with_keep_alive(plan.keep_alive),
+                .with_keep_alive(plan.keep_alive)
+                .with_max_message(plan.max_message_bytes),
         )),
         TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint {
             url,
@@ -156,6 +159,7 @@ fn endpoint(
             connect_timeout: timeout,
             insecure,
             sources: sources.clone(),
+            max_message: plan.max_message_bytes,
         })),
         TransportKind::WebSocket => Endpoint::Ws(Arc::new(WsEndpoint {
             url,
@@ -163,6 +167,7 @@ fn endpoint(
             connect_timeout: timeout,
             insecure,
             sources,
+            max_message: plan.max_message_bytes,
         })),
         TransportKind::Stdio => bail!("a URL cannot be reached over stdio"),
     };

@@ -52,6 +52,9 @@ pub enum FailureKind {
     SessionExpired,
     /// Local I/O error while writing to the transport.
     Io,
+    /// The server sent a message (body, SSE event, line, WebSocket message or header
+    /// block) larger than `--max-message-size`; the session ends rather than buffer it.
+    MessageTooLarge,
 }
 
 impl FailureKind {
@@ -69,6 +72,7 @@ impl FailureKind {
             FailureKind::VersionRejected => "version_rejected".into(),
             FailureKind::SessionExpired => "session_expired".into(),
             FailureKind::Io => "io_error".into(),
+            FailureKind::MessageTooLarge => "message_too_large".into(),
         }
     }
 

@@ -44,6 +44,8 @@ pub struct Plan {
     /// Extra HTTP headers (name, value), validated.
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     pub timeout: Duration,
+    /// The largest server message a session holds (`--max-message-size`).
+    pub max_message_bytes: usize,
     /// Accept any TLS certificate.
     pub insecure: bool,
     /// Local addresses to connect from, in turn (empty: the system's choice).
@@ -150,6 +152,7 @@ impl Plan {
             target,
             headers: connection.headers,
             timeout: connection.timeout,
+            max_message_bytes: connection.max_message_bytes,
             insecure: connection.insecure,
             source_addresses: connection.source_addresses,
             keep_alive: connection.keep_alive,

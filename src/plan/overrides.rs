@@ -95,6 +95,11 @@ pub struct ClientArgs {
     /// Per-request timeout, e.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Largest message a server may send (a body, an SSE event, a stdio line, a
+    /// WebSocket message), in bytes or with a KiB/MiB suffix; larger fails the session
+    /// as message_too_large. Default 16MiB.
+    #[arg(long, value_name = "BYTES")]
+    pub max_message_size: Option<String>,
 }
 
 /// `--transport` takes the names profiles and reports use.
@@ -189,6 +194,9 @@ impl ClientArgs {
     fn apply(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
         if let Some(t) = &self.timeout {
             p.target.timeout = Some(t.clone());
+        }
+        if let Some(s) = &self.max_message_size {
+            p.target.max_message_size = Some(s.clone());
         }
         if self.insecure {
             p.target.insecure = Some(true);

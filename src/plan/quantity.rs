@@ -1,4 +1,5 @@
-//! Durations and rates as profiles and flags write them (`"250ms"`, `"500/s"`), read
+//! Durations, rates and sizes as profiles and flags write them (`"250ms"`, `"500/s"`,
+//! `"16MiB"`), read
 //! into numbers with an error that names the key.
 
 use super::PlanError;
@@ -14,6 +15,35 @@ pub fn parse_duration(text: &str, key: &str, origin: &str) -> Result<Duration, P
             "write a number with a unit, e.g. \"250ms\", \"10s\", \"5m\"",
         )
     })
+}
+
+/// A size in bytes: `65536`, `512KiB`, `16MiB` (more than zero).
+pub fn parse_size(text: &str, key: &str, origin: &str) -> Result<usize, PlanError> {
+    let t = text.trim();
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: usize = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" => 1024,
+        "MiB" => 1024 * 1024,
+        "GiB" => 1024 * 1024 * 1024,
+        _ => 0,
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            PlanError::new(
+                origin,
+                key,
+                format!("{text:?} is not a size in bytes"),
+                "write a positive number of bytes, optionally with KiB, MiB or GiB, e.g. \"16MiB\"",
+            )
+        })
 }
 
 /// `"500/s"`, `"30/m"`, `"0.5/s"` → sessions per second.
@@ -43,6 +73,18 @@ pub fn parse_rate(text: &str, key: &str, origin: &str) -> Result<f64, PlanError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_are_bytes_with_binary_suffixes() {
+        let bytes = |t| parse_size(t, "target.max_message_size", "cli").expect(t);
+        assert_eq!(bytes("65536"), 65536);
+        assert_eq!(bytes("512KiB"), 512 * 1024);
+        assert_eq!(bytes(" 16MiB "), 16 * 1024 * 1024);
+        for bad in ["0", "1MB", "x", "KiB", "-5"] {
+            let e = parse_size(bad, "target.max_message_size", "cli").expect_err(bad);
+            assert!(e.to_string().contains("target.max_message_size"), "{e}");
+        }
+    }
 
     #[test]
     fn rates_parse() {

@@ -2,7 +2,7 @@
 //! built-in server), how (headers, timeout, TLS, source addresses, pooled connections),
 //! and each persona's own route to it.
 
-use super::quantity::parse_duration;
+use super::quantity::{parse_duration, parse_size};
 use super::PlanError;
 use crate::profile::{self, PersonaSection, TargetSection};
 use crate::protocol::TransportKind;
@@ -117,6 +117,8 @@ pub struct Connection {
     /// Extra HTTP headers (name, value), validated.
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     pub timeout: Duration,
+    /// The largest server message a session holds (`--max-message-size`).
+    pub max_message_bytes: usize,
     /// Accept any TLS certificate.
     pub insecure: bool,
     /// Local addresses to connect from, in turn (empty: the system's choice).
@@ -139,9 +141,14 @@ impl Connection {
                 "use e.g. timeout = \"10s\"",
             ));
         }
+        let max_message_bytes = match &t.max_message_size {
+            Some(text) => parse_size(text, "target.max_message_size", origin)?,
+            None => crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+        };
         Ok(Connection {
             headers: headers(t, origin)?,
             timeout,
+            max_message_bytes,
             insecure: t.insecure.unwrap_or(false),
             source_addresses: source_addresses(&t.source_addresses, origin)?,
             keep_alive: t.keep_alive.unwrap_or(false),

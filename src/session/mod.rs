@@ -365,7 +365,10 @@ impl FailureKind {
     /// A failure not tied to one request that the session may ignore while it waits
     /// (a GET stream that could not be resumed, say).
     fn is_recoverable_off_request(self) -> bool {
-        !matches!(self, FailureKind::ProtocolViolation)
+        !matches!(
+            self,
+            FailureKind::ProtocolViolation | FailureKind::MessageTooLarge
+        )
     }
 }
 

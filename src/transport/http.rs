@@ -20,6 +20,8 @@ use super::{excerpt, Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use bytes::Bytes;
+pub use conn::http1_handshake;
+pub(crate) use conn::send_failed;
 use conn::Pool;
 use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
@@ -35,8 +37,6 @@ use std::time::Duration;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const ACCEPT_SSE: &str = "text/event-stream";
-/// Largest JSON body we read; larger is a protocol violation, not an OOM.
-const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Where and how to reach the endpoint; shared by every session of a run.
 #[derive(Debug)]
@@ -53,6 +53,8 @@ pub struct HttpEndpoint {
     pub sources: Arc<super::tcp::SourceAddrs>,
     /// `--keep-alive`: connections outlive sessions and are reused by later ones.
     pub keep_alive: Option<Arc<conn::SharedIdle>>,
+    /// `--max-message-size`: the largest body, SSE event or response head we hold.
+    pub max_message: usize,
     /// Set for `https://`.
     tls: Option<TlsTarget>,
 }
@@ -92,6 +94,7 @@ impl HttpEndpoint {
             connect_timeout,
             sources: Arc::default(),
             keep_alive: None,
+            max_message: super::DEFAULT_MAX_MESSAGE_BYTES,
             tls,
         })
     }
@@ -100,6 +103,12 @@ impl HttpEndpoint {
     /// session.
     pub fn with_keep_alive(mut self, on: bool) -> Self {
         self.keep_alive = on.then(Arc::default);
+        self
+    }
+
+    /// Refuse server messages larger than `bytes` (`--max-message-size`).
+    pub fn with_max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
         self
     }
 
@@ -205,29 +214,29 @@ impl HttpTransport {
     pub async fn post_and_wait(&mut self, body: Vec<u8>) -> Result<(), TransportError> {
         let mut lease = self.pool.lease().await?;
         let req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
-        let resp = lease
-            .send(req)
-            .await
-            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
+        let resp = lease.send(req).await?;
         let status = resp.status();
-        let body = read_body(resp.into_body()).await;
+        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
         if body.is_ok() {
             lease.release();
         }
+        let body = too_large_or_default(body)?;
         match status {
             StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => Ok(()),
-            s => Err(status_error(
-                s,
-                self.session.id.is_some(),
-                &body.unwrap_or_default(),
-            )),
+            s => Err(status_error(s, self.session.id.is_some(), &body)),
         }
     }
 
     /// Open the standalone GET stream on a connection of its own. Its messages (server
     /// requests and notifications) arrive through `recv`; if it ends or breaks it is
-    /// reopened with `Last-Event-ID`, up to three times in a row.
+    /// reopened with `Last-Event-ID`, up to three times in a row. A server that sits on
+    /// the response head (or drips a refusal's body) is given the request timeout.
     pub async fn open_get_stream(&mut self) -> Result<GetStream, TransportError> {
+        let limit = self.pool.endpoint.connect_timeout;
+        within(limit, "the GET stream", self.get_stream()).await
+    }
+
+    async fn get_stream(&mut self) -> Result<GetStream, TransportError> {
         let mut lease = self.pool.lease().await?;
         let req = build_request(
             &self.pool.endpoint,
@@ -236,10 +245,7 @@ impl HttpTransport {
             &self.session,
             None,
         );
-        let resp = lease
-            .send(req)
-            .await
-            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
+        let resp = lease.send(req).await?;
         let status = resp.status();
         if status == StatusCode::OK && flow::is_event_stream(&resp) {
             let flow = Flow::listen(
@@ -252,21 +258,18 @@ impl HttpTransport {
             return Ok(GetStream::Open);
         }
         let content_type = resp.headers().get(CONTENT_TYPE).cloned();
-        let body = read_body(resp.into_body()).await;
+        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
         if body.is_ok() {
             lease.release();
         }
+        let body = too_large_or_default(body)?;
         match status {
             StatusCode::METHOD_NOT_ALLOWED => Ok(GetStream::NotOffered),
             StatusCode::OK => Err(TransportError::new(
                 FailureKind::ProtocolViolation,
                 format!("the GET stream answered 200 with Content-Type {content_type:?}, not text/event-stream"),
             )),
-            s => Err(status_error(
-                s,
-                self.session.id.is_some(),
-                &body.unwrap_or_default(),
-            )),
+            s => Err(status_error(s, self.session.id.is_some(), &body)),
         }
     }
 
@@ -282,13 +285,20 @@ impl HttpTransport {
         }
     }
 
-    /// DELETE the session (405 means the server does not allow it: fine).
+    /// DELETE the session (405 means the server does not allow it: fine), within the
+    /// request timeout: a server that never answers or drips the body cannot hold the
+    /// client.
     pub async fn close(mut self) -> Result<(), TransportError> {
         self.streams = SelectAll::new();
         if self.session.id.is_none() {
             self.pool.give_back();
             return Ok(());
         }
+        let limit = self.pool.endpoint.connect_timeout;
+        within(limit, "the DELETE", self.delete()).await
+    }
+
+    async fn delete(&mut self) -> Result<(), TransportError> {
         let mut lease = self.pool.lease().await?;
         let req = build_request(
             &self.pool.endpoint,
@@ -297,12 +307,12 @@ impl HttpTransport {
             &self.session,
             None,
         );
-        let resp = lease
-            .send(req)
-            .await
-            .map_err(|e| TransportError::new(FailureKind::TransportClosed, e))?;
+        let resp = lease.send(req).await?;
         let status = resp.status();
-        if read_body(resp.into_body()).await.is_ok() {
+        if read_body(resp.into_body(), self.pool.endpoint.max_message)
+            .await
+            .is_ok()
+        {
             lease.release();
         }
         self.pool.give_back();
@@ -315,6 +325,25 @@ impl HttpTransport {
             ))
         }
     }
+}
+
+/// `exchange` within the request timeout, else a `timeout` failure naming `what`.
+async fn within<T>(
+    limit: Duration,
+    what: &str,
+    exchange: impl std::future::Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(limit, exchange)
+        .await
+        .unwrap_or_else(|_| {
+            Err(TransportError::new(
+                FailureKind::Timeout,
+                format!(
+                    "{what} was not answered within {}",
+                    humantime::format_duration(limit)
+                ),
+            ))
+        })
 }
 
 /// A request to the endpoint with the session's headers. A GET asks for an event stream,
@@ -379,18 +408,40 @@ fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> Transport
     )
 }
 
-async fn read_body(mut body: Body) -> Result<Vec<u8>, String> {
+/// Read a whole body, holding at most `limit` bytes: a `Content-Length` over the limit
+/// fails before anything is read, a body that grows past it as soon as it does.
+async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, TransportError> {
+    let too_large = || {
+        TransportError::new(
+            FailureKind::MessageTooLarge,
+            format!("a response body larger than the {limit}-byte limit (--max-message-size)"),
+        )
+    };
+    let declared = hyper::body::Body::size_hint(&body).lower();
+    if declared > u64::try_from(limit).unwrap_or(u64::MAX) {
+        return Err(too_large());
+    }
     let mut out = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| e.to_string())?;
+        let frame = frame.map_err(|e| {
+            TransportError::new(FailureKind::TransportClosed, format!("reading a body: {e}"))
+        })?;
         if let Ok(data) = frame.into_data() {
-            if out.len() + data.len() > MAX_BODY_BYTES {
-                return Err(format!("body larger than {MAX_BODY_BYTES} bytes"));
+            if out.len() + data.len() > limit {
+                return Err(too_large());
             }
             out.extend_from_slice(&data);
         }
     }
     Ok(out)
+}
+
+/// A body over the limit fails the exchange; a broken one leaves only the status to go by.
+fn too_large_or_default(body: Result<Vec<u8>, TransportError>) -> Result<Vec<u8>, TransportError> {
+    match body {
+        Err(e) if e.kind == FailureKind::MessageTooLarge => Err(e),
+        other => Ok(other.unwrap_or_default()),
+    }
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 
 mod conn;
 
+use super::http::send_failed;
 use super::sse::{SseError, SseEvent, SseParser};
-use super::{classify, excerpt, Received, TransportError};
+use super::{classify, excerpt, too_large, Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
@@ -43,6 +44,8 @@ pub struct SseEndpoint {
     pub insecure: bool,
     /// Local addresses to connect from, in turn.
     pub sources: Arc<super::tcp::SourceAddrs>,
+    /// `--max-message-size`: the largest SSE event or response head we hold.
+    pub max_message: usize,
 }
 
 /// A connection for POSTs.
@@ -85,21 +88,22 @@ impl SseTransport {
         let target = Target::new(&ep.url).map_err(connect_failed)?;
         let mut stage = "connecting";
         let opened = tokio::time::timeout(ep.connect_timeout, async {
-            let mut sender = open(&target, ep.insecure, &ep.sources).await?;
+            let mut sender = open(&target, ep.insecure, &ep.sources, ep.max_message).await?;
             stage = "waiting for the response to the GET";
             let mut req = target.request(Method::GET, Vec::new(), &ep.headers);
             req.headers_mut()
                 .insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             let resp = sender.send_request(req).await.map_err(|e| {
-                TransportError::new(FailureKind::TransportClosed, format!("GET {}: {e}", ep.url))
+                let e = send_failed(&e);
+                TransportError::new(e.kind, format!("GET {}: {}", ep.url, e.detail))
             })?;
             check_stream_response(&ep.url, resp.status(), resp.headers())?;
             let mut body = resp.into_body();
             stage = "waiting for the `endpoint` event";
-            let mut parser = SseParser::new();
+            let mut parser = SseParser::with_limit(ep.max_message);
             let mut pending = VecDeque::new();
             let post_url = loop {
-                let events = read_events(&mut body, &mut parser, &mut pending).await;
+                let events = read_events(&mut body, &mut parser, &mut pending).await?;
                 let Some(events) = events else {
                     return Err(TransportError::new(
                         FailureKind::TransportClosed,
@@ -177,7 +181,7 @@ impl SseTransport {
         let ep = &self.endpoint;
         let sender = tokio::time::timeout(
             ep.connect_timeout,
-            open(&self.post_target, ep.insecure, &ep.sources),
+            open(&self.post_target, ep.insecure, &ep.sources, ep.max_message),
         )
         .await
         .map_err(|_| {
@@ -211,8 +215,20 @@ impl SseTransport {
         conn.busy.store(true, Ordering::Release);
         let guard = BusyGuard(conn.busy.clone());
         let response = conn.sender.send_request(req);
+        // A server that never answers the POST, or drips its body, holds the task and
+        // the connection no longer than the request timeout.
+        let limit = self.endpoint.connect_timeout;
         Ok(async move {
-            let outcome = finish_post(response).await;
+            let outcome = match tokio::time::timeout(limit, finish_post(response)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(TransportError::new(
+                    FailureKind::Timeout,
+                    format!(
+                        "the POST was not answered within {}",
+                        humantime::format_duration(limit)
+                    ),
+                )),
+            };
             drop(guard);
             outcome
         })
@@ -270,11 +286,15 @@ impl SseTransport {
                     for ev in events {
                         message_event(ev, &mut self.pending);
                     }
-                    if let Err(e) = fed {
-                        self.pending.push_back(parse_failure(&e, &data));
-                        if e == SseError::TooLarge {
-                            self.end_stream(e.to_string());
+                    match fed {
+                        Ok(()) => {}
+                        Err(SseError::TooLarge { limit }) => {
+                            // Stop reading: the rest of the event is never buffered.
+                            self.stream = None;
+                            self.pending
+                                .push_back(too_large(None, "an SSE event", limit));
                         }
+                        Err(e) => self.pending.push_back(parse_failure(&e, &data)),
                     }
                 }
             }
@@ -319,26 +339,33 @@ fn check_stream_response(
     Ok(())
 }
 
-/// Read frames until at least one whole event is parsed; `None` when the stream ends.
+/// Read frames until at least one whole event is parsed; `None` when the stream ends,
+/// an error when an event outgrows the limit.
 async fn read_events(
     body: &mut Body,
     parser: &mut SseParser,
     pending: &mut VecDeque<Received>,
-) -> Option<Vec<SseEvent>> {
+) -> Result<Option<Vec<SseEvent>>, TransportError> {
     loop {
-        let frame = body.frame().await?.ok()?;
+        let Some(Ok(frame)) = body.frame().await else {
+            return Ok(None);
+        };
         let Ok(data) = frame.into_data() else {
             continue;
         };
         let mut events = Vec::new();
-        if let Err(e) = parser.feed(&data, &mut events) {
-            pending.push_back(parse_failure(&e, &data));
-            if e == SseError::TooLarge {
-                return None;
+        match parser.feed(&data, &mut events) {
+            Ok(()) => {}
+            Err(SseError::TooLarge { limit }) => {
+                return Err(TransportError::new(
+                    FailureKind::MessageTooLarge,
+                    format!("an SSE event larger than the {limit}-byte limit (--max-message-size)"),
+                ))
             }
+            Err(e) => pending.push_back(parse_failure(&e, &data)),
         }
         if !events.is_empty() {
-            return Some(events);
+            return Ok(Some(events));
         }
     }
 }
@@ -377,7 +404,8 @@ where
     F: std::future::Future<Output = hyper::Result<hyper::Response<Body>>>,
 {
     let resp = response.await.map_err(|e| {
-        TransportError::new(FailureKind::TransportClosed, format!("POST failed: {e}"))
+        let e = send_failed(&e);
+        TransportError::new(e.kind, format!("POST failed: {}", e.detail))
     })?;
     let status = resp.status();
     let mut body = resp.into_body();

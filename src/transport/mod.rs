@@ -11,6 +11,11 @@ pub mod tcp;
 pub mod tls;
 pub mod ws;
 
+#[cfg(test)]
+mod bounded_tests;
+#[cfg(test)]
+mod wire_props;
+
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming;
@@ -58,6 +63,20 @@ impl TransportError {
     }
 }
 
+/// The default `--max-message-size`: the most bytes of one server message (a JSON body,
+/// an SSE event, a stdio line, a WebSocket message) a session holds. Larger answers fail
+/// as `message_too_large` and end the session instead of growing memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The failure a message over the limit becomes, on every transport alike.
+pub(crate) fn too_large(request: Option<u64>, what: &str, limit: usize) -> Received {
+    Received::Failed {
+        request,
+        kind: FailureKind::MessageTooLarge,
+        detail: format!("{what} larger than the {limit}-byte limit (--max-message-size)"),
+    }
+}
+
 /// At most this much of a bad message is kept for the report.
 const EXCERPT_CHARS: usize = 200;
 
@@ -71,7 +90,7 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
 }
 
 /// Parse one message's bytes into what the session receives.
-pub(crate) fn classify(bytes: &[u8]) -> Received {
+pub fn classify(bytes: &[u8]) -> Received {
     match Incoming::parse(bytes) {
         Ok(m) => Received::Message(m),
         Err(error) => Received::Malformed {

@@ -21,18 +21,17 @@ impl SseEvent {
     }
 }
 
-/// Upper bound on one event (and on a line) to keep a hostile stream from eating memory.
-pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
-
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SseError {
-    #[error("an SSE event exceeds {MAX_EVENT_BYTES} bytes")]
-    TooLarge,
+    /// An event (or a line not yet ended) outgrew the limit; the parser dropped what it
+    /// held and the stream must not be read further.
+    #[error("an SSE event exceeds {limit} bytes")]
+    TooLarge { limit: usize },
     #[error("an SSE line is not UTF-8")]
     NotUtf8,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     buf: BytesMut,
     current: SseEvent,
@@ -40,6 +39,14 @@ pub struct SseParser {
     has_fields: bool,
     /// A CR ended the last line; a following LF belongs to it.
     after_cr: bool,
+    /// Most bytes of one event (its data so far plus the line not yet ended) we hold.
+    limit: usize,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::with_limit(crate::transport::DEFAULT_MAX_MESSAGE_BYTES)
+    }
 }
 
 impl SseParser {
@@ -47,14 +54,40 @@ impl SseParser {
         Self::default()
     }
 
-    /// Add bytes; complete events are pushed to `out`.
+    /// A parser that refuses events larger than `limit` bytes (`--max-message-size`).
+    pub fn with_limit(limit: usize) -> Self {
+        SseParser {
+            buf: BytesMut::new(),
+            current: SseEvent::default(),
+            has_data: false,
+            has_fields: false,
+            after_cr: false,
+            limit,
+        }
+    }
+
+    /// Bytes held between calls: the event being built and the line not yet ended.
+    /// After a successful `feed` this never exceeds the limit.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() + self.current.data.len()
+    }
+
+    /// Add bytes; complete events are pushed to `out`. A hostile stream cannot make the
+    /// parser hold more than its limit: past it, the parser empties itself and fails.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         self.buf.extend_from_slice(chunk);
         loop {
-            if self.after_cr && self.buf.first() == Some(&b'\n') {
-                self.buf.advance(1);
+            // The LF of a CRLF may come in the next chunk: keep the flag until a byte
+            // arrives to check, or a CRLF split between two reads is read as a blank line
+            // and dispatches the event early.
+            if self.after_cr {
+                match self.buf.first() {
+                    None => break,
+                    Some(b'\n') => self.buf.advance(1),
+                    Some(_) => {}
+                }
+                self.after_cr = false;
             }
-            self.after_cr = false;
             let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
                 break;
             };
@@ -62,12 +95,21 @@ impl SseParser {
             let terminator = self.buf[0];
             self.buf.advance(1);
             self.after_cr = terminator == b'\r';
+            if line.len() + self.current.data.len() > self.limit {
+                return Err(self.too_large());
+            }
             self.line(&line, out)?;
         }
-        if self.buf.len() > MAX_EVENT_BYTES || self.current.data.len() > MAX_EVENT_BYTES {
-            return Err(SseError::TooLarge);
+        if self.buffered() > self.limit {
+            return Err(self.too_large());
         }
         Ok(())
+    }
+
+    /// Drop everything held (memory stays flat) and say why.
+    fn too_large(&mut self) -> SseError {
+        *self = SseParser::with_limit(self.limit);
+        SseError::TooLarge { limit: self.limit }
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
@@ -170,6 +212,15 @@ mod tests {
         assert_eq!(ev.len(), 2);
         assert_eq!(ev[0].data, "hello");
         assert_eq!(ev[1].data, "second");
+    }
+
+    #[test]
+    fn crlf_split_between_reads_is_one_line_end() {
+        // Before, the LF in the second read ended an (empty) line of its own and
+        // dispatched the event before its second data line.
+        let ev = parse_all(&[b"data: a\r", b"\ndata: b\r\n\r\n"]);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].data, "a\nb");
     }
 
     #[test]

@@ -4,9 +4,12 @@
 //! wait, SIGTERM, wait, SIGKILL — sent to the child's whole process group, so servers
 //! started through wrappers (npx, uv, sh) leave nothing behind.
 
-use super::{classify, Received, TransportError};
+mod lines;
+
+pub use lines::StdoutLines;
+
+use super::{Received, TransportError};
 use crate::metrics::FailureKind;
-use crate::protocol::jsonrpc::Malformed;
 use futures::StreamExt;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -16,10 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::FramedRead;
 
-/// Longest line accepted from the server.
-const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// How much of the server's stderr is kept.
 const STDERR_TAIL_BYTES: usize = 4096;
 
@@ -31,6 +32,9 @@ pub struct StdioCommand {
     pub env: Vec<(String, String)>,
     /// How long to wait at each shutdown step (after closing stdin, after SIGTERM).
     pub grace: Duration,
+    /// `--max-message-size`: the longest line we hold; the rest of a longer one is
+    /// skipped unread into memory.
+    pub max_message: usize,
 }
 
 pub struct StdioTransport {
@@ -38,7 +42,7 @@ pub struct StdioTransport {
     /// Process group id (= the child's pid, since it leads its own group).
     pgid: Option<Pid>,
     stdin: Option<ChildStdin>,
-    stdout: FramedRead<ChildStdout, LinesCodec>,
+    stdout: FramedRead<ChildStdout, StdoutLines>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     grace: Duration,
@@ -96,7 +100,7 @@ impl StdioTransport {
             child,
             pgid,
             stdin: Some(stdin),
-            stdout: FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE_BYTES)),
+            stdout: FramedRead::new(stdout, StdoutLines::new(cmd.max_message)),
             stderr: tail,
             stderr_task: Some(stderr_task),
             grace: cmd.grace,
@@ -126,21 +130,14 @@ impl StdioTransport {
     }
 
     pub async fn recv(&mut self) -> Received {
-        loop {
-            return match self.stdout.next().await {
-                Some(Ok(line)) if line.trim().is_empty() => continue,
-                Some(Ok(line)) => classify(line.as_bytes()),
-                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => Received::Malformed {
-                    error: Malformed::NotJson(format!("a line longer than {MAX_LINE_BYTES} bytes")),
-                    excerpt: String::new(),
-                },
-                Some(Err(LinesCodecError::Io(e))) => Received::Closed {
-                    detail: format!("reading the server's stdout: {e}"),
-                },
-                None => Received::Closed {
-                    detail: self.death_note().await,
-                },
-            };
+        match self.stdout.next().await {
+            Some(Ok(received)) => received,
+            Some(Err(e)) => Received::Closed {
+                detail: format!("reading the server's stdout: {e}"),
+            },
+            None => Received::Closed {
+                detail: self.death_note().await,
+            },
         }
     }
 

@@ -42,6 +42,9 @@ pub struct WsEndpoint {
     pub insecure: bool,
     /// Local addresses to connect from, in turn.
     pub sources: Arc<super::tcp::SourceAddrs>,
+    /// `--max-message-size`: the largest message (and frame) we accept; tungstenite
+    /// refuses a longer frame from its header, before reading the payload.
+    pub max_message: usize,
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -80,7 +83,7 @@ impl WsTransport {
                     MaybeTlsStream::Rustls(tls)
                 }
             };
-            let config = WebSocketConfig::default().read_buffer_size(READ_BUFFER_BYTES);
+            let config = socket_config(ep.max_message);
             tokio_tungstenite::client_async_with_config(request, stream, Some(config))
                 .await
                 .map_err(|e| upgrade_failed(&ep.url, e))
@@ -180,6 +183,15 @@ impl WsTransport {
     }
 
     fn read_error(&mut self, e: WsError) -> Received {
+        if let WsError::Capacity(c) = &e {
+            let detail = format!("a WebSocket message over the limit (--max-message-size): {c}");
+            self.ended = Some(detail.clone());
+            return Received::Failed {
+                request: None,
+                kind: FailureKind::MessageTooLarge,
+                detail,
+            };
+        }
         // A reset is the connection ending; the other framing errors mean the server
         // broke the WebSocket rules, which is a protocol violation, not a lost line.
         let violation = match &e {
@@ -232,6 +244,17 @@ impl WsTransport {
                 )
             })
     }
+}
+
+/// The socket settings of every session: a small read buffer, and messages and frames
+/// up to `max_message` bytes (tungstenite refuses a longer frame from its header, before
+/// reading the payload). Public so that the parser tests and fuzz targets read frames
+/// exactly as sessions do.
+pub fn socket_config(max_message: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message))
 }
 
 /// Where to connect and the TLS server name, taken from the URL once per connect.

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-type Sender = SendRequest<Full<Bytes>>;
+/// The sending half of one HTTP/1 connection.
+pub type Sender = SendRequest<Full<Bytes>>;
 
 /// Idle connections shared by every session of an endpoint (`--keep-alive`): a new
 /// session takes one instead of opening its own, and a closing session gives its
@@ -127,14 +128,14 @@ impl Pool {
                     )
                 })?;
             match &ep.tls {
-                None => handshake(tcp).await,
+                None => handshake(tcp, ep.max_message).await,
                 Some(tls) => {
                     let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
                     let stream = connector
                         .connect(tls.server_name.clone(), tcp)
                         .await
                         .map_err(|e| tls_error(ep, &e))?;
-                    handshake(stream).await
+                    handshake(stream, ep.max_message).await
                 }
             }
         };
@@ -155,17 +156,48 @@ impl Pool {
 /// One connection and the hyper task that drives it; the task ends when the server
 /// closes or the sender is dropped. Generic so that http and https share everything
 /// above the byte stream.
-async fn handshake<IO>(io: IO) -> Result<Sender, TransportError>
+async fn handshake<IO>(io: IO, max_message: usize) -> Result<Sender, TransportError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+    http1_handshake(io, max_message)
         .await
-        .map_err(|e| TransportError::new(FailureKind::ConnectFailed, e.to_string()))?;
+        .map_err(|e| TransportError::new(FailureKind::ConnectFailed, e.to_string()))
+}
+
+/// hyper refuses a read buffer smaller than this.
+const MIN_READ_BUFFER: usize = 8192;
+/// hyper's own default read buffer (8 KiB + 100 headers of 4 KiB): a response head
+/// larger than this is refused even under a larger `--max-message-size`.
+const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
+
+/// The HTTP/1 client handshake both HTTP transports use. The read buffer, and so the
+/// largest response head a server can make us hold, is bounded by the message limit
+/// (within hyper's bounds); a larger head fails the request as `message_too_large`.
+pub async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<Sender>
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(max_message.clamp(MIN_READ_BUFFER, MAX_HEAD_BYTES))
+        .handshake(TokioIo::new(io))
+        .await?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
     Ok(sender)
+}
+
+/// What a failed exchange on a connection is: a response head over the limit, or the
+/// connection lost.
+pub(crate) fn send_failed(e: &hyper::Error) -> TransportError {
+    if e.is_parse_too_large() {
+        return TransportError::new(
+            FailureKind::MessageTooLarge,
+            format!("the response head is too large: {e}"),
+        );
+    }
+    TransportError::new(FailureKind::TransportClosed, e.to_string())
 }
 
 /// Say plainly when the certificate was the problem: that is what `--insecure` is for.
@@ -197,12 +229,16 @@ impl Lease {
     pub fn send(
         &mut self,
         req: http::Request<Full<Bytes>>,
-    ) -> impl Future<Output = Result<http::Response<Incoming>, String>> + Send + 'static {
+    ) -> impl Future<Output = Result<http::Response<Incoming>, TransportError>> + Send + 'static
+    {
         let sent = self.sender.as_mut().map(|s| s.send_request(req));
         async move {
             match sent {
-                Some(fut) => fut.await.map_err(|e| e.to_string()),
-                None => Err("the connection was already given back".to_string()),
+                Some(fut) => fut.await.map_err(|e| send_failed(&e)),
+                None => Err(TransportError::new(
+                    FailureKind::TransportClosed,
+                    "the connection was already given back",
+                )),
             }
         }
     }

@@ -10,8 +10,8 @@ use crate::metrics::FailureKind;
 use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming as Message;
-use crate::transport::sse::{SseEvent, SseParser};
-use crate::transport::{classify, excerpt, Received};
+use crate::transport::sse::{SseError, SseEvent, SseParser};
+use crate::transport::{classify, excerpt, too_large, Received, TransportError};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -44,7 +44,7 @@ pub(super) enum Purpose {
     Listen,
 }
 
-type ResponseFuture = BoxFuture<'static, Result<hyper::Response<Body>, String>>;
+type ResponseFuture = BoxFuture<'static, Result<hyper::Response<Body>, TransportError>>;
 
 enum State {
     Waiting(ResponseFuture),
@@ -77,7 +77,7 @@ impl Flow {
         id: u64,
         session: SessionHeaders,
         lease: Lease,
-        response: impl std::future::Future<Output = Result<hyper::Response<Body>, String>>
+        response: impl std::future::Future<Output = Result<hyper::Response<Body>, TransportError>>
             + Send
             + 'static,
     ) -> Flow {
@@ -94,7 +94,7 @@ impl Flow {
     pub fn listen(pool: Arc<Pool>, session: SessionHeaders, lease: Lease, body: Body) -> Flow {
         let state = State::Sse {
             body,
-            parser: SseParser::new(),
+            parser: SseParser::with_limit(pool.endpoint.max_message),
         };
         Flow::new(pool, Purpose::Listen, session, lease, state)
     }
@@ -141,9 +141,13 @@ impl Flow {
                 }
                 State::Waiting(fut) => match fut.await {
                     Ok(resp) => self.state = self.on_response(resp).await,
+                    Err(e) if e.kind == FailureKind::MessageTooLarge => {
+                        self.lease = None;
+                        self.fail(e.kind, e.detail);
+                    }
                     Err(e) => {
                         self.lease = None;
-                        self.lost(format!("POST failed: {e}"));
+                        self.lost(format!("POST failed: {}", e.detail));
                     }
                 },
                 State::Sse {
@@ -160,7 +164,9 @@ impl Flow {
                     }
                     Some(Ok(frame)) => {
                         if let Ok(data) = frame.into_data() {
-                            self.feed_sse(&mut parser, &data);
+                            if !self.feed_sse(&mut parser, &data) {
+                                continue; // over the limit: the flow is done
+                            }
                         }
                         if !self.answered {
                             self.state = State::Sse { body, parser };
@@ -172,10 +178,10 @@ impl Flow {
                             Some(None) => self.release(),
                             Some(Some(Err(_))) => self.lease = None,
                             Some(Some(Ok(frame))) => {
-                                if let Ok(data) = frame.into_data() {
-                                    self.feed_sse(&mut parser, &data);
+                                let data = frame.into_data().unwrap_or_default();
+                                if self.feed_sse(&mut parser, &data) {
+                                    self.state = State::Sse { body, parser };
                                 }
-                                self.state = State::Sse { body, parser };
                             }
                             None => self.state = State::Sse { body, parser },
                         }
@@ -249,7 +255,7 @@ impl Flow {
         let resp = match lease.send(req).await {
             Ok(resp) => resp,
             Err(e) => {
-                self.lost(format!("reconnecting GET failed: {e}"));
+                self.lost(format!("reconnecting GET failed: {}", e.detail));
                 return std::mem::replace(&mut self.state, State::Done);
             }
         };
@@ -263,11 +269,11 @@ impl Flow {
             self.lease = Some(lease);
             return State::Sse {
                 body: resp.into_body(),
-                parser: SseParser::new(),
+                parser: SseParser::with_limit(self.pool.endpoint.max_message),
             };
         }
         // The server refused the stream: asking again would not change its mind.
-        let body = read_body(resp.into_body()).await;
+        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
         if body.is_ok() {
             lease.release();
         }
@@ -310,13 +316,22 @@ impl Flow {
         self.queue.push_back(Item::Received(r));
     }
 
-    fn feed_sse(&mut self, parser: &mut SseParser, data: &[u8]) {
+    /// Parse a chunk of the stream; `false` when the stream must not be read further
+    /// (an event over the limit: the flow fails and drops its connection).
+    fn feed_sse(&mut self, parser: &mut SseParser, data: &[u8]) -> bool {
         let mut events: Vec<SseEvent> = Vec::new();
-        if let Err(e) = parser.feed(data, &mut events) {
-            self.queue.push_back(Item::Received(Received::Malformed {
+        match parser.feed(data, &mut events) {
+            Ok(()) => {}
+            Err(SseError::TooLarge { limit }) => {
+                self.lease = None;
+                let r = too_large(self.request_id(), "an SSE event", limit);
+                self.queue.push_back(Item::Received(r));
+                return false;
+            }
+            Err(e) => self.queue.push_back(Item::Received(Received::Malformed {
                 error: Malformed::NotJson(e.to_string()),
                 excerpt: excerpt(data),
-            }));
+            })),
         }
         for ev in events {
             if let Some(id) = ev.id.as_deref() {
@@ -334,6 +349,7 @@ impl Flow {
             self.attempts = 0;
             self.push_message(ev.data.as_bytes());
         }
+        true
     }
 
     async fn on_response(&mut self, resp: hyper::Response<Body>) -> State {
@@ -347,45 +363,17 @@ impl Flow {
         let content_type = content_type(&resp);
         let event_stream = is_event_stream(&resp);
         let body = resp.into_body();
+        let limit = self.pool.endpoint.max_message;
         if status != StatusCode::OK {
-            let bytes = read_body(body).await.unwrap_or_default();
-            self.release();
-            let e = if status == StatusCode::ACCEPTED {
-                crate::transport::TransportError::new(
-                    FailureKind::ProtocolViolation,
-                    "the server answered a request with 202 Accepted and no response",
-                )
-            } else {
-                status_error(status, self.had_session, &bytes)
-            };
-            // A JSON-RPC error in the body answers the request this POST carried (its
-            // `data` matters: -32022 lists the versions to retry with).
-            if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
-                self.answered = true;
-                self.queue.push_back(Item::Received(Received::Message(
-                    crate::protocol::Incoming::Response {
-                        id: Some(crate::protocol::RequestId::Number(
-                            i64::try_from(id).unwrap_or(i64::MAX),
-                        )),
-                        outcome: Err(crate::protocol::RpcError {
-                            code,
-                            message: e.detail,
-                            data: e.data,
-                        }),
-                    },
-                )));
-                return State::Done;
-            }
-            self.fail(e.kind, e.detail);
-            return State::Done;
+            return self.refused(status, body).await;
         }
         if event_stream {
             return State::Sse {
                 body,
-                parser: SseParser::new(),
+                parser: SseParser::with_limit(limit),
             };
         }
-        match read_body(body).await {
+        match read_body(body, limit).await {
             Ok(bytes) => {
                 self.release();
                 if content_type.starts_with("application/json") {
@@ -409,9 +397,51 @@ impl Flow {
             }
             Err(e) => {
                 self.lease = None;
-                self.fail(FailureKind::TransportClosed, format!("reading body: {e}"));
+                self.fail(e.kind, e.detail);
             }
         }
+        State::Done
+    }
+
+    /// A POST answered with a status other than 200: a JSON-RPC error in the body
+    /// answers the request this POST carried (its `data` matters: -32022 lists the
+    /// versions to retry with); anything else fails it.
+    async fn refused(&mut self, status: StatusCode, body: Body) -> State {
+        let bytes = match read_body(body, self.pool.endpoint.max_message).await {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind == FailureKind::MessageTooLarge => {
+                self.lease = None;
+                self.fail(e.kind, e.detail);
+                return State::Done;
+            }
+            Err(_) => Vec::new(),
+        };
+        self.release();
+        let e = if status == StatusCode::ACCEPTED {
+            crate::transport::TransportError::new(
+                FailureKind::ProtocolViolation,
+                "the server answered a request with 202 Accepted and no response",
+            )
+        } else {
+            status_error(status, self.had_session, &bytes)
+        };
+        if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
+            self.answered = true;
+            self.queue.push_back(Item::Received(Received::Message(
+                crate::protocol::Incoming::Response {
+                    id: Some(crate::protocol::RequestId::Number(
+                        i64::try_from(id).unwrap_or(i64::MAX),
+                    )),
+                    outcome: Err(crate::protocol::RpcError {
+                        code,
+                        message: e.detail,
+                        data: e.data,
+                    }),
+                },
+            )));
+            return State::Done;
+        }
+        self.fail(e.kind, e.detail);
         State::Done
     }
 }

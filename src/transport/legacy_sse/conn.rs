@@ -8,7 +8,6 @@ use http::header::HOST;
 use http::{HeaderName, HeaderValue, Method, Request};
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// One URL taken apart for hyper: where to connect, what to say in `Host`, what to ask for.
@@ -63,12 +62,13 @@ pub(super) async fn open(
     target: &Target,
     insecure: bool,
     sources: &crate::transport::tcp::SourceAddrs,
+    max_message: usize,
 ) -> Result<SendRequest<Full<Bytes>>, TransportError> {
     let tcp = crate::transport::tcp::connect(&target.addr, sources)
         .await
         .map_err(|e| connect_failed(format!("connect to {}: {e}", target.addr)))?;
     if !target.https {
-        return handshake(tcp).await;
+        return handshake(tcp, max_message).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| connect_failed(format!("{}: not a TLS server name: {e}", target.host)))?;
@@ -76,19 +76,19 @@ pub(super) async fn open(
         .connect(name, tcp)
         .await
         .map_err(|e| connect_failed(format!("TLS with {}: {e}", target.addr)))?;
-    handshake(tls).await
+    handshake(tls, max_message).await
 }
 
-async fn handshake<IO>(io: IO) -> Result<SendRequest<Full<Bytes>>, TransportError>
+/// The driver task ends when the server closes or the sender and every response body
+/// are dropped; the head size is bounded by the message limit, as for Streamable HTTP.
+async fn handshake<IO>(
+    io: IO,
+    max_message: usize,
+) -> Result<SendRequest<Full<Bytes>>, TransportError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+    crate::transport::http::http1_handshake(io, max_message)
         .await
-        .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))?;
-    // Ends when the server closes or the sender and every response body are dropped.
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
+        .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))
 }
