@@ -30,7 +30,8 @@ pub enum Fault {
     /// instead of 202 (http.post-status-not-202).
     NotificationStatus200,
     /// Every other handshake result (initialize, server/discover) lacks `completions`
-    /// (capability.changed-between-sessions).
+    /// (capability.changed-between-sessions; over HTTP, SSE and ws, where one server
+    /// serves every session — a stdio server lives for one session).
     FlappingCapabilities,
     /// `capabilities: []` in the initialize result (handshake.capabilities-not-object).
     CapabilitiesNotObject,
