@@ -1,13 +1,18 @@
 //! Tool arguments generated from a tool's `inputSchema`, seeded so a run repeats: every
-//! required property, optional ones half the time, respecting types, `enum`/`const`,
-//! numeric ranges, string lengths and formats, array sizes and nested objects. The
-//! values are plausible, not adversarial: the point is load a server accepts.
+//! required property, optional ones half the time, respecting types (integer apart from
+//! number), `const`/`enum`, `default`/`examples`, numeric ranges (inclusive and
+//! exclusive, draft-4 booleans too) and `multipleOf`, string lengths and formats, array
+//! sizes and nested objects. The values are plausible, not adversarial: the point is
+//! load a server accepts, so a valid schema must always get a valid call.
 
 use rand::Rng;
 use serde_json::{json, Map, Value};
 
 /// Deepest nesting followed; deeper schemas get an empty object.
 const MAX_DEPTH: usize = 8;
+
+/// Width of a numeric range when the schema gives one bound or none.
+const SPAN: f64 = 100.0;
 
 /// Arguments for a tool whose `inputSchema` is `schema`.
 pub fn generate(schema: &Value, rng: &mut impl Rng) -> Value {
@@ -29,6 +34,9 @@ fn value(schema: &Value, rng: &mut impl Rng, depth: usize) -> Value {
             return options[rng.random_range(0..options.len())].clone();
         }
     }
+    if let Some(v) = suggested(schema, rng) {
+        return v;
+    }
     for key in ["oneOf", "anyOf"] {
         if let Some(options) = schema.get(key).and_then(Value::as_array) {
             if !options.is_empty() {
@@ -47,18 +55,7 @@ fn value(schema: &Value, rng: &mut impl Rng, depth: usize) -> Value {
         }
         return Value::Object(merged);
     }
-    let ty = match schema.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        // ["string", "null"]: the first non-null type.
-        Some(Value::Array(types)) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if schema.get("properties").is_some() => "object",
-        _ => "string",
-    };
-    match ty {
+    match type_of(schema) {
         "object" => object(schema, rng, depth),
         "array" => array(schema, rng, depth),
         "integer" => integer(schema, rng),
@@ -66,6 +63,76 @@ fn value(schema: &Value, rng: &mut impl Rng, depth: usize) -> Value {
         "boolean" => Value::Bool(rng.random_bool(0.5)),
         "null" => Value::Null,
         _ => string(schema, rng),
+    }
+}
+
+/// The type to generate: the declared one (for `["string", "null"]` the first non-null
+/// one), else what the keywords imply.
+fn type_of(schema: &Value) -> &str {
+    match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => {
+            let has = |k: &str| schema.get(k).is_some();
+            if has("properties") || has("required") {
+                "object"
+            } else if has("items") || has("minItems") || has("maxItems") {
+                "array"
+            } else if ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
+                .iter()
+                .any(|k| has(k))
+                || has("multipleOf")
+            {
+                "number"
+            } else {
+                "string"
+            }
+        }
+    }
+}
+
+/// The schema's own suggestion, half the time each: `default`, then one of `examples`.
+/// Only a value of a declared type is taken (a schema's `default` is not validated by
+/// the server's own tooling, and a mismatched one would make an invalid call).
+fn suggested(schema: &Value, rng: &mut impl Rng) -> Option<Value> {
+    if let Some(d) = schema.get("default").filter(|d| fits_type(schema, d)) {
+        if rng.random_bool(0.5) {
+            return Some(d.clone());
+        }
+    }
+    let examples: Vec<&Value> = schema
+        .get("examples")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|e| fits_type(schema, e))
+        .collect();
+    if !examples.is_empty() && rng.random_bool(0.5) {
+        return Some(examples[rng.random_range(0..examples.len())].clone());
+    }
+    None
+}
+
+/// Whether `v` is of a type the schema declares (any, when it declares none).
+fn fits_type(schema: &Value, v: &Value) -> bool {
+    let one = |t: &str| match t {
+        "string" => v.is_string(),
+        "number" => v.is_number(),
+        "integer" => v.as_f64().is_some_and(|n| n.fract() == 0.0),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => true,
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => one(t),
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).any(one),
+        _ => true,
     }
 }
 
@@ -98,53 +165,144 @@ fn array(schema: &Value, rng: &mut impl Rng, depth: usize) -> Value {
     Value::Array((0..n).map(|_| value(&items, rng, depth + 1)).collect())
 }
 
-fn bound(schema: &Value, key: &str) -> Option<f64> {
-    schema.get(key).and_then(Value::as_f64)
+/// A numeric range from `minimum`/`maximum` and their exclusive forms (a number since
+/// draft 6, a boolean beside `minimum`/`maximum` in draft 4).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Range {
+    lo: f64,
+    lo_open: bool,
+    hi: f64,
+    hi_open: bool,
+}
+
+impl Range {
+    fn of(schema: &Value) -> Range {
+        let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+        let flag = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
+        let side = |inclusive: &str, exclusive: &str, tighter: fn(f64, f64) -> bool| {
+            let (inc, exc) = (num(inclusive), num(exclusive));
+            match (inc, exc) {
+                (Some(i), Some(e)) if tighter(e, i) || e == i => Some((e, true)),
+                (Some(i), _) => Some((i, flag(exclusive))),
+                (None, Some(e)) => Some((e, true)),
+                (None, None) => None,
+            }
+        };
+        let lo = side("minimum", "exclusiveMinimum", |a, b| a > b);
+        let hi = side("maximum", "exclusiveMaximum", |a, b| a < b);
+        let ((lo, lo_open), (hi, hi_open)) = match (lo, hi) {
+            (Some(l), Some(h)) => (l, h),
+            (Some(l), None) => (l, (l.0 + SPAN, false)),
+            (None, Some(h)) => ((h.0 - SPAN, false), h),
+            (None, None) => ((0.0, false), (SPAN, false)),
+        };
+        Range {
+            lo,
+            lo_open,
+            hi,
+            hi_open,
+        }
+    }
+
+    fn contains(&self, v: f64) -> bool {
+        let above = if self.lo_open {
+            v > self.lo
+        } else {
+            v >= self.lo
+        };
+        let below = if self.hi_open {
+            v < self.hi
+        } else {
+            v <= self.hi
+        };
+        above && below
+    }
+
+    /// The multiples k·step inside the range, as the smallest and largest k.
+    fn multiples(&self, step: f64) -> Option<(i64, i64)> {
+        let mut first = (self.lo / step).ceil();
+        let mut last = (self.hi / step).floor();
+        if !self.contains(first * step) {
+            first += 1.0;
+        }
+        if !self.contains(last * step) {
+            last -= 1.0;
+        }
+        let clamp = |k: f64| k.clamp(-9.0e15, 9.0e15) as i64;
+        (first <= last).then(|| (clamp(first), clamp(last)))
+    }
+}
+
+fn multiple_of(schema: &Value) -> Option<f64> {
+    schema
+        .get("multipleOf")
+        .and_then(Value::as_f64)
+        .filter(|m| *m > 0.0 && m.is_finite())
 }
 
 fn integer(schema: &Value, rng: &mut impl Rng) -> Value {
-    let lo = bound(schema, "minimum")
-        .or_else(|| bound(schema, "exclusiveMinimum").map(|v| v + 1.0))
-        .unwrap_or(0.0)
-        .ceil() as i64;
-    let hi = bound(schema, "maximum")
-        .or_else(|| bound(schema, "exclusiveMaximum").map(|v| v - 1.0))
-        .unwrap_or(lo as f64 + 100.0)
-        .floor() as i64;
-    let v = if hi >= lo {
-        rng.random_range(lo..=hi)
-    } else {
-        lo
+    let range = Range::of(schema);
+    // An integer multiple of a fractional step (0.5 → 1, 0.25 → 1, 1.5 → 3).
+    let step = match multiple_of(schema) {
+        Some(m) => (1..=1000)
+            .map(|n| m * f64::from(n))
+            .find(|s| s.fract() == 0.0)
+            .unwrap_or(1.0),
+        None => 1.0,
     };
-    json!(v)
+    match range.multiples(step) {
+        Some((first, last)) => json!((rng.random_range(first..=last) as f64 * step) as i64),
+        // No integer fits: the schema cannot be satisfied; send its lower bound.
+        None => json!(range.lo.ceil() as i64),
+    }
 }
 
 fn number(schema: &Value, rng: &mut impl Rng) -> Value {
-    let lo = bound(schema, "minimum")
-        .or_else(|| bound(schema, "exclusiveMinimum"))
-        .unwrap_or(0.0);
-    let hi = bound(schema, "maximum")
-        .or_else(|| bound(schema, "exclusiveMaximum"))
-        .unwrap_or(lo + 100.0);
-    let v = if hi > lo {
-        rng.random_range(lo..hi)
-    } else {
-        lo
+    let range = Range::of(schema);
+    let Some(step) = multiple_of(schema) else {
+        let v = if range.hi > range.lo {
+            rng.random_range(range.lo..=range.hi)
+        } else {
+            range.lo
+        };
+        let v = if range.contains(v) {
+            v
+        } else {
+            (range.lo + range.hi) / 2.0
+        };
+        return json!(v);
     };
-    json!(v)
+    let Some((first, last)) = range.multiples(step) else {
+        return json!(range.lo);
+    };
+    // k·step in binary floating point is rarely an exact multiple of step (0.1·3 is
+    // 0.30000000000000004): round to step's decimals and keep a value whose quotient by
+    // step is whole, as validators compute it.
+    let decimals = step.to_string().split_once('.').map_or(0, |(_, d)| d.len());
+    let tidy = |k: i64| -> f64 {
+        let raw = k as f64 * step;
+        format!("{raw:.decimals$}").parse().unwrap_or(raw)
+    };
+    let whole = |v: f64| (v / step) % 1.0 < f64::EPSILON;
+    for _ in 0..16 {
+        let v = tidy(rng.random_range(first..=last));
+        if whole(v) && range.contains(v) {
+            return json!(v);
+        }
+    }
+    // Multiples of step that are whole numbers divide exactly; so does 0.
+    (first..=last)
+        .take(10_000)
+        .map(tidy)
+        .find(|v| whole(*v) && range.contains(*v))
+        .map_or(json!(tidy(first)), |v| json!(v))
 }
 
 fn string(schema: &Value, rng: &mut impl Rng) -> Value {
-    let fixed = match schema.get("format").and_then(Value::as_str) {
-        Some("email") => Some("fleet@example.com"),
-        Some("uri" | "url") => Some("https://example.com/fleet"),
-        Some("date") => Some("2026-07-28"),
-        Some("date-time") => Some("2026-07-28T12:00:00Z"),
-        Some("uuid") => Some("6f1c1c2e-8b7a-4c1e-9a55-2f0d3c1b7e01"),
-        _ => None,
-    };
-    if let Some(f) = fixed {
-        return json!(f);
+    if let Some(f) = schema.get("format").and_then(Value::as_str) {
+        if let Some(text) = formatted(f, rng) {
+            return Value::String(text);
+        }
     }
     let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(1);
     let max = schema
@@ -157,6 +315,65 @@ fn string(schema: &Value, rng: &mut impl Rng) -> Value {
         .map(|_| char::from(b'a' + rng.random_range(0..26u8)))
         .collect();
     Value::String(text)
+}
+
+/// A seeded value of a string `format` (JSON Schema's formats), or None for formats we
+/// do not know (then the string is free text).
+fn formatted(format: &str, rng: &mut impl Rng) -> Option<String> {
+    let n: u32 = rng.random_range(1..10_000);
+    let text = match format {
+        "date-time" => {
+            let d = date(rng);
+            format!("{d}T{}", time(rng))
+        }
+        "date" => date(rng),
+        "time" => time(rng),
+        "email" | "idn-email" => format!("fleet{n}@example.com"),
+        "uri" | "url" | "iri" => format!("https://example.com/fleet/{n}"),
+        "uri-reference" | "iri-reference" => format!("/fleet/{n}"),
+        "uri-template" => "https://example.com/fleet/{id}".to_string(),
+        "uuid" => {
+            let b: [u16; 8] = std::array::from_fn(|_| rng.random());
+            format!(
+                "{:04x}{:04x}-{:04x}-4{:03x}-{:04x}-{:04x}{:04x}{:04x}",
+                b[0],
+                b[1],
+                b[2],
+                b[3] & 0x0fff,
+                (b[4] & 0x3fff) | 0x8000,
+                b[5],
+                b[6],
+                b[7]
+            )
+        }
+        "ipv4" => format!("10.{}.{}.{}", n % 256, n / 256, rng.random_range(1..255u8)),
+        "ipv6" => format!("fd00::{:x}:{:x}", n, rng.random::<u16>()),
+        "hostname" | "idn-hostname" => format!("host{n}.example.com"),
+        "duration" => format!("PT{n}S"),
+        "json-pointer" => format!("/fleet/{n}"),
+        "relative-json-pointer" => format!("0/fleet{n}"),
+        "regex" => "^[a-z]+$".to_string(),
+        _ => return None,
+    };
+    Some(text)
+}
+
+fn date(rng: &mut impl Rng) -> String {
+    format!(
+        "{}-{:02}-{:02}",
+        rng.random_range(2000..2040u32),
+        rng.random_range(1..=12u32),
+        rng.random_range(1..=28u32)
+    )
+}
+
+fn time(rng: &mut impl Rng) -> String {
+    format!(
+        "{:02}:{:02}:{:02}Z",
+        rng.random_range(0..24u32),
+        rng.random_range(0..60u32),
+        rng.random_range(0..60u32)
+    )
 }
 
 #[cfg(test)]
@@ -221,5 +438,214 @@ mod tests {
         let one_of = json!({"type": "object", "required": ["x"], "properties": {
             "x": {"oneOf": [{"type": "integer", "minimum": 3, "maximum": 3}]}}});
         assert_eq!(generate(&one_of, &mut rng)["x"], 3);
+    }
+
+    #[test]
+    fn numbers_honour_bounds_multiples_and_integer_types() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        for _ in 0..300 {
+            let v = value(
+                &json!({"type": "integer", "exclusiveMinimum": 2, "exclusiveMaximum": 9,
+                "multipleOf": 3}),
+                &mut rng,
+                0,
+            );
+            assert!(v == 3 || v == 6, "{v}");
+            let v = value(&json!({"type": "integer", "maximum": -500}), &mut rng, 0);
+            assert!(v.as_i64().is_some_and(|n| n <= -500), "{v}");
+            let v = value(
+                &json!({"type": "number", "minimum": 0, "maximum": 1,
+                "exclusiveMinimum": true, "multipleOf": 0.1}),
+                &mut rng,
+                0,
+            );
+            let n = v.as_f64().expect("number");
+            assert!(n > 0.0 && n <= 1.0 && (n / 0.1) % 1.0 < f64::EPSILON, "{v}");
+            let v = value(
+                &json!({"type": "integer", "multipleOf": 0.5, "minimum": 1,
+                "maximum": 2}),
+                &mut rng,
+                0,
+            );
+            assert!(v.is_i64(), "an integer type gets an integer: {v}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_examples_are_used_when_they_fit() {
+        let mut rng = SmallRng::seed_from_u64(9);
+        let schema = json!({"type": "string", "default": "d", "examples": ["e1", "e2"]});
+        let seen: std::collections::HashSet<String> = (0..200)
+            .map(|_| {
+                value(&schema, &mut rng, 0)
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        assert!(
+            seen.contains("d") && seen.contains("e1") && seen.contains("e2"),
+            "{seen:?}"
+        );
+        assert!(seen.len() > 3, "still generated sometimes: {seen:?}");
+        let wrong = json!({"type": "integer", "minimum": 5, "maximum": 5, "default": "five"});
+        for _ in 0..50 {
+            assert_eq!(value(&wrong, &mut rng, 0), json!(5));
+        }
+    }
+
+    /// A random schema using the keywords the generator honours; valid by construction
+    /// (every range holds a value, defaults and examples fit).
+    fn random_schema(rng: &mut SmallRng, depth: usize) -> Value {
+        let pick = if depth >= 3 {
+            rng.random_range(0..6)
+        } else {
+            rng.random_range(0..8)
+        };
+        let mut s = match pick {
+            0 => random_integer(rng),
+            1 => random_number(rng),
+            2 => random_string(rng),
+            3 => json!({"type": "boolean", "default": rng.random_bool(0.5)}),
+            4 => {
+                let options: Vec<Value> =
+                    (0..rng.random_range(1..4)).map(|i| json!(i * 7)).collect();
+                let default = options[0].clone();
+                json!({"enum": options, "default": default})
+            }
+            5 => json!({"const": format!("c{}", rng.random_range(0..9))}),
+            6 => {
+                let min = rng.random_range(0..3u64);
+                json!({"type": "array", "items": random_schema(rng, depth + 1),
+                    "minItems": min, "maxItems": min + rng.random_range(0..3)})
+            }
+            _ => {
+                let mut props = Map::new();
+                let mut required = Vec::new();
+                for i in 0..rng.random_range(1..5) {
+                    let name = format!("p{i}");
+                    if rng.random_bool(0.6) {
+                        required.push(json!(name.clone()));
+                    }
+                    props.insert(name, random_schema(rng, depth + 1));
+                }
+                json!({"type": "object", "properties": props, "required": required,
+                    "additionalProperties": false})
+            }
+        };
+        if rng.random_bool(0.1) && s.get("type").is_some_and(Value::is_string) {
+            let ty = s["type"].clone();
+            s["type"] = json!([ty, "null"]);
+        }
+        s
+    }
+
+    fn random_integer(rng: &mut SmallRng) -> Value {
+        let mut s = json!({"type": "integer"});
+        let lo = rng.random_range(-1000..1000i64);
+        let hi = lo + rng.random_range(20..200i64);
+        match rng.random_range(0..4) {
+            0 => s["minimum"] = json!(lo),
+            1 => s["exclusiveMinimum"] = json!(lo),
+            2 => s["maximum"] = json!(hi),
+            _ => {}
+        }
+        if rng.random_bool(0.5) {
+            let key = if rng.random_bool(0.5) {
+                "maximum"
+            } else {
+                "exclusiveMaximum"
+            };
+            if s.get("maximum").is_none() {
+                s[key] = json!(hi);
+            }
+        }
+        if rng.random_bool(0.5) {
+            s["multipleOf"] = json!([2, 3, 5, 7][rng.random_range(0..4)]);
+        } else if rng.random_bool(0.3) {
+            s["multipleOf"] = json!(0.5);
+        } else if rng.random_bool(0.5) && s.get("minimum").is_some() {
+            s["default"] = json!(lo);
+            s["examples"] = json!([lo]);
+        }
+        s
+    }
+
+    fn random_number(rng: &mut SmallRng) -> Value {
+        let mut s = json!({"type": "number"});
+        let lo = rng.random_range(-1000.0..1000.0f64);
+        let hi = lo + rng.random_range(5.0..50.0f64);
+        s[if rng.random_bool(0.5) {
+            "minimum"
+        } else {
+            "exclusiveMinimum"
+        }] = json!(lo);
+        if rng.random_bool(0.7) {
+            s[if rng.random_bool(0.5) {
+                "maximum"
+            } else {
+                "exclusiveMaximum"
+            }] = json!(hi);
+        }
+        if rng.random_bool(0.6) {
+            s["multipleOf"] = json!([0.1, 0.25, 0.5, 0.01, 2.5, 3.0, 0.2][rng.random_range(0..7)]);
+        }
+        s
+    }
+
+    fn random_string(rng: &mut SmallRng) -> Value {
+        const FORMATS: [&str; 12] = [
+            "date-time",
+            "date",
+            "time",
+            "email",
+            "uri",
+            "uuid",
+            "ipv4",
+            "ipv6",
+            "hostname",
+            "uri-reference",
+            "duration",
+            "json-pointer",
+        ];
+        if rng.random_bool(0.6) {
+            let f = FORMATS[rng.random_range(0..FORMATS.len())];
+            return json!({"type": "string", "format": f});
+        }
+        let min = rng.random_range(0..6u64);
+        let max = min + rng.random_range(0..10u64);
+        let mut s = json!({"type": "string", "minLength": min, "maxLength": max});
+        if rng.random_bool(0.3) {
+            s["default"] = json!("x".repeat(min as usize));
+            s["examples"] = json!(["y".repeat(max as usize)]);
+        }
+        s
+    }
+
+    #[test]
+    fn generated_values_validate_against_random_schemas() {
+        let mut schemas = SmallRng::seed_from_u64(2026);
+        let mut rng = SmallRng::seed_from_u64(7);
+        for round in 0..400 {
+            let schema = match random_schema(&mut schemas, 0) {
+                s if s.get("type") == Some(&json!("object")) => s,
+                s => json!({"type": "object", "properties": {"v": s}, "required": ["v"]}),
+            };
+            let validator = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .expect("the test's schemas compile");
+            for _ in 0..5 {
+                let args = generate(&schema, &mut rng);
+                let errors: Vec<String> = validator
+                    .iter_errors(&args)
+                    .map(|e| e.to_string())
+                    .collect();
+                assert!(
+                    errors.is_empty(),
+                    "round {round}: {args} breaks {schema}: {errors:?}"
+                );
+            }
+        }
     }
 }

@@ -136,11 +136,13 @@ pub async fn run_session(
         match persona.shape {
             Shape::Churn => {
                 let done = steps::run(&mut session, &mut timer, scenario, cache).await;
-                if done.is_ok() && ctx.conformance.probe_undeclared {
-                    steps::probe_undeclared(&mut session).await;
+                if done.is_ok() {
+                    probe_undeclared(ctx, persona, &mut session).await;
                 }
             }
             Shape::LongLived { pace } => {
+                // Before the scenario: a long-lived session ends only when the run drains.
+                probe_undeclared(ctx, persona, &mut session).await;
                 long_lived(&mut session, &mut timer, scenario, cache, pace, stop).await;
             }
         }
@@ -150,6 +152,17 @@ pub async fn run_session(
     let closed = session.close().await;
     let _ = timer.finish(Phase::Close, None, t, closed, || None);
     timer.end()
+}
+
+/// The probe of undeclared capabilities: every session with `--probe-undeclared`, else
+/// once per run and target (the first session that gets here), so a default run notices
+/// a forgotten `"tools": {}` for the price of three requests.
+async fn probe_undeclared(ctx: &SessionContext, persona: &Persona, session: &mut Session<'_>) {
+    if ctx.conformance.probe_undeclared {
+        steps::probe_undeclared(session, steps::Probe::EverySession).await;
+    } else if ctx.conformance.first_probe(&persona.route) {
+        steps::probe_undeclared(session, steps::Probe::OncePerTarget).await;
+    }
 }
 
 /// A long-lived session repeats its scenario until the run drains. With a pace, the

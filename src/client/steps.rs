@@ -280,9 +280,19 @@ fn check_tool_listing(session: &mut Session<'_>, listing: &ToolListing) {
     }
 }
 
-/// `--probe-undeclared`: call the list method of each capability the server did not
-/// declare and expect -32601. Not timed: it is a check, not load.
-pub async fn probe_undeclared(session: &mut Session<'_>) {
+/// Who probes the list methods of the capabilities the server did not declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// `--probe-undeclared`: every session, and an error other than -32601 is a finding.
+    EverySession,
+    /// A default run, once per run and target: only a list that works although its
+    /// capability is undeclared (the common "tools registered, `tools: {}` forgotten").
+    OncePerTarget,
+}
+
+/// Call the list method of each capability the server did not declare and expect
+/// -32601. Not timed: it is a check, not load.
+pub async fn probe_undeclared(session: &mut Session<'_>, probe: Probe) {
     let Some(caps) = session.server.as_ref().map(|s| s.capabilities.clone()) else {
         return;
     };
@@ -299,14 +309,21 @@ pub async fn probe_undeclared(session: &mut Session<'_>) {
         }
         match session.request(method, None).await {
             Ok(_) => session.finding(Check::CapabilityUndeclaredButWorks, || {
-                format!("{method} works although {cap:?} is not declared")
+                format!(
+                    "{method} works although the capabilities do not declare {cap:?}; \
+                     clients will not call it: add \"{cap}\": {{}} to the capabilities"
+                )
             }),
             Err(f) => match f.kind {
                 FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {}
-                FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => session
-                    .finding(Check::CapabilityUndeclaredWrongError, || {
+                FailureKind::RpcError(_) | FailureKind::HttpStatus(_)
+                    if probe == Probe::EverySession =>
+                {
+                    session.finding(Check::CapabilityUndeclaredWrongError, || {
                         format!("{method} ({cap:?} not declared): {}", f.detail)
-                    }),
+                    })
+                }
+                FailureKind::RpcError(_) | FailureKind::HttpStatus(_) => {}
                 // The connection is gone: nothing more to learn.
                 _ => return,
             },

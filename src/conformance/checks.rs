@@ -134,6 +134,30 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
+/// A fingerprint of a JSON value (object keys are sorted, so equal values hash equal),
+/// without building its text.
+pub fn fingerprint(v: &Value) -> u64 {
+    let mut hash = std::collections::hash_map::DefaultHasher::new();
+    let _ = serde_json::to_writer(HashWriter(&mut hash), v);
+    hash.finish()
+}
+
+/// What a POSTed notification or response was answered, when it was not a bare 202:
+/// a status that is not 202 (`http.post-status-not-202`) and a body that holds a
+/// JSON-RPC message (`jsonrpc.response-to-notification`).
+pub fn post_ack(status: u16, body: &[u8]) -> Vec<Check> {
+    let mut out = Vec::new();
+    if status != 202 {
+        out.push(Check::HttpPostStatusNot202);
+    }
+    // JSON or an SSE event carrying it: either way the message names its version.
+    let text = String::from_utf8_lossy(body);
+    if text.contains("\"jsonrpc\"") {
+        out.push(Check::JsonrpcResponseToNotification);
+    }
+    out
+}
+
 impl ToolListing {
     pub fn feed(&mut self, page: &Value) {
         for tool in page
@@ -199,6 +223,25 @@ mod tests {
         assert!(lb.bad_schema.is_some() && la.bad_schema.is_none());
         la.feed(&a);
         assert_eq!(la.duplicate.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn post_acks_other_than_a_bare_202_are_findings() {
+        assert!(post_ack(202, b"").is_empty());
+        assert_eq!(post_ack(200, b""), vec![Check::HttpPostStatusNot202]);
+        assert_eq!(
+            post_ack(202, br#"{"jsonrpc":"2.0","id":null,"result":{}}"#),
+            vec![Check::JsonrpcResponseToNotification]
+        );
+        assert_eq!(post_ack(204, b"ok").len(), 1);
+    }
+
+    #[test]
+    fn fingerprints_ignore_key_order() {
+        let a: Value = serde_json::from_str(r#"{"tools":{},"prompts":{}}"#).expect("json");
+        let b: Value = serde_json::from_str(r#"{"prompts":{},"tools":{}}"#).expect("json");
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&json!({"tools": {}})));
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub enum Check {
     PaginationEmptyCursor,
     HttpInvalidSessionId,
     SseInvalidEvent,
+    HttpPostStatusNot202,
+    CapabilityChangedBetweenSessions,
 }
 
 /// A check's row in the table.
@@ -78,7 +80,7 @@ const LIFECYCLE: &str = "basic/lifecycle#initialization";
 const NEGOTIATION: &str = "basic/lifecycle#version-negotiation";
 
 impl Check {
-    pub const ALL: [Check; 32] = [
+    pub const ALL: [Check; 34] = [
         Check::JsonrpcNotJson,
         Check::JsonrpcBatch,
         Check::JsonrpcNotObject,
@@ -111,6 +113,8 @@ impl Check {
         Check::PaginationEmptyCursor,
         Check::HttpInvalidSessionId,
         Check::SseInvalidEvent,
+        Check::HttpPostStatusNot202,
+        Check::CapabilityChangedBetweenSessions,
     ];
 
     /// The check's id in the collector (its place in [`Check::ALL`]).
@@ -199,7 +203,7 @@ impl Check {
                 "a method of a declared capability answered -32601; implement it or do not declare the capability",
                 "basic/lifecycle#capability-negotiation"),
             Check::CapabilityUndeclaredButWorks => ("capability.undeclared-but-works", Warning,
-                "a method of an undeclared capability works; declare the capability, or clients will never call it",
+                "a list method works but its capability is not declared (tools registered without \"tools\": {} in the capabilities); clients then never call it (ChatGPT shows \"No tools available\"): declare the capability",
                 "basic/lifecycle#capability-negotiation"),
             Check::CapabilityUndeclaredWrongError => ("capability.undeclared-wrong-error", Warning,
                 "a method of an undeclared capability answered an error other than -32601 (method not found)",
@@ -234,6 +238,12 @@ impl Check {
             Check::SseInvalidEvent => ("sse.invalid-event", Error,
                 "an SSE `message` event's data is not a JSON-RPC message",
                 "basic/transports#streamable-http"),
+            Check::HttpPostStatusNot202 => ("http.post-status-not-202", Warning,
+                "a POSTed notification or response got an HTTP status other than 202 Accepted; accept them with 202 and no body",
+                "basic/transports#sending-messages-to-the-server"),
+            Check::CapabilityChangedBetweenSessions => ("capability.changed-between-sessions", Warning,
+                "the same client (persona, version, capabilities) was told different server capabilities in two sessions; declare the same capabilities every time (clients cache them)",
+                "basic/lifecycle#capability-negotiation"),
         };
         CheckInfo {
             code,

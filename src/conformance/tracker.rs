@@ -1,8 +1,12 @@
 //! State that outlives one session: the last tool listing each persona saw (to catch a
-//! tool set that changes between sessions or over time without `list_changed`) and the
-//! run's conformance options. Touched once per complete `tools/list`, so a mutex is fine.
+//! tool set that changes between sessions or over time without `list_changed`), the
+//! server capabilities each client (persona and version) was told, the targets whose
+//! undeclared capabilities were already probed, and the run's conformance options.
+//! Touched once per handshake or complete `tools/list`, so a mutex is fine.
 
 use crate::metrics::PersonaId;
+use crate::plan::Route;
+use crate::protocol::VersionId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -21,6 +25,10 @@ pub struct Tracker {
     tools: Mutex<HashMap<PersonaId, Seen>>,
     /// `notifications/tools/list_changed` seen by any session of the run.
     notified: AtomicU64,
+    /// The first capabilities each client was told: their fingerprint and their text.
+    capabilities: Mutex<HashMap<(PersonaId, VersionId), (u64, String)>>,
+    /// Targets whose undeclared capabilities a default run already probed.
+    probed: Mutex<Vec<Route>>,
 }
 
 impl Tracker {
@@ -52,6 +60,39 @@ impl Tracker {
     }
 }
 
+impl Tracker {
+    /// The server capabilities a session of `persona` speaking `version` was told. When
+    /// an earlier session of the same client was told different ones, returns those
+    /// (as JSON text, for the example); `text` is built only for the first session.
+    pub fn capabilities_seen(
+        &self,
+        persona: PersonaId,
+        version: VersionId,
+        fingerprint: u64,
+        text: impl FnOnce() -> String,
+    ) -> Option<String> {
+        let mut map = self.capabilities.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(&(persona, version)) {
+            Some((first, before)) => (*first != fingerprint).then(|| before.clone()),
+            None => {
+                map.insert((persona, version), (fingerprint, text()));
+                None
+            }
+        }
+    }
+
+    /// True for the first session that asks about `target`: it probes the list methods
+    /// of undeclared capabilities for the whole run (a default run's cheap check).
+    pub fn first_probe(&self, target: &Route) -> bool {
+        let mut probed = self.probed.lock().unwrap_or_else(|e| e.into_inner());
+        if probed.contains(target) {
+            return false;
+        }
+        probed.push(target.clone());
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +106,44 @@ mod tests {
         t.tools_list_changed();
         assert!(!t.tools_listed(0, 3), "announced");
         assert!(!t.tools_listed(1, 9), "another persona's first listing");
+    }
+
+    #[test]
+    fn changed_capabilities_are_told_per_client() {
+        let t = Tracker::new(false);
+        let v = VersionId::of("2025-06-18");
+        assert_eq!(t.capabilities_seen(0, v, 1, || "{a}".into()), None);
+        assert_eq!(t.capabilities_seen(0, v, 1, || unreachable!()), None);
+        assert_eq!(
+            t.capabilities_seen(0, v, 2, || unreachable!()).as_deref(),
+            Some("{a}")
+        );
+        assert_eq!(
+            t.capabilities_seen(1, v, 2, || "{b}".into()),
+            None,
+            "another persona"
+        );
+        let other = VersionId::of("2025-03-26");
+        assert_eq!(
+            t.capabilities_seen(0, other, 2, || "{c}".into()),
+            None,
+            "another version"
+        );
+    }
+
+    #[test]
+    fn each_target_is_probed_once() {
+        let t = Tracker::new(false);
+        let route = Route {
+            transport: crate::protocol::TransportKind::StreamableHttp,
+            target: crate::plan::Target::BuiltIn,
+        };
+        assert!(t.first_probe(&route));
+        assert!(!t.first_probe(&route));
+        let other = Route {
+            transport: crate::protocol::TransportKind::WebSocket,
+            ..route.clone()
+        };
+        assert!(t.first_probe(&other));
     }
 }

@@ -22,9 +22,17 @@ pub enum Fault {
     ResultAndError,
     /// `tools/list` answered under another id (jsonrpc.unknown-id).
     WrongId,
-    /// Notifications get a response (jsonrpc.response-to-notification; not over HTTP,
-    /// which answers notifications with 202).
+    /// Notifications get a response (jsonrpc.response-to-notification). Over Streamable
+    /// HTTP a POSTed notification or response is answered 200 with a JSON-RPC body
+    /// (also http.post-status-not-202).
     RespondToNotification,
+    /// Streamable HTTP: a POSTed notification or response is answered 200 with no body
+    /// instead of 202 (http.post-status-not-202).
+    NotificationStatus200,
+    /// Every other handshake result (initialize, server/discover) lacks `completions`
+    /// (capability.changed-between-sessions; over HTTP, SSE and ws, where one server
+    /// serves every session — a stdio server lives for one session).
+    FlappingCapabilities,
     /// `capabilities: []` in the initialize result (handshake.capabilities-not-object).
     CapabilitiesNotObject,
     /// `serverInfo` without `version` (handshake.server-info-invalid).
@@ -66,9 +74,12 @@ pub enum Fault {
     /// Every other `tools/list` changes `echo`'s schema, with no list_changed
     /// (capability.list-changed-not-honoured).
     ToolsDrift,
-    /// `prompts` is not declared but works (capability.undeclared-but-works, with
-    /// `--probe-undeclared`).
+    /// `prompts` is not declared but works (capability.undeclared-but-works: a default
+    /// run probes once per target; `--probe-undeclared` in every session).
     UndeclaredPrompts,
+    /// `tools` is not declared but its methods work, the most common server mistake
+    /// (capability.undeclared-but-works, found by a default run's probe).
+    UndeclaredTools,
     /// `resources` is not declared and `resources/list` answers -32603
     /// (capability.undeclared-wrong-error, with `--probe-undeclared`).
     UndeclaredResourcesError,
@@ -78,11 +89,13 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 23] = [
+    pub const ALL: [Fault; 26] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
         Fault::RespondToNotification,
+        Fault::NotificationStatus200,
+        Fault::FlappingCapabilities,
         Fault::CapabilitiesNotObject,
         Fault::NoServerInfoVersion,
         Fault::UnknownVersion,
@@ -100,6 +113,7 @@ impl Fault {
         Fault::SseGarbage,
         Fault::ToolsDrift,
         Fault::UndeclaredPrompts,
+        Fault::UndeclaredTools,
         Fault::UndeclaredResourcesError,
         Fault::MissingPrompts,
     ];
@@ -111,6 +125,8 @@ impl Fault {
             Fault::ResultAndError => "result-and-error",
             Fault::WrongId => "wrong-id",
             Fault::RespondToNotification => "respond-to-notification",
+            Fault::NotificationStatus200 => "notification-status-200",
+            Fault::FlappingCapabilities => "flapping-capabilities",
             Fault::CapabilitiesNotObject => "capabilities-not-object",
             Fault::NoServerInfoVersion => "no-server-info-version",
             Fault::UnknownVersion => "unknown-version",
@@ -128,6 +144,7 @@ impl Fault {
             Fault::SseGarbage => "sse-garbage",
             Fault::ToolsDrift => "tools-drift",
             Fault::UndeclaredPrompts => "undeclared-prompts",
+            Fault::UndeclaredTools => "undeclared-tools",
             Fault::UndeclaredResourcesError => "undeclared-resources-error",
             Fault::MissingPrompts => "missing-prompts",
         }
@@ -157,6 +174,7 @@ pub struct Asked {
 pub struct Faults {
     set: Vec<Fault>,
     tool_lists: AtomicU64,
+    handshakes: AtomicU64,
 }
 
 impl Faults {
@@ -164,6 +182,7 @@ impl Faults {
         Faults {
             set: set.to_vec(),
             tool_lists: AtomicU64::new(0),
+            handshakes: AtomicU64::new(0),
         }
     }
 
@@ -278,8 +297,15 @@ impl Faults {
                     if self.has(Fault::UndeclaredPrompts) {
                         caps.remove("prompts");
                     }
+                    if self.has(Fault::UndeclaredTools) {
+                        caps.remove("tools");
+                    }
                     if self.has(Fault::UndeclaredResourcesError) {
                         caps.remove("resources");
+                    }
+                    let n = self.handshakes.fetch_add(1, Ordering::Relaxed);
+                    if self.has(Fault::FlappingCapabilities) && n % 2 == 1 {
+                        caps.remove("completions");
                     }
                 }
                 if self.has(Fault::NoServerInfoVersion) {
@@ -335,9 +361,24 @@ impl Faults {
     /// A reply to a notification, which should get none.
     pub fn notification_reply(&self) -> Option<Vec<u8>> {
         self.has(Fault::RespondToNotification)
-            .then(|| br#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_vec())
+            .then(|| NOTIFICATION_REPLY.to_vec())
+    }
+
+    /// Streamable HTTP: the status and body a POSTed notification or response gets
+    /// instead of a bare 202, when a fault says so.
+    pub fn post_ack(&self) -> Option<(u16, Vec<u8>)> {
+        if self.has(Fault::RespondToNotification) {
+            Some((200, NOTIFICATION_REPLY.to_vec()))
+        } else if self.has(Fault::NotificationStatus200) {
+            Some((200, Vec::new()))
+        } else {
+            None
+        }
     }
 }
+
+/// What the `respond-to-notification` fault answers a notification with.
+const NOTIFICATION_REPLY: &[u8] = br#"{"jsonrpc":"2.0","id":null,"result":{}}"#;
 
 fn error(code: i64, message: &str) -> RpcError {
     RpcError {
@@ -371,5 +412,31 @@ mod tests {
         let ping = faults.asked("ping", None);
         let out = faults.reply(&ping, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
         assert!(String::from_utf8_lossy(&out).contains("\"2.0\""));
+    }
+
+    #[test]
+    fn capabilities_flap_every_other_handshake() {
+        let faults = Faults::new(&[Fault::FlappingCapabilities]);
+        let init = faults.asked("initialize", None);
+        let reply =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"tools":{},"completions":{}}}}"#;
+        let caps = |bytes: Vec<u8>| -> Value {
+            serde_json::from_slice::<Value>(&bytes).expect("json")["result"]["capabilities"].clone()
+        };
+        let first = caps(faults.reply(&init, reply.to_vec()));
+        let second = caps(faults.reply(&init, reply.to_vec()));
+        assert!(first.get("completions").is_some());
+        assert!(second.get("completions").is_none());
+    }
+
+    #[test]
+    fn post_acks_follow_the_faults() {
+        assert_eq!(Faults::new(&[]).post_ack(), None);
+        let bodied = Faults::new(&[Fault::RespondToNotification]).post_ack();
+        assert!(bodied.is_some_and(|(s, b)| s == 200 && !b.is_empty()));
+        assert_eq!(
+            Faults::new(&[Fault::NotificationStatus200]).post_ack(),
+            Some((200, Vec::new()))
+        );
     }
 }

@@ -78,6 +78,55 @@ impl Session<'_> {
         }
     }
 
+    /// After a POSTed notification or our answer to a server request (Streamable HTTP):
+    /// anything but a bare 202 is a finding, and `inspect` shows what came back.
+    pub(super) fn check_post_ack(&mut self, what: &str) {
+        let Some(ack) = self.transport.take_unusual_ack() else {
+            return;
+        };
+        if let Some(t) = &self.transcript {
+            t.note(format!("HTTP {} to the POSTed {what}", ack.status));
+            if !ack.body.is_empty() {
+                t.received_raw(&ack.body);
+            }
+        }
+        for check in crate::conformance::post_ack(ack.status, &ack.body) {
+            self.finding(check, || {
+                let body = String::from_utf8_lossy(&ack.body);
+                let shown: String = body.chars().take(160).collect();
+                format!(
+                    "the POSTed {what} got HTTP {} with body {shown:?}",
+                    ack.status
+                )
+            });
+        }
+    }
+
+    /// After a handshake: the server capabilities this client (persona and version) was
+    /// told must be those an earlier session of the same client was told.
+    pub(super) fn check_capabilities(&mut self) {
+        let (Some(tracker), Some(server)) = (self.checks.tracker.clone(), &self.server) else {
+            return;
+        };
+        if !server.capabilities.is_object() {
+            return; // unknown (a modern server without discover)
+        }
+        let caps = &server.capabilities;
+        let print = crate::conformance::fingerprint(caps);
+        let before =
+            tracker.capabilities_seen(self.persona.id, self.version, print, || caps.to_string());
+        if let Some(before) = before {
+            let now = caps.to_string();
+            let (persona, version) = (self.persona.name.clone(), self.version);
+            self.finding(Check::CapabilityChangedBetweenSessions, || {
+                format!(
+                    "persona {persona:?} at {}: an earlier session was told {before}, this one {now}",
+                    version.name()
+                )
+            });
+        }
+    }
+
     /// Legacy era: only `ping` and logging may come before `notifications/initialized`.
     pub(super) fn check_early(&mut self, method: &str) {
         if self.checks.handshaking && method != methods::PING && method != methods::LOG_MESSAGE {

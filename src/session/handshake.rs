@@ -158,6 +158,7 @@ impl Session<'_> {
         self.transport.set_protocol_version(header);
         self.version = crate::protocol::VersionId::of(&info.protocol_version);
         self.server = Some(info);
+        self.check_capabilities();
         Ok(())
     }
 
@@ -220,6 +221,7 @@ impl Session<'_> {
                 Ok(info) => {
                     self.version = crate::protocol::VersionId::of(&info.protocol_version);
                     self.server = Some(info);
+                    self.check_capabilities();
                     return Ok(Era::Modern);
                 }
                 // A probe answered with something that is not a DiscoverResult: not a
@@ -243,17 +245,19 @@ impl Session<'_> {
                     ));
                 }
             }
-            // A modern server that does not implement the (mandatory) discover: carry on
-            // in the modern era without knowing its capabilities.
-            Err(f) if !probing && f.kind == FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {
-                self.recorder.count(Counter::DiscoverUnsupported);
-                self.server = Some(ServerInfo {
-                    protocol_version: self.modern_version.clone(),
-                    capabilities: Value::Null,
-                    name: String::new(),
-                    version: String::new(),
-                });
-                return Ok(Era::Modern);
+            // `--era modern` against a server that does not speak it: -32601 for
+            // server/discover (stdio, ws, legacy SSE) or an HTTP refusal without a modern
+            // error (Streamable HTTP). The same failure over every transport; `auto`
+            // falls back instead (below).
+            Err(f) if !probing && not_modern(&f) => {
+                return Err(Failure::new(
+                    FailureKind::VersionRejected,
+                    format!(
+                        "server/discover: the server does not speak the 2026-07-28 era ({}); \
+                         use --era auto or legacy",
+                        f.detail
+                    ),
+                ));
             }
             Err(f) if probing && self.looks_legacy(&f) => Era::Legacy,
             Err(f) => return Err(f),
@@ -293,6 +297,25 @@ impl Session<'_> {
         };
         self.sample_own(Phase::Reinitialize, started, &result);
         result
+    }
+}
+
+/// A refusal of `server/discover` that says the server is not a modern one: method not
+/// found, or an HTTP 400/404/405 (a legacy server wants a session first) whose body
+/// carries no modern-era error.
+fn not_modern(f: &Failure) -> bool {
+    let http_refusal = ["HTTP 400", "HTTP 404", "HTTP 405"]
+        .iter()
+        .any(|p| f.detail.contains(p));
+    match f.kind {
+        FailureKind::RpcError(code) => {
+            code == codes::METHOD_NOT_FOUND
+                || (http_refusal
+                    && !(codes::UNSUPPORTED_PROTOCOL_VERSION..=codes::HEADER_MISMATCH)
+                        .contains(&code))
+        }
+        FailureKind::HttpStatus(400 | 404 | 405) => !has_modern_error(&f.detail),
+        _ => false,
     }
 }
 
@@ -339,6 +362,33 @@ mod tests {
             assert_eq!(e.kind, FailureKind::InvalidResult);
             assert!(e.detail.contains(want), "{} vs {want}", e.detail);
         }
+    }
+
+    #[test]
+    fn refusals_of_discover_that_mean_legacy() {
+        let f = |kind, detail: &str| Failure::new(kind, detail);
+        assert!(not_modern(&f(
+            FailureKind::RpcError(-32601),
+            "Method not found"
+        )));
+        assert!(not_modern(&f(
+            FailureKind::HttpStatus(400),
+            "HTTP 400: Mcp-Session-Id header is required"
+        )));
+        assert!(!not_modern(&f(
+            FailureKind::HttpStatus(400),
+            r#"HTTP 400: {"error":{"code":-32020,"message":"x"}}"#
+        )));
+        assert!(not_modern(&f(
+            FailureKind::RpcError(-32000),
+            "HTTP 400 Bad Request: Mcp-Session-Id header is required (-32000)"
+        )));
+        assert!(!not_modern(&f(
+            FailureKind::RpcError(-32020),
+            "HTTP 400 Bad Request: header mismatch (-32020)"
+        )));
+        assert!(!not_modern(&f(FailureKind::RpcError(-32603), "internal")));
+        assert!(!not_modern(&f(FailureKind::Timeout, "slow")));
     }
 
     #[test]

@@ -248,8 +248,9 @@ impl<'p> Session<'p> {
             t.sent(&bytes);
         }
         let sent = self.send_bounded(bytes, method).await;
-        if let Err(f) = &sent {
-            self.check_failure(method, f);
+        match &sent {
+            Ok(()) => self.check_post_ack(method),
+            Err(f) => self.check_failure(method, f),
         }
         sent
     }
@@ -293,6 +294,9 @@ impl<'p> Session<'p> {
         let sent = self
             .send_bounded(reply, "our answer to a server request")
             .await;
+        if sent.is_ok() {
+            self.check_post_ack("response to a server request");
+        }
         self.sample_own(Phase::Answer, started, &sent);
         sent
     }

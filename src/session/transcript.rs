@@ -64,6 +64,14 @@ impl Transcript {
         self.push(Direction::Received, to_json(msg));
     }
 
+    /// A body received outside the message flow (the answer to a POSTed notification),
+    /// as JSON when it is, else as text.
+    pub fn received_raw(&self, bytes: &[u8]) {
+        let v = serde_json::from_slice(bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
+        self.push(Direction::Received, v);
+    }
+
     pub fn note(&self, text: impl Into<String>) {
         self.push(Direction::Note, Value::String(text.into()));
     }

@@ -149,6 +149,17 @@ pub struct HttpTransport {
     pool: Arc<Pool>,
     streams: SelectAll<BoxStream<'static, Item>>,
     session: SessionHeaders,
+    /// The last POSTed notification or response that was accepted with something other
+    /// than a bare 202 (for the conformance checks; taken by the session).
+    unusual_ack: Option<PostAck>,
+}
+
+/// How the server accepted a POSTed notification or response, when it was not the bare
+/// 202 the spec asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostAck {
+    pub status: u16,
+    pub body: Vec<u8>,
 }
 
 impl HttpTransport {
@@ -160,7 +171,13 @@ impl HttpTransport {
             pool,
             streams: SelectAll::new(),
             session: SessionHeaders::default(),
+            unusual_ack: None,
         })
+    }
+
+    /// How the last POSTed notification or response was accepted, if not with a bare 202.
+    pub fn take_unusual_ack(&mut self) -> Option<PostAck> {
+        self.unusual_ack.take()
     }
 
     pub fn set_protocol_version(&mut self, version: Option<&str>) {
@@ -222,7 +239,15 @@ impl HttpTransport {
         }
         let body = too_large_or_default(body)?;
         match status {
-            StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => Ok(()),
+            StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => {
+                if status != StatusCode::ACCEPTED || !body.is_empty() {
+                    self.unusual_ack = Some(PostAck {
+                        status: status.as_u16(),
+                        body,
+                    });
+                }
+                Ok(())
+            }
             s => Err(status_error(s, self.session.id.is_some(), &body)),
         }
     }

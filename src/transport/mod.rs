@@ -152,6 +152,15 @@ impl Transport {
         }
     }
 
+    /// Streamable HTTP: how the last POSTed notification or response was accepted, when
+    /// it was not with a bare 202 (other transports have no such answer).
+    pub fn take_unusual_ack(&mut self) -> Option<http::PostAck> {
+        match self {
+            Transport::Http(t) => t.take_unusual_ack(),
+            _ => None,
+        }
+    }
+
     /// After the handshake: the version that HTTP requests announce in
     /// `MCP-Protocol-Version` (None for versions before 2025-06-18).
     pub fn set_protocol_version(&mut self, version: Option<&str>) {

@@ -251,9 +251,14 @@ async fn conformance_undeclared_but_works() {
         |a| a.probe_undeclared = true,
     )
     .await;
-    // Without the probe nothing undeclared is called.
+    // Without `--probe-undeclared` a default run still probes, once per run and target.
     let json = run_faulty(Fault::UndeclaredPrompts, Via::Http, false, none).await;
-    assert!(codes(&json).is_empty(), "{:#}", json["findings"]);
+    assert_eq!(
+        codes(&json),
+        ["capability.undeclared-but-works"],
+        "{:#}",
+        json["findings"]
+    );
 }
 
 #[tokio::test]

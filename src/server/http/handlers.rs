@@ -64,6 +64,10 @@ pub(super) async fn post_mcp(
             .handler
             .handle(&session.core, msg, &Notifier::none())
             .await;
+        if let Some((status, body)) = state.handler.faults().post_ack() {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            return json_response(status, body, None);
+        }
         return StatusCode::ACCEPTED.into_response();
     }
 
