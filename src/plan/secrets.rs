@@ -203,6 +203,56 @@ mod tests {
     }
 
     #[test]
+    fn resolving_expands_and_refuses_redacted_values() {
+        let resolve = |text: &str| {
+            let profile = Profile::parse(text, "p").expect("parses");
+            Plan::resolve(profile, &super::super::Overrides::default(), "p")
+        };
+        // PATH is set wherever tests run; nothing here changes the environment.
+        let path = std::env::var("PATH").expect("PATH is set");
+        let plan =
+            resolve("[target]\ncommand = \"srv\"\nenv = { P = \"${PATH}\" }\n").expect("resolves");
+        assert_eq!(
+            plan.target,
+            super::super::Target::Stdio {
+                program: "srv".into(),
+                args: vec![],
+                env: vec![("P".into(), path)]
+            }
+        );
+        assert_eq!(plan.effective_profile.target.env["P"], "${PATH}");
+        let e =
+            resolve("[target]\ncommand = \"s\"\nenv = { A = \"${MCP_FLEET_UNSET_IN_TESTS}\" }\n")
+                .expect_err("unset")
+                .to_string();
+        assert!(
+            e.starts_with(
+                "p: `target.env.A`: the environment variable MCP_FLEET_UNSET_IN_TESTS is not set"
+            ),
+            "{e}"
+        );
+        let redacted = [
+            ("[target]\nurl = \"http://u:***@h/mcp\"\n", "target.url"),
+            ("[target]\nheaders = { A = \"***\" }\n", "target.headers.A"),
+            (
+                "[target]\ncommand = \"s\"\nenv = { A = \"***\" }\n",
+                "target.env.A",
+            ),
+            (
+                "[[persona]]\nname = \"a\"\nurl = \"http://h/mcp?k=***\"\n",
+                "persona[0].url",
+            ),
+        ];
+        for (text, key) in redacted {
+            let e = resolve(text).expect_err(text).to_string();
+            assert!(
+                e.starts_with(&format!("p: `{key}`: holds \"***\": a secret redacted")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
     fn header_files_are_read_and_errors_do_not_show_their_text() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("h");

@@ -93,9 +93,7 @@ fn clean_files(dir: &Path, secret: &str) -> usize {
             continue;
         }
         let bytes = std::fs::read(&path).expect("read file");
-        let found = bytes
-            .windows(secret.len())
-            .any(|w| w == secret.as_bytes());
+        let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
         assert!(!found, "{} holds the secret", path.display());
         read += 1;
     }
@@ -164,14 +162,24 @@ async fn a_secret_planted_through_every_route_is_sent_and_never_written() {
     assert!(written >= 6, "only {written} result files");
     let sent = String::from_utf8_lossy(&wire.lock().expect("lock")).to_string();
     for route in ["cli", "profile", "env", "file", "query"] {
-        assert!(sent.contains(&format!("{secret}-{route}")), "{route} not sent");
+        assert!(
+            sent.contains(&format!("{secret}-{route}")),
+            "{route} not sent"
+        );
     }
-    assert!(sent.contains(&format!("x-env: Token {secret}-env")), "{sent}");
+    assert!(
+        sent.contains(&format!("x-env: Token {secret}-env")),
+        "{sent}"
+    );
 
     // The results' profile names the variables and the file, and says what was redacted.
-    let written_profile = std::fs::read_to_string(Path::new(&results).join("profile.toml"))
-        .expect("profile.toml");
-    for kept in ["Bearer ${MCP_TOKEN}", "Token ${MCP_TOKEN}", &file_header[1..]] {
+    let written_profile =
+        std::fs::read_to_string(Path::new(&results).join("profile.toml")).expect("profile.toml");
+    for kept in [
+        "Bearer ${MCP_TOKEN}",
+        "Token ${MCP_TOKEN}",
+        &file_header[1..],
+    ] {
         assert!(written_profile.contains(kept), "{kept}:\n{written_profile}");
     }
     assert!(
@@ -183,7 +191,10 @@ async fn a_secret_planted_through_every_route_is_sent_and_never_written() {
     let out = fleet(strings(&["validate", &written_path]), &token).await;
     let text = clean_output("validate of the written profile", &out, &secret);
     assert_eq!(out.status.code(), Some(2), "{text}");
-    assert!(text.contains("a secret redacted when this profile was written"), "{text}");
+    assert!(
+        text.contains("a secret redacted when this profile was written"),
+        "{text}"
+    );
 
     // validate and inspect (text, raw, JSON) of the same planted secrets.
     let out = fleet(strings(&["validate", &profile]), &token).await;
