@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod plan;
 pub mod profile;
 pub mod protocol;
+pub mod redact;
 pub mod report;
 pub mod server;
 pub mod session;
@@ -133,7 +134,7 @@ fn write_results(
     report::write_results(
         dir,
         summary,
-        &plan.effective_profile.to_toml(),
+        &plan.profile_toml(),
         &stats.timeline,
         histograms,
     )

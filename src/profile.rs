@@ -40,9 +40,14 @@ pub struct TargetSection {
     /// Environment variables for the spawned command.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Extra HTTP headers on every request, e.g. `Authorization = "Bearer …"`.
+    /// Extra HTTP headers on every request, e.g. `Authorization = "Bearer ${MCP_TOKEN}"`
+    /// (`${VAR}` is read from the environment; so are `url` and `env` values).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// Files holding more headers, one `Name: value` line each (`--header @file`), read
+    /// when the run starts so the secret stays in the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header_files: Vec<String>,
     /// Per-request timeout, e.g. `"10s"`.
     pub timeout: Option<String>,
     /// Largest message a server may send, e.g. `"16MiB"`, `"512KiB"`, `"65536"`.

@@ -145,7 +145,7 @@ fn endpoint(
     } else {
         ""
     };
-    let desc = format!("{url}{builtin_note}");
+    let desc = format!("{}{builtin_note}", crate::redact::url(&url));
     let ep = match route.transport {
         TransportKind::StreamableHttp => Endpoint::Http(Arc::new(
             HttpEndpoint::new(&url, headers, timeout, insecure)?

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// The pipeline, bottom to top. A module may use the modules of any lower layer, never
 /// one of its own layer or above.
 const LAYERS: &[&[&str]] = &[
+    // What may be shown of values that carry secrets (URLs, header values): everything
+    // that renders them uses it.
+    &["redact"],
     // Shared vocabulary: JSON-RPC and MCP words, the profile file's serde mirror.
     &["protocol", "profile"],
     // Phases, failures, ids, samples and the collector: measurement vocabulary.

@@ -11,6 +11,7 @@ mod persona;
 mod quantity;
 mod reply;
 mod scenario;
+mod secrets;
 mod target;
 pub mod threshold;
 
@@ -62,8 +63,11 @@ pub struct Plan {
     pub thresholds: Vec<Threshold>,
     /// Length of the intervals in the interval files and the live view (`--interval`).
     pub interval: Duration,
-    /// The profile after overrides, as written to the results folder.
+    /// The profile after overrides, as written to the results folder: secrets redacted
+    /// (see [`Plan::profile_toml`]).
     pub effective_profile: Profile,
+    /// The keys of `effective_profile` whose secrets were redacted.
+    pub redacted: Vec<String>,
 }
 
 /// Where the profile comes from.
@@ -146,6 +150,7 @@ impl Plan {
         profile
             .thresholds
             .extend(overrides.thresholds.iter().cloned());
+        let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
             seed: profile.seed.unwrap_or_else(rand::random),
@@ -163,7 +168,8 @@ impl Plan {
             tools,
             thresholds,
             interval: interval(overrides.interval.as_deref())?,
-            effective_profile: profile,
+            effective_profile,
+            redacted,
         })
     }
 }
@@ -388,7 +394,7 @@ steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
             .to_string();
         assert_eq!(
             e,
-            "cli: `--header`: \"NoColon\" has no ':'\nfix: write it as 'Name: value'"
+            "cli: `--header`: has no ':'\nfix: write it as 'Name: value' (or @FILE to read it from a file)"
         );
     }
 }

@@ -86,8 +86,10 @@ pub struct ClientArgs {
     /// --capability sampling={} --capability 'roots={"listChanged":true}'.
     #[arg(long = "capability", value_name = "KEY=JSON")]
     pub capabilities: Vec<String>,
-    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades).
-    #[arg(long = "header", value_name = "'K: V'")]
+    /// Extra HTTP header, 'Name: value' (repeatable; also on WebSocket upgrades). The
+    /// value may name environment variables, 'Authorization: Bearer ${MCP_TOKEN}';
+    /// '@FILE' reads 'Name: value' lines from a file. Values are never written out.
+    #[arg(long = "header", value_name = "'K: V'|@FILE")]
     pub headers: Vec<String>,
     /// Accept any TLS certificate (https://, wss://).
     #[arg(long)]
@@ -214,12 +216,17 @@ impl ClientArgs {
             self.apply_to_persona(persona, &capabilities);
         }
         for h in &self.headers {
+            // `@FILE`: the header lines stay in the file; the profile names it.
+            if let Some(path) = h.strip_prefix('@') {
+                p.target.header_files.push(path.trim().to_string());
+                continue;
+            }
             let Some((name, value)) = h.split_once(':') else {
                 return Err(PlanError::new(
                     origin,
                     "--header",
-                    format!("{h:?} has no ':'"),
-                    "write it as 'Name: value'",
+                    "has no ':'",
+                    "write it as 'Name: value' (or @FILE to read it from a file)",
                 ));
             };
             p.target

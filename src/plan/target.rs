@@ -3,9 +3,11 @@
 //! and each persona's own route to it.
 
 use super::quantity::{parse_duration, parse_size};
+use super::secrets::{expand, header_file, refuse_masked, url_is_masked};
 use super::PlanError;
 use crate::profile::{self, PersonaSection, TargetSection};
 use crate::protocol::TransportKind;
+use crate::redact;
 use std::net::IpAddr;
 use std::time::Duration;
 use url::Url;
@@ -28,9 +30,10 @@ pub enum Target {
 }
 
 impl Target {
+    /// The target as people and files see it: a URL's secrets redacted.
     pub fn describe(&self) -> String {
         match self {
-            Target::Url(url) => url.to_string(),
+            Target::Url(url) => redact::url(url),
             Target::Stdio { program, args, .. } => {
                 shell_words::join(std::iter::once(program).chain(args))
             }
@@ -47,12 +50,14 @@ impl Target {
                 "both `url` and `command` are set",
                 "keep one: `url` for HTTP, `command` for stdio",
             )),
-            (Some(raw), None) => Target::from_url(raw, "target.url", origin),
+            (Some(raw), None) => {
+                Target::from_url(&expand(raw, "target.url", origin)?, "target.url", origin)
+            }
             (None, Some(cmd)) => match Target::from_command(cmd, "target.command", origin)? {
                 Target::Stdio { program, args, .. } => Ok(Target::Stdio {
                     program,
                     args,
-                    env: t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    env: environment(t, origin)?,
                 }),
                 other => Ok(other),
             },
@@ -60,16 +65,17 @@ impl Target {
         }
     }
 
-    /// A target URL: http(s) or ws(s).
-    fn from_url(raw: &str, key: &str, origin: &str) -> Result<Target, PlanError> {
-        let url = Url::parse(raw).map_err(|e| {
+    /// A target URL (its `${VAR}`s expanded): http(s) or ws(s).
+    fn from_url(text: &str, key: &str, origin: &str) -> Result<Target, PlanError> {
+        let url = Url::parse(text).map_err(|e| {
             PlanError::new(
                 origin,
                 key,
-                format!("{raw:?} is not a URL ({e})"),
+                format!("{:?} is not a URL ({e})", redact::url(text)),
                 "write it like \"http://127.0.0.1:3000/mcp\"",
             )
         })?;
+        refuse_masked(url_is_masked(&url), key, origin)?;
         match url.scheme() {
             "http" | "https" | "ws" | "wss" => Ok(Target::Url(url)),
             other => Err(PlanError::new(
@@ -161,33 +167,67 @@ impl Connection {
     }
 }
 
+/// The command's environment, `${VAR}`s expanded.
+fn environment(t: &TargetSection, origin: &str) -> Result<Vec<(String, String)>, PlanError> {
+    t.env
+        .iter()
+        .map(|(name, value)| {
+            let key = format!("target.env.{name}");
+            refuse_masked(value == redact::MASK, &key, origin)?;
+            Ok((name.clone(), expand(value, &key, origin)?))
+        })
+        .collect()
+}
+
+/// `[target].headers` (`${VAR}`s expanded), then the lines of the `header_files`; a
+/// later header replaces an earlier one of the same name.
 fn headers(
     t: &TargetSection,
     origin: &str,
 ) -> Result<Vec<(http::HeaderName, http::HeaderValue)>, PlanError> {
-    t.headers
-        .iter()
-        .map(|(name, value)| {
-            let key = format!("target.headers.{name}");
-            let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                PlanError::new(
-                    origin,
-                    &key,
-                    "not a valid HTTP header name",
-                    "use letters, digits and '-' only",
-                )
-            })?;
-            let v = http::HeaderValue::from_str(value).map_err(|_| {
-                PlanError::new(
-                    origin,
-                    &key,
-                    "not a valid HTTP header value",
-                    "use visible ASCII characters only",
-                )
-            })?;
-            Ok((n, v))
-        })
-        .collect()
+    let mut out: Vec<(http::HeaderName, http::HeaderValue)> = Vec::new();
+    for (name, value) in &t.headers {
+        let key = format!("target.headers.{name}");
+        refuse_masked(value == redact::MASK, &key, origin)?;
+        let value = expand(value, &key, origin)?;
+        out.push(header(name, &value, &key, origin)?);
+    }
+    for (i, path) in t.header_files.iter().enumerate() {
+        let key = format!("target.header_files[{i}]");
+        for (name, value) in header_file(path, &key, origin)? {
+            let h = header(&name, &value, &key, origin)?;
+            out.retain(|(n, _)| *n != h.0);
+            out.push(h);
+        }
+    }
+    Ok(out)
+}
+
+/// One header, checked; its value is marked sensitive so that no `Debug` shows it.
+fn header(
+    name: &str,
+    value: &str,
+    key: &str,
+    origin: &str,
+) -> Result<(http::HeaderName, http::HeaderValue), PlanError> {
+    let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+        PlanError::new(
+            origin,
+            key,
+            "not a valid HTTP header name",
+            "use letters, digits and '-' only",
+        )
+    })?;
+    let mut v = http::HeaderValue::from_str(value).map_err(|_| {
+        PlanError::new(
+            origin,
+            key,
+            "not a valid HTTP header value",
+            "use visible ASCII characters only",
+        )
+    })?;
+    v.set_sensitive(true);
+    Ok((n, v))
 }
 
 /// Check the profile's source addresses.
@@ -225,8 +265,12 @@ impl Route {
         let err = |k: &str, problem: String, fix: &str| {
             PlanError::new(origin, format!("{key}.{k}"), problem, fix)
         };
-        let relative = p.url.as_deref().is_some_and(|u| u.starts_with('/'));
-        let target = match (&p.url, &p.command) {
+        let url = match &p.url {
+            Some(raw) => Some(expand(raw, &format!("{key}.url"), origin)?),
+            None => None,
+        };
+        let relative = url.as_deref().is_some_and(|u| u.starts_with('/'));
+        let target = match (&url, &p.command) {
             (Some(_), Some(_)) => {
                 return Err(err(
                     "url",
@@ -240,7 +284,11 @@ impl Route {
                 Target::Url(base) => Target::Url(base.join(path).map_err(|e| {
                     err(
                         "url",
-                        format!("{path:?} does not resolve against {base}: {e}"),
+                        format!(
+                            "{:?} does not resolve against {}: {e}",
+                            redact::url(path),
+                            redact::url(base)
+                        ),
                         "write a path like \"/ws\"",
                     )
                 })?),

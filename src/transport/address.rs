@@ -2,6 +2,7 @@
 //! host (for TLS names), the `host:port` to connect to, the `Host` header, and the
 //! request target in origin form.
 
+use crate::redact::url as shown;
 use http::HeaderValue;
 use rustls::pki_types::ServerName;
 
@@ -27,14 +28,16 @@ impl Address {
             s if s == schemes.1 => true,
             other => {
                 return Err(format!(
-                    "{url}: scheme {other}:// is not {}:// or {}://",
-                    schemes.0, schemes.1
+                    "{}: scheme {other}:// is not {}:// or {}://",
+                    shown(url),
+                    schemes.0,
+                    schemes.1
                 ))
             }
         };
         let host = url
             .host_str()
-            .ok_or_else(|| format!("{url}: the URL has no host"))?;
+            .ok_or_else(|| format!("{}: the URL has no host", shown(url)))?;
         let port = url
             .port_or_known_default()
             .unwrap_or(if secure { 443 } else { 80 });
@@ -57,8 +60,11 @@ impl Address {
             secure,
             host: bare.to_string(),
             connect,
-            authority: HeaderValue::from_str(&authority).map_err(|_| format!("{url}: bad host"))?,
-            path: path.parse().map_err(|_| format!("{url}: bad path"))?,
+            authority: HeaderValue::from_str(&authority)
+                .map_err(|_| format!("{}: bad host", shown(url)))?,
+            path: path
+                .parse()
+                .map_err(|_| format!("{}: bad path", shown(url)))?,
         })
     }
 

@@ -81,7 +81,7 @@ impl HttpEndpoint {
                 config: super::tls::client_config(insecure),
                 server_name: address
                     .server_name()
-                    .map_err(|e| bad(format!("{url}: {e}")))?,
+                    .map_err(|e| bad(format!("{}: {e}", crate::redact::url(url))))?,
             })
         } else {
             None

@@ -95,7 +95,10 @@ impl SseTransport {
                 .insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             let resp = sender.send_request(req).await.map_err(|e| {
                 let e = send_failed(&e);
-                TransportError::new(e.kind, format!("GET {}: {}", ep.url, e.detail))
+                TransportError::new(
+                    e.kind,
+                    format!("GET {}: {}", crate::redact::url(&ep.url), e.detail),
+                )
             })?;
             check_stream_response(&ep.url, resp.status(), resp.headers())?;
             let mut body = resp.into_body();
@@ -109,7 +112,7 @@ impl SseTransport {
                         FailureKind::TransportClosed,
                         format!(
                             "the SSE stream of {} ended before the `endpoint` event",
-                            ep.url
+                            crate::redact::url(&ep.url)
                         ),
                     ));
                 };
@@ -135,7 +138,8 @@ impl SseTransport {
                     FailureKind::Timeout,
                     format!(
                         "{}: no `endpoint` event within {:?} ({stage})",
-                        ep.url, ep.connect_timeout
+                        crate::redact::url(&ep.url),
+                        ep.connect_timeout
                     ),
                 ))
             }
@@ -322,7 +326,7 @@ fn check_stream_response(
     if status != StatusCode::OK {
         return Err(TransportError::new(
             FailureKind::HttpStatus(status.as_u16()),
-            format!("GET {url} answered {status}"),
+            format!("GET {} answered {status}", crate::redact::url(url)),
         ));
     }
     let content_type = headers
@@ -333,7 +337,10 @@ fn check_stream_response(
     if !content_type.starts_with("text/event-stream") {
         return Err(TransportError::new(
             FailureKind::ProtocolViolation,
-            format!("GET {url}: Content-Type {content_type:?}, want text/event-stream"),
+            format!(
+                "GET {}: Content-Type {content_type:?}, want text/event-stream",
+                crate::redact::url(url)
+            ),
         ));
     }
     Ok(())

@@ -95,7 +95,7 @@ impl WsTransport {
                     FailureKind::Timeout,
                     format!(
                         "no WebSocket session with {} within {} ({})",
-                        ep.url,
+                        crate::redact::url(&ep.url),
                         humantime::format_duration(ep.connect_timeout),
                         if target.tls.is_some() {
                             "TCP, TLS and upgrade"
@@ -269,7 +269,7 @@ impl Target {
         let tls = if a.secure {
             Some(
                 a.server_name()
-                    .map_err(|e| connect_failed(format!("{url}: {e}")))?,
+                    .map_err(|e| connect_failed(format!("{}: {e}", crate::redact::url(url))))?,
             )
         } else {
             None
@@ -292,7 +292,7 @@ fn upgrade_request(ep: &WsEndpoint) -> Result<http::Request<()>, TransportError>
         .url
         .as_str()
         .into_client_request()
-        .map_err(|e| connect_failed(format!("{}: {e}", ep.url)))?;
+        .map_err(|e| connect_failed(format!("{}: {e}", crate::redact::url(&ep.url))))?;
     let headers = request.headers_mut();
     for (k, v) in &ep.headers {
         headers.insert(k.clone(), v.clone());
@@ -310,8 +310,9 @@ fn connect_failed(detail: String) -> TransportError {
 
 fn no_subprotocol(url: &url::Url, why: &str) -> TransportError {
     connect_failed(format!(
-        "{url}: the server did not accept the `{WS_SUBPROTOCOL}` subprotocol \
-         (Sec-WebSocket-Protocol): {why}"
+        "{}: the server did not accept the `{WS_SUBPROTOCOL}` subprotocol \
+         (Sec-WebSocket-Protocol): {why}",
+        crate::redact::url(url)
     ))
 }
 
@@ -328,13 +329,17 @@ fn upgrade_failed(url: &url::Url, e: WsError) -> TransportError {
                 .map(|b| format!(": {b}"))
                 .unwrap_or_default();
             connect_failed(format!(
-                "{url}: the server refused the WebSocket upgrade with HTTP {status}{body}"
+                "{}: the server refused the WebSocket upgrade with HTTP {status}{body}",
+                crate::redact::url(url)
             ))
         }
         WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(why)) => {
             no_subprotocol(url, &why.to_string())
         }
-        e => connect_failed(format!("{url}: WebSocket upgrade: {e}")),
+        e => connect_failed(format!(
+            "{}: WebSocket upgrade: {e}",
+            crate::redact::url(url)
+        )),
     }
 }
 

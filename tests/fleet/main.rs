@@ -402,6 +402,7 @@ mod load;
 mod reports;
 mod rmcp_peer;
 mod scripted_server;
+mod secrets;
 mod signals;
 mod support;
 mod transports;
