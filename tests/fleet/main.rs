@@ -405,3 +405,4 @@ mod scripted_server;
 mod signals;
 mod support;
 mod transports;
+mod unreachable;
