@@ -1,6 +1,7 @@
 //! The binary: parse the command line, build the runtime, run, map errors to exit codes
-//! (0 done, 1 thresholds failed, 2 the run could not be done, 128 + N stopped by signal N
-//! after writing the results).
+//! (0 done, 1 thresholds failed, 2 the run could not be done — also after writing the
+//! results when the target stayed unreachable for `--abort-on-unreachable` — 128 + N
+//! stopped by signal N after writing the results).
 
 use clap::Parser;
 use mcp_fleet::cli::{Cli, Command};
@@ -12,7 +13,8 @@ enum Verdict {
     Passed,
     /// A threshold, a `--fail-if` rule or `--strict` failed.
     Failed,
-    /// Stopped by a signal after writing the results: exit 128 + the signal's number.
+    /// Stopped before its end after writing the results: exit 128 + the signal's number,
+    /// or 2 when the target stayed unreachable.
     Stopped(u8),
 }
 
@@ -54,9 +56,14 @@ fn main() -> ExitCode {
                     if findings_fail {
                         eprintln!("error: conformance findings of error severity (--strict)");
                     }
-                    match o.stopped_by {
-                        StopReason::Signal(s) => Verdict::Stopped(s.exit_code()),
-                        _ => Verdict::from(o.summary.passed() && !findings_fail),
+                    if o.stopped_by == StopReason::Unreachable {
+                        eprintln!(
+                            "error: the target stayed unreachable (--abort-on-unreachable); the results so far were written"
+                        );
+                    }
+                    match o.stopped_by.exit_code() {
+                        Some(code) => Verdict::Stopped(code),
+                        None => Verdict::from(o.summary.passed() && !findings_fail),
                     }
                 })
             }
@@ -80,7 +87,8 @@ fn main() -> ExitCode {
         Ok(Verdict::Passed) => ExitCode::SUCCESS,
         // A threshold or a --fail-if rule failed; the reports say which.
         Ok(Verdict::Failed) => ExitCode::from(1),
-        // Interrupted: the results were written, but the run is not a complete one.
+        // Interrupted, or the target stayed down: the results were written, but the run
+        // is not a complete one.
         Ok(Verdict::Stopped(code)) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");

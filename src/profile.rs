@@ -95,6 +95,15 @@ pub struct LoadSection {
     pub think: Option<String>,
     /// How long sessions still running at the deadline may take to finish, e.g. `"5s"`.
     pub grace: Option<String>,
+    /// After a session that could not reach the target, a closed-model client waits
+    /// before the next: `"100ms..5s"` (exponential from the first delay up to the cap,
+    /// jittered), one duration for a fixed wait, or `"off"`. Default `"100ms..5s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_backoff: Option<String>,
+    /// Stop the run (exit 2, results written) when the target has been unreachable this
+    /// long, e.g. `"30s"`. Default: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort_on_unreachable: Option<String>,
 }
 
 /// One load stage.

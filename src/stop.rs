@@ -1,7 +1,8 @@
 //! Why a run stopped, and the signals that stop it. SIGINT, SIGTERM and SIGHUP all mean
 //! "stop now, keep what was measured": arrivals stop, running sessions get the plan's
 //! grace to finish, and a second signal abandons them at once. The results are written
-//! either way; the exit code tells an interrupted run from a completed one.
+//! either way; the exit code tells an interrupted run from a completed one (and a run
+//! the fleet stopped because the target stayed unreachable).
 
 use crate::client::StopSignals;
 use crate::fleet::FleetEnd;
@@ -44,6 +45,8 @@ pub enum StopReason {
     /// The deadline passed (`--duration`, or the end of the load's stages, which the plan
     /// turns into the run's duration).
     Duration,
+    /// The target stayed unreachable for `--abort-on-unreachable`.
+    Unreachable,
     /// A signal stopped the run.
     Signal(StopSignal),
 }
@@ -53,6 +56,7 @@ impl StopReason {
         match self {
             StopReason::Sessions => "sessions",
             StopReason::Duration => "duration",
+            StopReason::Unreachable => "unreachable",
             StopReason::Signal(StopSignal::Interrupt) => "interrupted",
             StopReason::Signal(StopSignal::Terminate) => "terminated",
             StopReason::Signal(StopSignal::Hangup) => "hangup",
@@ -65,6 +69,18 @@ impl StopReason {
             (Some(s), _) => StopReason::Signal(s),
             (None, FleetEnd::Budget) => StopReason::Sessions,
             (None, FleetEnd::Deadline) => StopReason::Duration,
+            (None, FleetEnd::Unreachable) => StopReason::Unreachable,
+        }
+    }
+
+    /// The exit code when the run did not end as planned, whatever the thresholds say:
+    /// 128 + N after signal N; 2 when the target stayed unreachable (a dead target is a
+    /// run that could not be done, not a benchmark). `None`: the thresholds decide.
+    pub fn exit_code(self) -> Option<u8> {
+        match self {
+            StopReason::Sessions | StopReason::Duration => None,
+            StopReason::Unreachable => Some(2),
+            StopReason::Signal(s) => Some(s.exit_code()),
         }
     }
 }
@@ -140,5 +156,14 @@ mod tests {
         assert_eq!(StopReason::of(None, FleetEnd::Budget).name(), "sessions");
         assert_eq!(StopSignal::Interrupt.exit_code(), 130);
         assert_eq!(StopSignal::Terminate.exit_code(), 143);
+    }
+
+    #[test]
+    fn a_target_that_stayed_unreachable_stops_the_run_with_exit_2() {
+        let r = StopReason::of(None, FleetEnd::Unreachable);
+        assert_eq!((r.name(), r.exit_code()), ("unreachable", Some(2)));
+        let signal = StopReason::of(Some(StopSignal::Interrupt), FleetEnd::Unreachable);
+        assert_eq!(signal.exit_code(), Some(130), "a signal still outranks it");
+        assert_eq!(StopReason::Duration.exit_code(), None);
     }
 }

@@ -2,7 +2,9 @@
 //! handshake per the persona's era, run the scenario once (churn) or for the whole run
 //! (long-lived), close — every phase timed into a sample. A failure is recorded where
 //! it happened; failures that leave the connection unusable end the session, others let
-//! the scenario go on. [`FleetWork`] is what the fleet's scheduler runs.
+//! the scenario go on. A session whose connect phase fails never reached the server: it
+//! ends as unreachable, with no `session` sample, so a dead target's instant failures
+//! do not pass for sessions per second. [`FleetWork`] is what the fleet's scheduler runs.
 
 pub mod arguments;
 mod steps;
@@ -15,8 +17,8 @@ use crate::metrics::{
     Counter, Event, Origin, Outcome, Phase, Recorder, Sample, SessionOutcome, Span,
 };
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
-use crate::protocol::Era;
 use crate::protocol::TransportKind;
+use crate::protocol::{Era, VersionId};
 use crate::session::{Failure, ResponseCache, Session};
 use crate::transport::Endpoint;
 use rand::distr::Distribution;
@@ -123,7 +125,7 @@ pub async fn run_session(
     let endpoint = &ctx.endpoints[usize::from(persona.id)];
     let connected = endpoint.connect().await.map_err(Failure::from);
     let Ok(transport) = timer.finish(Phase::Connect, None, t, connected, || None) else {
-        return timer.end();
+        return unreachable(timer, persona);
     };
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
     session.set_tracker(ctx.conformance.clone());
@@ -152,6 +154,21 @@ pub async fn run_session(
     let closed = session.close().await;
     let _ = timer.finish(Phase::Close, None, t, closed, || None);
     timer.end()
+}
+
+/// End a session that could not connect (or spawn): its `connect` failure is counted
+/// and kept as an example like any failure, but it has no `session` sample, because the
+/// session never reached the server.
+fn unreachable(mut timer: Timer<'_>, persona: &Persona) -> SessionOutcome {
+    // An `auto` session holds its samples until the era is known, and this one never
+    // will be: release the connect sample under the era `Timer::end` would use.
+    let offered = VersionId::of(persona.protocol_version.as_str());
+    timer.set_era(Era::Legacy, offered);
+    timer.recorder().send(Event::SessionEnded {
+        persona: persona.id,
+        outcome: SessionOutcome::Unreachable,
+    });
+    SessionOutcome::Unreachable
 }
 
 /// The probe of undeclared capabilities: every session with `--probe-undeclared`, else

@@ -4,7 +4,10 @@
 //! at their intended times whatever the server's speed, and counts the arrivals it
 //! could not start as `dropped`. Both hand each session to the same [`Work`], so think
 //! time, session shapes and stopping are knobs of one loop, and tests can replace the
-//! work with a fake under a paused clock.
+//! work with a fake under a paused clock. A session that cannot reach the target is
+//! counted as `unreachable`; a closed-model client then backs off before its next one
+//! (an open model's arrivals are never retried), and the run can give up on a target
+//! that stays down (`--abort-on-unreachable`).
 
 pub mod progress;
 pub mod schedule;
@@ -13,11 +16,11 @@ pub use progress::LiveCounters;
 
 use crate::client::{StopSignals, Work};
 use crate::plan::Curve;
-use crate::plan::{Load, LoadModel, Think};
+use crate::plan::{Backoff, Load, LoadModel, Think};
 use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
@@ -62,6 +65,8 @@ pub enum FleetEnd {
     Budget,
     /// The deadline (or the schedule, which the plan bounds by the deadline) ran out.
     Deadline,
+    /// The target stayed unreachable for `--abort-on-unreachable`.
+    Unreachable,
 }
 
 /// Run `load` until it is done or stopped.
@@ -84,12 +89,22 @@ pub async fn run<W: Work>(
             stop.abort.cancel();
         })
     });
+    let gave_up = Arc::new(AtomicBool::new(false));
+    let watch = load.abort_on_unreachable.map(|after| {
+        tokio::spawn(give_up_when_unreachable(
+            live.watch_unreachable(),
+            after,
+            stop.clone(),
+            gave_up.clone(),
+        ))
+    });
     let shared = Shared {
         work,
         live,
         budget: budget.clone(),
         stop,
         think: load.think,
+        reconnect: load.reconnect,
         seed,
     };
     match &load.model {
@@ -99,23 +114,68 @@ pub async fn run<W: Work>(
             max_in_flight,
         } => open(rate, *max_in_flight, &shared).await,
     }
-    if let Some(t) = timer {
-        t.abort();
+    for task in timer.into_iter().chain(watch) {
+        task.abort();
     }
-    if budget.exhausted() {
+    if gave_up.load(Ordering::Acquire) {
+        FleetEnd::Unreachable
+    } else if budget.exhausted() {
         FleetEnd::Budget
     } else {
         FleetEnd::Deadline
     }
 }
 
+/// Stop the run once the target has been unreachable for `after` without a break.
+async fn give_up_when_unreachable(
+    mut since: tokio::sync::watch::Receiver<Option<Instant>>,
+    after: Duration,
+    stop: StopSignals,
+    gave_up: Arc<AtomicBool>,
+) {
+    loop {
+        let spell = *since.borrow_and_update();
+        let changed = match spell {
+            None => since.changed().await,
+            Some(began) => tokio::select! {
+                () = tokio::time::sleep_until(began + after) => {
+                    gave_up.store(true, Ordering::Release);
+                    // The target is gone: sessions still running have nothing to wait for.
+                    stop.interrupt();
+                    return;
+                }
+                changed = since.changed() => changed,
+            },
+        };
+        if changed.is_err() {
+            return;
+        }
+    }
+}
+
+/// What every client (or arrival) of one run shares.
 struct Shared<W> {
     work: Arc<W>,
     live: Arc<LiveCounters>,
     budget: Arc<Budget>,
     stop: StopSignals,
     think: Think,
+    reconnect: Option<Backoff>,
     seed: u64,
+}
+
+impl<W> Clone for Shared<W> {
+    fn clone(&self) -> Self {
+        Shared {
+            work: self.work.clone(),
+            live: self.live.clone(),
+            budget: self.budget.clone(),
+            stop: self.stop.clone(),
+            think: self.think,
+            reconnect: self.reconnect,
+            seed: self.seed,
+        }
+    }
 }
 
 /// How often a ramping closed model re-reads its curve.
@@ -133,15 +193,7 @@ async fn closed<W: Work>(clients: &Curve, s: &Shared<W>) {
         while active.len() < want && !s.budget.exhausted() {
             let retire = CancellationToken::new();
             active.push(retire.clone());
-            tasks.spawn(client_loop(
-                s.work.clone(),
-                s.live.clone(),
-                s.budget.clone(),
-                s.stop.clone(),
-                retire,
-                s.think,
-                SmallRng::seed_from_u64(client_seed(s.seed, next_index)),
-            ));
+            tasks.spawn(client_loop(s.clone(), retire, next_index));
             next_index += 1;
         }
         while active.len() > want {
@@ -165,15 +217,23 @@ async fn closed<W: Work>(clients: &Curve, s: &Shared<W>) {
     while tasks.join_next().await.is_some() {}
 }
 
-async fn client_loop<W: Work>(
-    work: Arc<W>,
-    live: Arc<LiveCounters>,
-    budget: Arc<Budget>,
-    stop: StopSignals,
-    retire: CancellationToken,
-    think: Think,
-    mut rng: SmallRng,
-) {
+/// Virtual client `index`: sessions back to back, with think time between them, and a
+/// growing wait after sessions that could not reach the target.
+async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u64) {
+    let Shared {
+        work,
+        live,
+        budget,
+        stop,
+        think,
+        reconnect,
+        seed,
+    } = s;
+    let mut rng = SmallRng::seed_from_u64(client_seed(seed, index));
+    // The backoff's jitter has a generator of its own, so a client's choices (persona,
+    // scenario, arguments, think time) do not depend on how often the target was down.
+    let mut jitter = SmallRng::seed_from_u64(client_seed(!seed, index));
+    let mut unreachable_in_a_row = 0u32;
     let mut cache = ResponseCache::default();
     loop {
         if stop.drain.is_cancelled() || retire.is_cancelled() || !budget.claim() {
@@ -189,7 +249,15 @@ async fn client_loop<W: Work>(
         if outcome == SessionOutcome::Interrupted || budget.exhausted() {
             return;
         }
-        let pause = think.sample(&mut rng);
+        let mut pause = think.sample(&mut rng);
+        if outcome == SessionOutcome::Unreachable {
+            unreachable_in_a_row = unreachable_in_a_row.saturating_add(1);
+            if let Some(b) = reconnect {
+                pause = pause.max(b.delay(unreachable_in_a_row, &mut jitter));
+            }
+        } else {
+            unreachable_in_a_row = 0;
+        }
         if !pause.is_zero() {
             tokio::select! {
                 () = tokio::time::sleep(pause) => {}
@@ -200,7 +268,9 @@ async fn client_loop<W: Work>(
     }
 }
 
-/// Open model: start session k at its intended time; never wait for the server.
+/// Open model: start session k at its intended time; never wait for the server. An
+/// arrival that cannot reach the target is counted as unreachable, never retried: the
+/// schedule, not the failures, decides how many connections are tried.
 async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
     let start = Instant::now();
     let mut tasks = JoinSet::new();

@@ -1,8 +1,10 @@
-//! Live counters shared by the virtual clients; the live view (`live.rs`) and the
-//! metrics endpoint read them.
+//! Live counters shared by the virtual clients; the live view (`live.rs`), the metrics
+//! endpoint and the fleet's own watch on an unreachable target read them.
 
 use crate::metrics::SessionOutcome;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 #[derive(Debug, Default)]
 pub struct LiveCounters {
@@ -10,18 +12,79 @@ pub struct LiveCounters {
     pub completed: AtomicU64,
     pub failed: AtomicU64,
     pub interrupted: AtomicU64,
+    /// Sessions that never reached the server (the connect phase failed).
+    pub unreachable: AtomicU64,
     /// Open model: arrivals that could not start (in-flight cap).
     pub dropped: AtomicU64,
+    /// Since when the latest sessions have all failed to reach the server (`None` while
+    /// they reach it).
+    unreachable_since: watch::Sender<Option<Instant>>,
 }
 
 impl LiveCounters {
-    /// Count a session that ended, by how.
+    /// Count a session that ended, by how, and follow whether the target is reachable:
+    /// a session that reached the server ends an unreachable spell, one that did not
+    /// starts one (if none is going on). An interrupted session says nothing either way.
     pub fn session_ended(&self, outcome: SessionOutcome) {
         let c = match outcome {
             SessionOutcome::Completed => &self.completed,
             SessionOutcome::Failed => &self.failed,
             SessionOutcome::Interrupted => &self.interrupted,
+            SessionOutcome::Unreachable => &self.unreachable,
         };
         c.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            SessionOutcome::Completed | SessionOutcome::Failed => {
+                self.unreachable_since
+                    .send_if_modified(|s| s.take().is_some());
+            }
+            SessionOutcome::Unreachable => {
+                self.unreachable_since.send_if_modified(|s| {
+                    let starts = s.is_none();
+                    s.get_or_insert_with(Instant::now);
+                    starts
+                });
+            }
+            SessionOutcome::Interrupted => {}
+        }
+    }
+
+    /// When the current unreachable spell began, if one is going on.
+    pub fn unreachable_since(&self) -> Option<Instant> {
+        *self.unreachable_since.borrow()
+    }
+
+    /// Follow the spells as they start and end.
+    pub fn watch_unreachable(&self) -> watch::Receiver<Option<Instant>> {
+        self.unreachable_since.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_spell_starts_with_the_first_failed_connect_and_ends_on_reaching() {
+        let live = LiveCounters::default();
+        live.session_ended(SessionOutcome::Completed);
+        assert_eq!(live.unreachable_since(), None);
+        let t0 = Instant::now();
+        live.session_ended(SessionOutcome::Unreachable);
+        tokio::time::advance(std::time::Duration::from_secs(1)).await;
+        live.session_ended(SessionOutcome::Unreachable);
+        live.session_ended(SessionOutcome::Interrupted);
+        assert_eq!(
+            live.unreachable_since(),
+            Some(t0),
+            "the spell's first failure"
+        );
+        live.session_ended(SessionOutcome::Failed);
+        assert_eq!(
+            live.unreachable_since(),
+            None,
+            "a failed session reached it"
+        );
+        assert_eq!(live.unreachable.load(Ordering::Relaxed), 2);
     }
 }

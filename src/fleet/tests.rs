@@ -1,15 +1,18 @@
 //! The scheduler under a paused clock, with a fake session that takes a fixed time:
-//! exact session counts, arrival times, ramps, drops and stopping.
+//! exact session counts, arrival times, ramps, drops and stopping, and a target that is
+//! down for a while: backoff, its reset, giving up.
 
 use super::*;
 use crate::plan::Stage;
 use std::sync::Mutex;
 
 /// A session that takes `service` (or blocks until `stall_until`), recording when it was
-/// meant to start and when it did.
+/// meant to start and when it did. One that starts while the target is `down` fails to
+/// connect after a millisecond (a refused connection is quick, not free).
 struct Fake {
     service: Duration,
     stall_until: Option<Instant>,
+    down: Vec<(Instant, Instant)>,
     log: Mutex<Vec<(Instant, Instant)>>,
     lags: Mutex<Vec<Duration>>,
     dropped: AtomicU64,
@@ -22,12 +25,41 @@ impl Fake {
         Arc::new(Fake {
             service,
             stall_until: None,
+            down: Vec::new(),
             log: Mutex::new(Vec::new()),
             lags: Mutex::new(Vec::new()),
             dropped: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             peak: AtomicU64::new(0),
         })
+    }
+}
+
+/// How long a refused connection takes.
+const CONNECT_REFUSED: Duration = Duration::from_millis(1);
+
+impl Fake {
+    /// A fake whose target is down over each of `windows` (offsets from now).
+    fn down(service: Duration, windows: &[(u64, u64)]) -> Arc<Fake> {
+        let mut fake = Fake::new(service);
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        Arc::get_mut(&mut fake).expect("unique").down =
+            windows.iter().map(|&(a, b)| (ms(a), ms(b))).collect();
+        fake
+    }
+
+    fn is_down(&self, t: Instant) -> bool {
+        self.down.iter().any(|&(a, b)| a <= t && t < b)
+    }
+
+    /// Start times of the sessions that found the target down.
+    fn refused(&self) -> Vec<Instant> {
+        let log = self.log.lock().expect("lock");
+        log.iter()
+            .map(|&(_, started)| started)
+            .filter(|&t| self.is_down(t))
+            .collect()
     }
 }
 
@@ -39,6 +71,12 @@ impl Work for Fake {
         _cache: &mut ResponseCache,
         stop: &StopSignals,
     ) -> SessionOutcome {
+        let start = Instant::now();
+        if self.is_down(start) {
+            self.log.lock().expect("lock").push((intended, start));
+            tokio::time::sleep(CONNECT_REFUSED).await;
+            return SessionOutcome::Unreachable;
+        }
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak.fetch_max(now, Ordering::SeqCst);
         self.log
@@ -75,7 +113,26 @@ fn load(model: LoadModel, sessions: Option<u64>, duration: Option<Duration>) -> 
         duration,
         think: Think::Fixed(Duration::ZERO),
         grace: Duration::from_secs(1),
+        reconnect: None,
+        abort_on_unreachable: None,
     }
+}
+
+fn closed(clients: f64, duration_ms: u64) -> Load {
+    load(
+        LoadModel::Closed {
+            clients: Curve::constant(clients, None),
+        },
+        None,
+        Some(Duration::from_millis(duration_ms)),
+    )
+}
+
+fn backoff(first_ms: u64, cap_ms: u64) -> Option<crate::plan::Backoff> {
+    Some(crate::plan::Backoff {
+        first: Duration::from_millis(first_ms),
+        cap: Duration::from_millis(cap_ms),
+    })
 }
 
 async fn go(l: &Load, fake: &Arc<Fake>) -> Arc<LiveCounters> {
@@ -266,5 +323,107 @@ async fn the_fleet_says_whether_the_budget_or_the_deadline_ended_it() {
         end,
         FleetEnd::Deadline,
         "an open model ends with its duration"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn closed_clients_back_off_from_an_unreachable_target() {
+    // Down all along: without a backoff, 4 clients would try 4 × 10,000 times in 10 s.
+    let fake = Fake::down(Duration::from_millis(10), &[(0, 3_600_000)]);
+    let mut l = closed(4.0, 10_000);
+    l.reconnect = backoff(100, 1_000);
+    let live = go(&l, &fake).await;
+    let attempts = fake.refused().len() as u64;
+    // Waits of 50–100, 100–200, 200–400, 400–800 ms, then 0.5–1 s each: 13 to 24 tries
+    // per client.
+    assert!((4 * 13..=4 * 24).contains(&attempts), "{attempts}");
+    assert_eq!(live.unreachable.load(Ordering::SeqCst), attempts);
+    assert_eq!(live.completed.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_backoff_starts_over_after_a_session_that_reached_the_server() {
+    // Down for 1.5 s, up until 5 s, down again. Backoff 1 s..60 s.
+    let fake = Fake::down(
+        Duration::from_millis(100),
+        &[(0, 1_500), (5_000, 3_600_000)],
+    );
+    let t0 = Instant::now();
+    let mut l = closed(1.0, 9_000);
+    l.reconnect = backoff(1_000, 60_000);
+    let live = go(&l, &fake).await;
+    assert!(
+        live.completed.load(Ordering::SeqCst) > 15,
+        "back to back while up"
+    );
+    let second_spell: Vec<Instant> = fake
+        .refused()
+        .into_iter()
+        .filter(|t| *t >= t0 + Duration::from_secs(5))
+        .collect();
+    assert!(second_spell.len() >= 2, "{}", second_spell.len());
+    // The first wait of the new spell is the first step again (0.5–1 s), not the third
+    // (2–4 s) that two earlier failures in a row would have made it.
+    let gap = second_spell[1] - second_spell[0];
+    assert!(gap <= Duration::from_millis(1_001), "{gap:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn open_arrivals_that_cannot_connect_are_counted_not_retried() {
+    let fake = Fake::down(Duration::from_millis(10), &[(0, 3_600_000)]);
+    let mut l = load(
+        LoadModel::Open {
+            rate: Curve::constant(10.0, Some(Duration::from_secs(2))),
+            max_in_flight: 100,
+        },
+        None,
+        Some(Duration::from_secs(2)),
+    );
+    l.reconnect = backoff(100, 1_000);
+    let live = go(&l, &fake).await;
+    assert_eq!(fake.refused().len(), 20, "one try per arrival");
+    assert_eq!(live.unreachable.load(Ordering::SeqCst), 20);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_run_gives_up_on_a_target_that_stays_unreachable() {
+    // Up for 2 s, then down for good; give up after 5 s of it.
+    let fake = Fake::down(Duration::from_millis(100), &[(2_000, 3_600_000)]);
+    let t0 = Instant::now();
+    let mut l = closed(2.0, 60_000);
+    l.reconnect = backoff(100, 1_000);
+    l.abort_on_unreachable = Some(Duration::from_secs(5));
+    let end = run(
+        &l,
+        1,
+        fake.clone(),
+        Arc::new(LiveCounters::default()),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(end, FleetEnd::Unreachable);
+    // The spell began with the first refused session, 2 s + 1 ms in.
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(7_001) && took <= Duration::from_millis(7_002),
+        "{took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_target_that_comes_back_in_time_is_not_given_up_on() {
+    // Down from 1 s to 4 s: shorter than the 5 s allowed.
+    let fake = Fake::down(Duration::from_millis(100), &[(1_000, 4_000)]);
+    let mut l = closed(2.0, 8_000);
+    l.reconnect = backoff(100, 500);
+    l.abort_on_unreachable = Some(Duration::from_secs(5));
+    let live = Arc::new(LiveCounters::default());
+    let end = run(&l, 1, fake.clone(), live.clone(), StopSignals::default()).await;
+    assert_eq!(end, FleetEnd::Deadline);
+    assert!(live.unreachable.load(Ordering::SeqCst) > 0);
+    assert_eq!(
+        live.unreachable_since(),
+        None,
+        "it reached the server again"
     );
 }

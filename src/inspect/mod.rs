@@ -205,6 +205,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
             SessionOutcome::Completed => "completed",
             SessionOutcome::Failed => "failed",
             SessionOutcome::Interrupted => "interrupted",
+            SessionOutcome::Unreachable => "unreachable",
         }
         .to_string(),
         failures,

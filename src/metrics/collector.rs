@@ -61,8 +61,13 @@ pub enum Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionOutcome {
     Completed,
+    /// It reached the server and failed in some phase.
     Failed,
     Interrupted,
+    /// It never reached the server: the connect phase failed (connection refused, no
+    /// route, TLS refused, a stdio program that cannot be spawned). Counted apart, so a
+    /// dead target's instant failures do not pass for sessions per second.
+    Unreachable,
 }
 
 /// The sending side, one per virtual client. Cloning is cheap.
@@ -180,7 +185,8 @@ impl Collector {
                 .map(|(k, v)| (k.name(), v))
                 .collect(),
             sessions_started: s.sessions.started,
-            sessions_ended: s.sessions.completed + s.sessions.failed + s.sessions.interrupted,
+            sessions_ended: s.sessions.ended(),
+            sessions_unreachable: s.sessions.unreachable,
             ..LiveFigures::default()
         };
         self.intervals.rotate(tokio::time::Instant::now(), live);
@@ -220,6 +226,7 @@ impl Collector {
                     SessionOutcome::Completed => c.completed += 1,
                     SessionOutcome::Failed => c.failed += 1,
                     SessionOutcome::Interrupted => c.interrupted += 1,
+                    SessionOutcome::Unreachable => c.unreachable += 1,
                 };
                 bump(&mut s.sessions);
                 if let Some((_, c)) = s.personas.get_mut(usize::from(persona)) {

@@ -54,6 +54,8 @@ pub struct LiveFigures {
     pub failures: BTreeMap<String, u64>,
     pub sessions_started: u64,
     pub sessions_ended: u64,
+    /// Sessions that never reached the server (a subset of the ended ones).
+    pub sessions_unreachable: u64,
 }
 
 /// The current interval and everything finished so far.

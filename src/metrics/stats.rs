@@ -128,6 +128,20 @@ pub struct SessionCounts {
     pub failed: u64,
     /// Stopped by the end of the run (deadline or Ctrl-C) before finishing.
     pub interrupted: u64,
+    /// Never reached the server (the connect phase failed).
+    pub unreachable: u64,
+}
+
+impl SessionCounts {
+    /// Sessions that ended, however.
+    pub fn ended(&self) -> u64 {
+        self.completed + self.failed + self.interrupted + self.unreachable
+    }
+
+    /// Sessions that reached the server and ended there: what rates count.
+    pub fn reached(&self) -> u64 {
+        self.completed + self.failed
+    }
 }
 
 /// Everything the collector knows at the end of a run.

@@ -1,11 +1,12 @@
 //! The `[load]` section resolved: closed (virtual clients, constant or in stages) or open
-//! (an arrival rate, constant or in stages), think time, when to stop. The curves are
+//! (an arrival rate, constant or in stages), the pauses between a client's sessions,
+//! when to stop (and when to give up on a target that stays unreachable). The curves are
 //! plan data; the schedule maths over them lives in `fleet::schedule`.
 
+use super::pause::{Backoff, Think, DEFAULT_BACKOFF};
 use super::quantity::{parse_duration, parse_rate};
 use super::PlanError;
 use crate::profile::{LoadSection, StageSection};
-use rand::Rng;
 use std::time::Duration;
 
 /// Default number of virtual clients of a closed model.
@@ -46,6 +47,29 @@ impl Curve {
         }
     }
 
+    /// The highest value the curve takes from the start up to `end` (`None`: ever). The
+    /// curve is linear between stage ends, so its peak is at one of them or at `end`.
+    pub fn peak_before(&self, end: Option<Duration>) -> f64 {
+        let end = end.unwrap_or(Duration::MAX);
+        let mut peak = self.start;
+        let (mut from, mut begin) = (self.start, Duration::ZERO);
+        for s in &self.stages {
+            if begin >= end {
+                break;
+            }
+            let stage_end = begin.saturating_add(s.duration);
+            let reached = if stage_end <= end {
+                s.target
+            } else {
+                let frac = (end - begin).as_secs_f64() / s.duration.as_secs_f64();
+                from + (s.target - from) * frac
+            };
+            peak = peak.max(reached);
+            (from, begin) = (s.target, stage_end);
+        }
+        peak
+    }
+
     /// Total length of the stages; `None` for a constant curve without stages (runs
     /// until the session budget or the deadline).
     pub fn length(&self) -> Option<Duration> {
@@ -68,49 +92,6 @@ pub enum LoadModel {
     Open { rate: Curve, max_in_flight: u32 },
 }
 
-/// Pause between sessions of one closed-model client.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Think {
-    Fixed(Duration),
-    /// Uniform in [low, high].
-    Uniform(Duration, Duration),
-    /// Exponentially distributed with this mean (a Poisson-like user).
-    Exponential(Duration),
-}
-
-impl Think {
-    pub fn sample(&self, rng: &mut impl Rng) -> Duration {
-        match *self {
-            Think::Fixed(d) => d,
-            Think::Uniform(lo, hi) => {
-                if hi <= lo {
-                    lo
-                } else {
-                    rng.random_range(lo..=hi)
-                }
-            }
-            Think::Exponential(mean) => {
-                // Inverse transform: -mean · ln(U), U in (0, 1].
-                let u: f64 = 1.0 - rng.random::<f64>();
-                mean.mul_f64(-u.ln())
-            }
-        }
-    }
-
-    pub fn is_zero(&self) -> bool {
-        matches!(self, Think::Fixed(d) if d.is_zero())
-    }
-
-    pub fn describe(&self) -> String {
-        let f = |d: Duration| humantime::format_duration(d).to_string();
-        match *self {
-            Think::Fixed(d) => f(d),
-            Think::Uniform(a, b) => format!("{}..{}", f(a), f(b)),
-            Think::Exponential(m) => format!("exp(mean {})", f(m)),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Load {
     pub model: LoadModel,
@@ -121,6 +102,11 @@ pub struct Load {
     pub think: Think,
     /// How long running sessions may take to finish after the deadline.
     pub grace: Duration,
+    /// A closed-model client's wait after a session that could not reach the target
+    /// (`None`: no wait beyond the think time).
+    pub reconnect: Option<Backoff>,
+    /// Stop the run when the target has been unreachable this long.
+    pub abort_on_unreachable: Option<Duration>,
 }
 
 impl Load {
@@ -220,13 +206,58 @@ impl Load {
             .map(|d| parse_duration(d, "load.grace", origin))
             .transpose()?
             .unwrap_or(DEFAULT_GRACE);
+        let reconnect = match l.reconnect_backoff.as_deref() {
+            Some(text) => Backoff::parse(text, origin)?,
+            None => Some(DEFAULT_BACKOFF),
+        };
+        let abort_on_unreachable = l
+            .abort_on_unreachable
+            .as_deref()
+            .map(|d| parse_duration(d, "load.abort_on_unreachable", origin))
+            .transpose()?;
+        if abort_on_unreachable.is_some_and(|d| d.is_zero()) {
+            return Err(PlanError::new(
+                origin,
+                "load.abort_on_unreachable",
+                "is zero, so the first failed connection would stop the run",
+                "give the target time to come back, e.g. \"30s\", or leave it out",
+            ));
+        }
+        starts_a_session(&model, duration, origin)?;
         Ok(Load {
             model,
             sessions,
             duration,
             think,
             grace,
+            reconnect,
+            abort_on_unreachable,
         })
+    }
+}
+
+/// A plan whose load never rises above zero before the run ends would start no session
+/// and report an empty run as a success: refuse it, as `clients = 0` is refused.
+fn starts_a_session(
+    model: &LoadModel,
+    end: Option<Duration>,
+    origin: &str,
+) -> Result<(), PlanError> {
+    match model {
+        // The fleet runs `round(clients)` virtual clients: half a client is one.
+        LoadModel::Closed { clients } if clients.peak_before(end) < 0.5 => Err(PlanError::new(
+            origin,
+            "load.stages",
+            "never reaches one client before the run ends, so nothing would run",
+            "give a stage clients = 1 or more (on the command line: --ramp '10:30s,0:5s')",
+        )),
+        LoadModel::Open { rate, .. } if rate.peak_before(end) <= 0.0 => Err(PlanError::new(
+            origin,
+            "load.stages",
+            "the rate stays 0 until the run ends, so no session would arrive",
+            "give a stage a rate above 0, e.g. { rate = \"10/s\", duration = \"30s\" }",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -369,106 +400,5 @@ fn staged_curve(stages: &[StageSection], open: bool, origin: &str) -> Result<Cur
     })
 }
 
-impl Think {
-    /// `"100ms"`, a uniform range `"100ms..1s"`, or an exponential mean `"exp:200ms"`.
-    fn parse(text: &str, origin: &str) -> Result<Think, PlanError> {
-        let key = "load.think";
-        if let Some(mean) = text.strip_prefix("exp:") {
-            return Ok(Think::Exponential(parse_duration(mean, key, origin)?));
-        }
-        if let Some((a, b)) = text.split_once("..") {
-            let (lo, hi) = (
-                parse_duration(a, key, origin)?,
-                parse_duration(b, key, origin)?,
-            );
-            if hi < lo {
-                return Err(PlanError::new(
-                    origin,
-                    key,
-                    format!("{text:?} ends before it starts"),
-                    "write the smaller duration first, e.g. \"100ms..1s\"",
-                ));
-            }
-            return Ok(Think::Uniform(lo, hi));
-        }
-        Ok(Think::Fixed(parse_duration(text, key, origin)?))
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::rngs::SmallRng;
-    use rand::SeedableRng;
-
-    fn load(text: &str) -> Result<Load, PlanError> {
-        let p = crate::profile::Profile::parse(text, "p.toml").expect("parses");
-        Load::from_section(&p.load, "p.toml")
-    }
-
-    #[test]
-    fn models_are_inferred_and_checked() {
-        let l = load("[load]\nrate = \"200/s\"\nduration = \"10s\"\nmax_in_flight = 50\n")
-            .expect("open");
-        assert!(matches!(
-            l.model,
-            LoadModel::Open {
-                max_in_flight: 50,
-                ..
-            }
-        ));
-        let l = load("[load]\nstages = [{ clients = 5, duration = \"2s\" }, { clients = 0, duration = \"1s\" }]\n")
-            .expect("closed stages");
-        assert_eq!(l.duration, Some(Duration::from_secs(3)));
-        assert_eq!(l.sessions, None);
-        let l =
-            load("[load]\nstages = [{ rate = \"10/s\", duration = \"5s\" }]\nduration = \"2s\"\n")
-                .expect("open stages");
-        assert_eq!(
-            l.duration,
-            Some(Duration::from_secs(2)),
-            "the shorter end wins"
-        );
-        for (text, want) in [
-            ("[load]\nrate = \"5/s\"\n", "an open model needs an end"),
-            (
-                "[load]\nrate = \"5/s\"\nclients = 3\nduration = \"1s\"\n",
-                "sets both",
-            ),
-            (
-                "[load]\nclients = 3\nmax_in_flight = 5\n",
-                "only applies to an open model",
-            ),
-            (
-                "[load]\nstages = [{ clients = 1, rate = \"1/s\", duration = \"1s\" }]\n",
-                "every stage needs",
-            ),
-            ("[load]\nstages = []\n", "is empty"),
-            ("[load]\nthink = \"1s..100ms\"\n", "ends before it starts"),
-        ] {
-            let e = load(text).expect_err(text).to_string();
-            assert!(e.contains(want), "{text}: {e}");
-        }
-    }
-
-    #[test]
-    fn think_times_follow_their_distribution() {
-        let mut rng = SmallRng::seed_from_u64(3);
-        let u = Think::Uniform(Duration::from_millis(100), Duration::from_millis(200));
-        for _ in 0..100 {
-            let d = u.sample(&mut rng);
-            assert!(d >= Duration::from_millis(100) && d <= Duration::from_millis(200));
-        }
-        let e = Think::Exponential(Duration::from_millis(100));
-        let n = 20_000;
-        let mean: f64 = (0..n)
-            .map(|_| e.sample(&mut rng).as_secs_f64())
-            .sum::<f64>()
-            / f64::from(n);
-        assert!((mean - 0.1).abs() < 0.005, "mean {mean}");
-        assert_eq!(
-            load("[load]\nthink = \"exp:50ms\"\n").expect("think").think,
-            Think::Exponential(Duration::from_millis(50))
-        );
-    }
-}
+mod tests;

@@ -7,6 +7,7 @@ mod describe;
 mod error;
 mod load;
 mod overrides;
+mod pause;
 mod persona;
 mod quantity;
 mod reply;
@@ -16,8 +17,9 @@ mod target;
 pub mod threshold;
 
 pub use error::{PlanError, SourceError};
-pub use load::{Curve, Load, LoadModel, Stage, Think};
+pub use load::{Curve, Load, LoadModel, Stage};
 pub use overrides::{ClientArgs, Overrides};
+pub use pause::{Backoff, Think};
 pub use persona::{EraMode, Persona, Shape};
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Mix, MixCall, Scenario, Step};

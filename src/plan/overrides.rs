@@ -42,6 +42,15 @@ pub struct Overrides {
     /// Pause between a client's sessions: 100ms, a range 100ms..1s, or exp:200ms.
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
+    /// After a session that could not reach the target, a client waits FIRST, then twice
+    /// as long each time up to CAP (jittered), before its next; 'off' reconnects at once.
+    /// Default 100ms..5s.
+    #[arg(long, value_name = "FIRST..CAP")]
+    pub reconnect_backoff: Option<String>,
+    /// Stop the run (exit 2, results written) when the target has been unreachable this
+    /// long, e.g. 30s. Default: never.
+    #[arg(long, value_name = "DURATION")]
+    pub abort_on_unreachable: Option<String>,
     /// Connect from these local addresses in turn (127.0.0.1-127.0.0.8 or a comma
     /// list), beyond one address's ephemeral ports.
     #[arg(long, value_name = "ADDRS")]
@@ -186,6 +195,12 @@ impl Overrides {
         }
         if let Some(n) = self.max_in_flight {
             l.max_in_flight = Some(n);
+        }
+        if let Some(b) = &self.reconnect_backoff {
+            l.reconnect_backoff = Some(b.clone());
+        }
+        if let Some(d) = &self.abort_on_unreachable {
+            l.abort_on_unreachable = Some(d.clone());
         }
         Ok(())
     }
@@ -365,6 +380,19 @@ mod tests {
             ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
         );
         assert!(parse_source_list("127.0.0.3-127.0.0.1", "o").is_err());
+    }
+
+    #[test]
+    fn the_unreachable_flags_land_in_the_load_section() {
+        let mut p = Profile::default();
+        let o = Overrides {
+            reconnect_backoff: Some("1s..10s".into()),
+            abort_on_unreachable: Some("30s".into()),
+            ..Default::default()
+        };
+        o.apply(&mut p, "cli").expect("applies");
+        assert_eq!(p.load.reconnect_backoff.as_deref(), Some("1s..10s"));
+        assert_eq!(p.load.abort_on_unreachable.as_deref(), Some("30s"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The live view during a run: on a terminal, a small block redrawn every second
 //! (elapsed and remaining time, target and achieved rate, sessions in flight, each
-//! phase's p50/p99 of the last interval, errors by kind); when stderr is not a terminal
-//! (CI logs), one line every few seconds; nothing with `--quiet`.
+//! phase's p50/p99 of the last interval, errors by kind, and "target unreachable since
+//! …" while the latest sessions all fail to connect); when stderr is not a terminal (CI
+//! logs), one line every few seconds; nothing with `--quiet`.
 
 use super::text::format_us;
 use crate::fleet::LiveCounters;
@@ -52,9 +53,26 @@ struct View {
 }
 
 impl View {
+    /// Sessions that reached the server and ended: what the rate counts.
     fn ended(&self) -> u64 {
         let l = &self.live;
         l.completed.load(Ordering::Relaxed) + l.failed.load(Ordering::Relaxed)
+    }
+
+    /// Sessions the budget has paid for so far (unreachable ones too).
+    fn spent(&self) -> u64 {
+        self.ended() + self.live.unreachable.load(Ordering::Relaxed)
+    }
+
+    /// While the latest sessions all fail to connect: since when (run time) and for how
+    /// long.
+    fn unreachable(&self, now: Instant) -> Option<String> {
+        let since = self.live.unreachable_since()?;
+        Some(format!(
+            "TARGET UNREACHABLE since {:.1}s (for {:.1}s): the latest sessions all failed to connect",
+            since.saturating_duration_since(self.started).as_secs_f64(),
+            now.saturating_duration_since(since).as_secs_f64()
+        ))
     }
 
     /// Sessions per second since the previous draw.
@@ -70,7 +88,7 @@ impl View {
         match (self.goal.duration, self.goal.sessions) {
             (Some(d), _) => format!("{:.0}s left", d.saturating_sub(elapsed).as_secs_f64()),
             (None, Some(n)) => {
-                let left = n.saturating_sub(self.ended());
+                let left = n.saturating_sub(self.spent());
                 if rate > 0.0 {
                     format!("{left} sessions left, ~{:.0}s", left as f64 / rate)
                 } else {
@@ -89,8 +107,12 @@ impl View {
             0 => String::new(),
             n => format!(" · DROPPED {n} arrivals"),
         };
+        let unreachable = match l.unreachable.load(Ordering::Relaxed) {
+            0 => String::new(),
+            n => format!(" {n} unreachable"),
+        };
         format!(
-            "{:.1}s ({}) · target {} · {:.1} sessions/s · in flight {} · {} ok {} failed{dropped}",
+            "{:.1}s ({}) · target {} · {:.1} sessions/s · in flight {} · {} ok {} failed{unreachable}{dropped}",
             elapsed.as_secs_f64(),
             self.remaining(elapsed, rate),
             self.goal.target,
@@ -113,6 +135,7 @@ fn errors_line(f: &LiveFigures) -> String {
 /// The terminal block: headline, a row per phase, errors.
 fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = vec![view.headline(now)];
+    lines.extend(view.unreachable(now));
     lines.push(format!(
         "  {:<26} {:>9} {:>9} {:>9} {:>8}",
         "phase (last interval)", "p50", "p99", "per s", "errors"
@@ -143,6 +166,9 @@ fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
 /// The one-line form for logs.
 fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     let mut s = format!("[mcp-fleet] {}", view.headline(now));
+    if let Some(note) = view.unreachable(now) {
+        let _ = write!(s, " · {note}");
+    }
     let key: Vec<String> = f
         .last
         .iter()
@@ -224,7 +250,7 @@ pub async fn show(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::IntervalRow;
+    use crate::metrics::{IntervalRow, SessionOutcome};
 
     #[tokio::test]
     async fn block_shows_rates_latency_and_errors() {
@@ -272,5 +298,41 @@ mod tests {
             "{one}"
         );
         assert!(one.contains("p99 initialize 4.50ms"), "{one}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_target_is_named_while_it_lasts() {
+        let live = Arc::new(LiveCounters::default());
+        let started = Instant::now();
+        let mut view = View {
+            goal: Goal {
+                duration: None,
+                sessions: Some(100),
+                target: "2 clients".into(),
+            },
+            live: live.clone(),
+            started,
+            last: (started, 0),
+        };
+        let f = LiveFigures::default();
+        live.session_ended(SessionOutcome::Completed);
+        tokio::time::advance(Duration::from_secs(3)).await;
+        live.session_ended(SessionOutcome::Unreachable);
+        live.session_ended(SessionOutcome::Unreachable);
+        let now = started + Duration::from_secs(5);
+        let text = block(&mut view, &f, now).join("\n");
+        assert!(
+            text.contains("TARGET UNREACHABLE since 3.0s (for 2.0s)"),
+            "{text}"
+        );
+        assert!(text.contains("1 ok 0 failed 2 unreachable"), "{text}");
+        assert!(
+            text.contains("97 sessions left"),
+            "the budget pays for them: {text}"
+        );
+        assert!(line(&mut view, &f, now).contains("TARGET UNREACHABLE since 3.0s"));
+        live.session_ended(SessionOutcome::Completed);
+        let text = block(&mut view, &f, now).join("\n");
+        assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
     }
 }

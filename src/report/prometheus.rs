@@ -55,10 +55,31 @@ impl Family {
     }
 }
 
+/// What the fleet knows right now, beside the last interval's figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Now {
+    pub in_flight: u64,
+    /// How long the latest sessions have all failed to connect (zero while they reach
+    /// the server).
+    pub unreachable_for: std::time::Duration,
+}
+
+impl Now {
+    fn of(live: &LiveCounters) -> Now {
+        Now {
+            in_flight: live.in_flight.load(Ordering::Relaxed),
+            unreachable_for: live
+                .unreachable_since()
+                .map(|since| since.elapsed())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The exposition text for one snapshot.
-pub fn render(f: &LiveFigures, in_flight: u64) -> String {
+pub fn render(f: &LiveFigures, now: Now) -> String {
     let mut out = String::new();
-    for family in session_families(f, in_flight)
+    for family in session_families(f, now)
         .into_iter()
         .chain(phase_families(f))
     {
@@ -77,7 +98,7 @@ pub fn render(f: &LiveFigures, in_flight: u64) -> String {
 }
 
 /// The run as a whole: elapsed time and sessions.
-fn session_families(f: &LiveFigures, in_flight: u64) -> Vec<Family> {
+fn session_families(f: &LiveFigures, now: Now) -> Vec<Family> {
     vec![
         Family::one(
             "mcp_fleet_elapsed_seconds",
@@ -94,14 +115,26 @@ fn session_families(f: &LiveFigures, in_flight: u64) -> Vec<Family> {
         Family::one(
             "mcp_fleet_sessions_ended_total",
             "counter",
-            "Sessions ended (completed, failed or interrupted).",
+            "Sessions ended (completed, failed, interrupted or unreachable).",
             f.sessions_ended.to_string(),
+        ),
+        Family::one(
+            "mcp_fleet_sessions_unreachable_total",
+            "counter",
+            "Sessions that never reached the server (their connect failed).",
+            f.sessions_unreachable.to_string(),
         ),
         Family::one(
             "mcp_fleet_sessions_in_flight",
             "gauge",
             "Sessions running now.",
-            in_flight.to_string(),
+            now.in_flight.to_string(),
+        ),
+        Family::one(
+            "mcp_fleet_target_unreachable_seconds",
+            "gauge",
+            "How long the latest sessions have all failed to connect (0 while they reach the server).",
+            format!("{:.3}", now.unreachable_for.as_secs_f64()),
         ),
     ]
 }
@@ -169,7 +202,7 @@ fn phase_families(f: &LiveFigures) -> Vec<Family> {
 
 async fn metrics(State(s): State<Sources>) -> impl IntoResponse {
     let figures = s.figures.borrow().clone();
-    let body = render(&figures, s.live.in_flight.load(Ordering::Relaxed));
+    let body = render(&figures, Now::of(&s.live));
     (
         [(
             header::CONTENT_TYPE,
@@ -216,6 +249,7 @@ mod tests {
         let mut f = LiveFigures {
             totals: vec![(0, 0); Phase::COUNT],
             sessions_started: 7,
+            sessions_unreachable: 2,
             ..LiveFigures::default()
         };
         f.totals[Phase::ToolsCall.index()] = (40, 1);
@@ -231,8 +265,14 @@ mod tests {
             p99_us: 3_000,
             max_us: 4_000,
         });
-        let text = render(&f, 3);
+        let now = Now {
+            in_flight: 3,
+            unreachable_for: std::time::Duration::from_millis(1500),
+        };
+        let text = render(&f, now);
         assert!(text.contains("mcp_fleet_sessions_in_flight 3\n"));
+        assert!(text.contains("mcp_fleet_sessions_unreachable_total 2\n"));
+        assert!(text.contains("mcp_fleet_target_unreachable_seconds 1.500\n"));
         assert!(text.contains("mcp_fleet_phase_samples_total{phase=\"tools/call\"} 40\n"));
         assert!(text.contains(
             "mcp_fleet_phase_latency_seconds{phase=\"tools/call\",quantile=\"0.99\"} 0.003000\n"

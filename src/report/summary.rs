@@ -9,8 +9,9 @@ use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`.
-pub const SCHEMA_VERSION: u32 = 4;
+/// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`;
+/// 5: `sessions.unreachable` (and per persona), `run.stopped_by` = `unreachable`.
+pub const SCHEMA_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -103,8 +104,9 @@ pub struct RunInfo {
     pub target: String,
     pub transport: String,
     pub load: LoadInfo,
-    /// Why the run ended: `sessions`, `duration`, or the signal that stopped it:
-    /// `interrupted` (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP).
+    /// Why the run ended: `sessions`, `duration`, `unreachable` (the target stayed down
+    /// for `--abort-on-unreachable`), or the signal that stopped it: `interrupted`
+    /// (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP).
     pub stopped_by: String,
     /// The length of the intervals in the hlog and CSV files, seconds.
     #[serde(default)]
@@ -127,8 +129,13 @@ pub struct LoadInfo {
 pub struct Sessions {
     pub started: u64,
     pub completed: u64,
+    /// Reached the server and failed there.
     pub failed: u64,
     pub interrupted: u64,
+    /// Never reached the server (the connect phase failed). Absent before schema 5.
+    #[serde(default)]
+    pub unreachable: u64,
+    /// Sessions that reached the server (completed + failed) per second.
     pub rate_per_s: f64,
 }
 
@@ -170,6 +177,9 @@ pub struct PersonaSummary {
     pub completed: u64,
     pub failed: u64,
     pub interrupted: u64,
+    /// Absent before schema 5.
+    #[serde(default)]
+    pub unreachable: u64,
     pub phases: BTreeMap<String, PhaseSummary>,
 }
 
@@ -254,7 +264,8 @@ impl Summary {
             completed: c.completed,
             failed: c.failed,
             interrupted: c.interrupted,
-            rate_per_s: rate(c.completed + c.failed, secs),
+            unreachable: c.unreachable,
+            rate_per_s: rate(c.reached(), secs),
         };
         Summary {
             schema_version: SCHEMA_VERSION,
@@ -352,6 +363,7 @@ fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, 
                     completed: c.completed,
                     failed: c.failed,
                     interrupted: c.interrupted,
+                    unreachable: c.unreachable,
                     phases: phases(table, secs),
                 },
             )

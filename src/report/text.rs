@@ -74,6 +74,13 @@ pub fn render(s: &Summary) -> String {
         "sessions: {} started, {} completed, {} failed, {} interrupted · {:.1} sessions/s · {} clients · stopped by {}",
         ss.started, ss.completed, ss.failed, ss.interrupted, ss.rate_per_s, r.load.clients, r.stopped_by
     );
+    if ss.unreachable > 0 {
+        let _ = writeln!(
+            out,
+            "unreachable: {} sessions never reached the target (their connect failed); not counted in sessions/s or latency",
+            ss.unreachable
+        );
+    }
     let _ = writeln!(out);
     header(&mut out, "phase");
     for (name, p) in ordered(&s.phases) {

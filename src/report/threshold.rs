@@ -21,14 +21,23 @@ pub struct ThresholdResult {
 
 /// The observed value, or why there is none.
 fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
+    // (completed, failed, unreachable): rates count sessions that reached the server,
+    // error rates count the unreachable ones as errors too.
     let (phases, sessions) = match &t.persona {
-        None => (&s.phases, (s.sessions.completed, s.sessions.failed)),
+        None => (
+            &s.phases,
+            (
+                s.sessions.completed,
+                s.sessions.failed,
+                s.sessions.unreachable,
+            ),
+        ),
         Some(name) => {
             let p = s
                 .personas
                 .get(name)
                 .ok_or_else(|| format!("persona {name} did not run"))?;
-            (&p.phases, (p.completed, p.failed))
+            (&p.phases, (p.completed, p.failed, p.unreachable))
         }
     };
     let secs = s.run.duration_s;
@@ -63,11 +72,11 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
             ps.errors as f64 / ps.count as f64
         }
         (Metric::ErrorRate, Subject::Sessions) => {
-            let ended = sessions.0 + sessions.1;
+            let ended = sessions.0 + sessions.1 + sessions.2;
             if ended == 0 {
                 return Err("no session ended".into());
             }
-            sessions.1 as f64 / ended as f64
+            (sessions.1 + sessions.2) as f64 / ended as f64
         }
         (Metric::ErrorRate | Metric::Errors, Subject::All) => {
             let (mut n, mut e) = (0, 0);
@@ -202,6 +211,21 @@ pub(crate) mod tests {
         assert!(check("count(tools/call) >= 3000").passed);
         assert!(check("errors(tools/call) < 2").passed);
         assert!(check("max(tools/call) <= 18ms").passed);
+    }
+
+    #[test]
+    fn unreachable_sessions_are_errors_but_not_throughput() {
+        let mut s = summary();
+        s.sessions.unreachable = 1000;
+        let t = |text: &str| evaluate(&Threshold::parse(text).expect(text), &s);
+        // 10 failed + 1000 unreachable of 2000 sessions.
+        assert!(
+            !t("error_rate(sessions) < 1%").passed,
+            "a dead target fails"
+        );
+        assert_eq!(t("error_rate(sessions) < 1%").observed_text, "50.500%");
+        // Still 990 + 10 sessions that reached the server in 10 s.
+        assert_eq!(t("rate(sessions) > 0").observed, Some(100.0));
     }
 
     #[test]

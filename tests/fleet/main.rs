@@ -406,3 +406,4 @@ mod secrets;
 mod signals;
 mod support;
 mod transports;
+mod unreachable;

@@ -67,6 +67,7 @@ fn headline(out: &mut String, s: &Summary) {
         ("sessions", format!("{}", ss.started)),
         ("completed", format!("{}", ss.completed)),
         ("failed", format!("{}", ss.failed)),
+        ("unreachable", format!("{}", ss.unreachable)),
         ("sessions/s", format!("{:.1}", ss.rate_per_s)),
         ("errors", format!("{errors}")),
         ("p99 initialize", p99("initialize")),
@@ -75,7 +76,7 @@ fn headline(out: &mut String, s: &Summary) {
     ];
     out.push_str("<section class=tiles>");
     for (k, v) in tiles {
-        let bad = (k == "failed" || k == "errors") && v != "0";
+        let bad = matches!(k, "failed" | "unreachable" | "errors") && v != "0";
         let _ = write!(
             out,
             "<div class=\"tile{}\"><div class=v>{}</div><div class=k>{}</div></div>",
