@@ -189,15 +189,7 @@ async fn run_mix(
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
-                    let kind = f.kind;
-                    timer.sample(
-                        Phase::ToolsCall,
-                        Some(tool),
-                        t,
-                        finished,
-                        Outcome::Failed(kind),
-                    );
-                    timer.fail(Phase::ToolsCall, f, None);
+                    let kind = timer.failed(Phase::ToolsCall, Some(tool), (t, finished), f, None);
                     if kind.ends_session() {
                         return Err(kind);
                     }
@@ -347,7 +339,9 @@ async fn timed(
 }
 
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
-/// Modern personas that cache serve fresh pages from the cache instead.
+/// Modern personas that cache serve fresh pages from the cache instead. A page that
+/// brings back a cursor already seen, or one past [`MAX_PAGES`], is that page's failure
+/// (`protocol_violation`), so a list that never ends fails in its own phase.
 async fn list_all(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
@@ -359,24 +353,31 @@ async fn list_all(
     let mut cursor: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
     let mut listing = (method == methods::TOOLS_LIST).then(ToolListing::default);
-    for _ in 0..MAX_PAGES {
+    for page in 1..=MAX_PAGES {
         let cached = caching
             .then(|| cache.get(method, cursor.as_deref()).cloned())
             .flatten();
-        let result = match cached {
+        // The page, and when its request started (`None`: served from the cache).
+        let (result, started) = match cached {
             Some(hit) => {
                 timer.recorder().count(Counter::CacheHit);
-                hit
+                (hit, None)
             }
             None => {
                 let params = cursor.as_ref().map(|c| json!({"cursor": c}));
                 let t = Instant::now();
-                let r = session.request(method, params).await;
-                let result = timer.finish(phase, None, t, r, || session.diagnostics())?;
-                if caching {
-                    cache.put(method, cursor.as_deref(), &result);
+                match session.request(method, params).await {
+                    Ok(result) => {
+                        if caching {
+                            cache.put(method, cursor.as_deref(), &result);
+                        }
+                        (result, Some(t))
+                    }
+                    Err(f) => {
+                        let diagnostics = session.diagnostics();
+                        return Err(timer.failed(phase, None, (t, Instant::now()), f, diagnostics));
+                    }
                 }
-                result
             }
         };
         if let Some(l) = listing.as_mut() {
@@ -390,6 +391,28 @@ async fn list_all(
             });
         }
         let next = raw_next.filter(|c| !c.is_empty());
+        let problem = match next {
+            Some(c) if seen.iter().any(|s| s == c) => {
+                session.finding(Check::PaginationLoop, || {
+                    format!("{method}: cursor {c:?} came back a second time")
+                });
+                Some(format!(
+                    "{method}: the server returned cursor {c:?} twice (pagination loops)"
+                ))
+            }
+            Some(_) if page == MAX_PAGES => Some(format!(
+                "{method}: more than {MAX_PAGES} pages (pagination never ends)"
+            )),
+            _ => None,
+        };
+        let span = (started.unwrap_or_else(Instant::now), Instant::now());
+        if let Some(detail) = problem {
+            let f = Failure::new(FailureKind::ProtocolViolation, detail);
+            return Err(timer.failed(phase, None, span, f, None));
+        }
+        if started.is_some() {
+            timer.sample(phase, None, span.0, span.1, Outcome::Ok);
+        }
         match next {
             None => {
                 if let Some(l) = listing {
@@ -397,27 +420,11 @@ async fn list_all(
                 }
                 return Ok(());
             }
-            Some(c) if seen.iter().any(|s| s == c) => {
-                session.finding(Check::PaginationLoop, || {
-                    format!("{method}: cursor {c:?} came back a second time")
-                });
-                let f = Failure::new(
-                    FailureKind::ProtocolViolation,
-                    format!("{method}: the server returned cursor {c:?} twice (pagination loops)"),
-                );
-                timer.fail(phase, f, None);
-                return Err(FailureKind::ProtocolViolation);
-            }
             Some(c) => {
                 seen.push(c.to_string());
                 cursor = Some(c.to_string());
             }
         }
     }
-    let f = Failure::new(
-        FailureKind::ProtocolViolation,
-        format!("{method}: more than {MAX_PAGES} pages"),
-    );
-    timer.fail(phase, f, None);
-    Err(FailureKind::ProtocolViolation)
+    Ok(()) // unreachable: the last page either ends the list or fails it
 }

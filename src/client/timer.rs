@@ -135,24 +135,31 @@ impl<'a> Timer<'a> {
                 self.sample(phase, tool, started, Instant::now(), Outcome::Ok);
                 Ok(v)
             }
-            Err(f) => {
-                let kind = f.kind;
-                self.sample(phase, tool, started, Instant::now(), Outcome::Failed(kind));
-                self.fail(phase, f, diagnostics());
-                Err(kind)
-            }
+            Err(f) => Err(self.failed(phase, tool, (started, Instant::now()), f, diagnostics())),
         }
     }
 
-    /// Keep an example of a failure of `phase` and remember the session's first one.
-    pub fn fail(&mut self, phase: Phase, f: Failure, diagnostics: Option<String>) {
+    /// A failure of `phase` over `span` (started, finished): its failed sample, an
+    /// example, and the session's first failure. The one way a session fails, so a
+    /// failed session always has a failure counted in the phase where it happened.
+    pub fn failed(
+        &mut self,
+        phase: Phase,
+        tool: Option<ToolId>,
+        (started, finished): (Instant, Instant),
+        f: Failure,
+        diagnostics: Option<String>,
+    ) -> FailureKind {
+        let kind = f.kind;
+        self.sample(phase, tool, started, finished, Outcome::Failed(kind));
         let mut text = format!("{}: {}", phase.name(), f.detail);
         if let Some(d) = diagnostics.filter(|_| !text.contains("stderr:")) {
             text.push_str(" | server stderr: ");
             text.push_str(&d);
         }
-        self.recorder.send(Event::Example { kind: f.kind, text });
-        self.first_failure.get_or_insert(f.kind);
+        self.recorder.send(Event::Example { kind, text });
+        self.first_failure.get_or_insert(kind);
+        kind
     }
 
     /// The `session` sample (from its intended start) and the session's outcome.
