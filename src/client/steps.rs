@@ -6,6 +6,7 @@
 
 use super::arguments;
 use super::timer::Timer;
+use super::tool_result::{check_structured, record_call};
 use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
@@ -108,14 +109,6 @@ async fn refetch_changed_lists(
     Ok(())
 }
 
-fn tool_outcome(result: &Value) -> Outcome {
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        Outcome::ToolError
-    } else {
-        Outcome::Ok
-    }
-}
-
 async fn call_tool(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
@@ -127,8 +120,7 @@ async fn call_tool(
     let t = Instant::now();
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
-            let outcome = tool_outcome(&result);
-            timer.sample(Phase::ToolsCall, Some(tool), t, Instant::now(), outcome);
+            record_call(timer, tool, (t, Instant::now()), &result);
             check_structured(session, name, &result);
             Ok(())
         }
@@ -185,7 +177,7 @@ async fn run_mix(
         for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.sample(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    record_call(timer, tool, (t, finished), &v);
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
@@ -220,21 +212,6 @@ fn draw<'m>(
         }
     };
     (call.tool, call.name.as_str(), arguments)
-}
-
-/// A successful tool result against the tool's `outputSchema`, when it has one.
-fn check_structured(session: &mut Session<'_>, name: &str, result: &Value) {
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return;
-    }
-    let problem = session
-        .output_schema(name)
-        .and_then(|schema| crate::conformance::structured_content(schema, result));
-    if let Some(p) = problem {
-        session.finding(Check::ToolsStructuredContentMismatch, || {
-            format!("tool {name:?}: {p}")
-        });
-    }
 }
 
 /// Findings of a complete tool listing: duplicate names, schemas that are not object

@@ -27,7 +27,13 @@ pub struct Timer<'a> {
     session_intended: Instant,
     session_started: Instant,
     first_failure: Option<FailureKind>,
+    /// `isError` texts sent as examples, per tool: a session sends the first few only,
+    /// so a tool that fails on every call costs no allocation per call.
+    tool_errors_sent: Vec<(ToolId, u8)>,
 }
+
+/// How many `isError` texts one session sends per tool (the report keeps 3 per run).
+const TOOL_ERRORS_PER_SESSION: u8 = 3;
 
 impl<'a> Timer<'a> {
     pub fn new(recorder: &'a Recorder, persona: &Persona, intended: Instant) -> Timer<'a> {
@@ -59,6 +65,7 @@ impl<'a> Timer<'a> {
             session_intended: intended,
             session_started: Instant::now(),
             first_failure: None,
+            tool_errors_sent: Vec::new(),
         }
     }
 
@@ -160,6 +167,24 @@ impl<'a> Timer<'a> {
         self.recorder.send(Event::Example { kind, text });
         self.first_failure.get_or_insert(kind);
         kind
+    }
+
+    /// A `tools/call` of `tool` returned `isError: true`: keep its text (made only for
+    /// the first few per session) as an example of why the tool failed.
+    pub fn tool_error(&mut self, tool: ToolId, text: impl FnOnce() -> String) {
+        let sent = match self.tool_errors_sent.iter_mut().find(|(t, _)| *t == tool) {
+            Some((_, n)) => n,
+            None => {
+                self.tool_errors_sent.push((tool, 0));
+                let last = self.tool_errors_sent.len() - 1;
+                &mut self.tool_errors_sent[last].1
+            }
+        };
+        if *sent < TOOL_ERRORS_PER_SESSION {
+            *sent += 1;
+            let text = text();
+            self.recorder.send(Event::ToolError { tool, text });
+        }
     }
 
     /// The `session` sample (from its intended start) and the session's outcome.

@@ -401,3 +401,24 @@ async fn failures_malformed_answers_over_http_fail_at_once() {
         assert!(!codes.contains(&"sse.invalid-event"), "{what}: {codes:?}");
     }
 }
+
+#[tokio::test]
+async fn failures_tool_errors_keep_what_the_tool_said() {
+    let srv = server(&[], Via::Http).await;
+    let run = FleetRun::new(args(Via::Http, &srv, &[], "5s"))
+        .profile(BUSY)
+        .run()
+        .await;
+    let json = &run.json;
+    check_schema(json);
+    assert_eq!(json["sessions"]["failed"], 0, "{json:#}");
+    assert_eq!(json["tools"]["fail"]["tool_errors"], 2);
+    let said = "The fail tool always fails, on purpose.";
+    assert_eq!(json["tool_error_examples"]["fail"], json!([said]));
+    assert!(json["tool_error_examples"].get("add").is_none());
+    let text = std::fs::read_to_string(run.dir.path().join("summary.txt")).expect("summary.txt");
+    assert!(text.contains("tool errors (isError: true)"), "{text}");
+    assert!(text.contains(said), "{text}");
+    let html = std::fs::read_to_string(run.dir.path().join("report.html")).expect("report.html");
+    assert!(html.contains(said));
+}
