@@ -20,7 +20,7 @@ pub use overrides::{ClientArgs, Overrides};
 pub use persona::{EraMode, Persona, Shape};
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Mix, MixCall, Scenario, Step};
-pub use target::{Connection, Route, Target};
+pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
 pub use threshold::Threshold;
 
 use crate::profile::Profile;

@@ -111,6 +111,11 @@ impl Target {
     }
 }
 
+/// The default `--max-message-size`: the most bytes of one server message (a JSON body,
+/// an SSE event, a stdio line, a WebSocket message) a session holds. Larger answers fail
+/// as `message_too_large` and end the session instead of growing memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
 /// How every session connects, whatever its persona: the rest of `[target]`.
 #[derive(Debug, Clone)]
 pub struct Connection {
@@ -143,7 +148,7 @@ impl Connection {
         }
         let max_message_bytes = match &t.max_message_size {
             Some(text) => parse_size(text, "target.max_message_size", origin)?,
-            None => crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+            None => DEFAULT_MAX_MESSAGE_BYTES,
         };
         Ok(Connection {
             headers: headers(t, origin)?,

@@ -67,10 +67,7 @@ impl TransportError {
     }
 }
 
-/// The default `--max-message-size`: the most bytes of one server message (a JSON body,
-/// an SSE event, a stdio line, a WebSocket message) a session holds. Larger answers fail
-/// as `message_too_large` and end the session instead of growing memory.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub use crate::plan::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The failure a message over the limit becomes, on every transport alike.
 pub(crate) fn too_large(request: Option<u64>, what: &str, limit: usize) -> Received {
