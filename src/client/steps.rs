@@ -315,6 +315,39 @@ async fn timed(
         .map(drop)
 }
 
+/// The cursor of the next page (`None`: the last page), and what is wrong with it: a
+/// cursor seen before (a loop), or one past [`MAX_PAGES`].
+fn next_cursor(
+    session: &mut Session<'_>,
+    method: &str,
+    result: &Value,
+    seen: &[String],
+    page: usize,
+) -> (Option<String>, Option<String>) {
+    let raw_next = result.get("nextCursor").and_then(Value::as_str);
+    if raw_next == Some("") {
+        session.finding(Check::PaginationEmptyCursor, || {
+            format!("{method}: \"nextCursor\": \"\" (taken as the last page)")
+        });
+    }
+    let next = raw_next.filter(|c| !c.is_empty());
+    let problem = match next {
+        Some(c) if seen.iter().any(|s| s == c) => {
+            session.finding(Check::PaginationLoop, || {
+                format!("{method}: cursor {c:?} came back a second time")
+            });
+            Some(format!(
+                "{method}: the server returned cursor {c:?} twice (pagination loops)"
+            ))
+        }
+        Some(_) if page == MAX_PAGES => Some(format!(
+            "{method}: more than {MAX_PAGES} pages (pagination never ends)"
+        )),
+        _ => None,
+    };
+    (next.map(str::to_string), problem)
+}
+
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
 /// Modern personas that cache serve fresh pages from the cache instead. A page that
 /// brings back a cursor already seen, or one past [`MAX_PAGES`], is that page's failure
@@ -361,27 +394,7 @@ async fn list_all(
             session.learn_tools(&result);
             l.feed(&result);
         }
-        let raw_next = result.get("nextCursor").and_then(Value::as_str);
-        if raw_next == Some("") {
-            session.finding(Check::PaginationEmptyCursor, || {
-                format!("{method}: \"nextCursor\": \"\" (taken as the last page)")
-            });
-        }
-        let next = raw_next.filter(|c| !c.is_empty());
-        let problem = match next {
-            Some(c) if seen.iter().any(|s| s == c) => {
-                session.finding(Check::PaginationLoop, || {
-                    format!("{method}: cursor {c:?} came back a second time")
-                });
-                Some(format!(
-                    "{method}: the server returned cursor {c:?} twice (pagination loops)"
-                ))
-            }
-            Some(_) if page == MAX_PAGES => Some(format!(
-                "{method}: more than {MAX_PAGES} pages (pagination never ends)"
-            )),
-            _ => None,
-        };
+        let (next, problem) = next_cursor(session, method, &result, &seen, page);
         let span = (started.unwrap_or_else(Instant::now), Instant::now());
         if let Some(detail) = problem {
             let f = Failure::new(FailureKind::ProtocolViolation, detail);
@@ -398,8 +411,8 @@ async fn list_all(
                 return Ok(());
             }
             Some(c) => {
-                seen.push(c.to_string());
-                cursor = Some(c.to_string());
+                seen.push(c.clone());
+                cursor = Some(c);
             }
         }
     }

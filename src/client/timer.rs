@@ -245,6 +245,50 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_session_sends_the_first_few_tool_error_texts_per_tool() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 2);
+        let stats = tokio::spawn(collector.run());
+        let mut timer =
+            Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+        let made = Cell::new(0);
+        for i in 0..5 {
+            timer.tool_error(0, || {
+                made.set(made.get() + 1);
+                format!("no such city #{i}")
+            });
+        }
+        timer.tool_error(1, || "other tool".to_string());
+        assert_eq!(made.get(), 3, "texts are made only for the first few");
+        timer.end();
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(stats.tool_error_examples[&0].len(), 3);
+        assert_eq!(
+            stats.tool_error_examples[&1],
+            vec!["other tool".to_string()]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_a_failed_sample_of_its_phase() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let stats = tokio::spawn(collector.run());
+        let mut timer =
+            Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+        let t = Instant::now();
+        let f = Failure::new(FailureKind::ProtocolViolation, "cursor twice");
+        timer.failed(Phase::ToolsList, None, (t, Instant::now()), f, None);
+        assert_eq!(timer.end(), SessionOutcome::Failed);
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(
+            stats.failures().get(&FailureKind::ProtocolViolation),
+            Some(&1)
+        );
+        assert_eq!(stats.phases.get(Phase::ToolsList).errors(), 1);
+    }
+
+    #[tokio::test]
     async fn an_auto_session_holds_its_samples_until_the_era_is_known() {
         let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
         let stats = tokio::spawn(collector.run());
