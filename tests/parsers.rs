@@ -16,7 +16,7 @@ use mcp_fleet::protocol::jsonrpc::{
 use mcp_fleet::protocol::{Incoming, RequestId, RpcError};
 use mcp_fleet::transport::sse::{SseError, SseEvent, SseParser};
 use mcp_fleet::transport::stdio::StdoutLines;
-use mcp_fleet::transport::{classify, Received};
+use mcp_fleet::transport::{classify, Carrier, Received};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::Value;
@@ -233,14 +233,14 @@ proptest! {
     #[test]
     fn jsonrpc_never_panics_on_random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         let _ = Incoming::parse(&bytes);
-        if let Received::Malformed { excerpt, .. } = classify(&bytes) {
+        if let Received::Malformed { excerpt, .. } = classify(&bytes, Carrier::StdioLine) {
             prop_assert!(excerpt.chars().count() <= 201);
         }
     }
 
     #[test]
     fn jsonrpc_never_panics_on_mutated_seeds(bytes in mutated("jsonrpc")) {
-        let _ = classify(&bytes);
+        let _ = classify(&bytes, Carrier::StdioLine);
     }
 }
 
@@ -328,7 +328,7 @@ fn sse_corpus_replays() {
     let (events, _) = parse_sse(&[seed("sse", "crlf-and-comments.txt")], BIG);
     assert_eq!(events.len(), 1);
     assert!(matches!(
-        classify(events[0].data.as_bytes()),
+        classify(events[0].data.as_bytes(), Carrier::SseEvent),
         Received::Message(Incoming::Notification { .. })
     ));
     let (events, err) = parse_sse(&[seed("sse", "unterminated.txt")], BIG);

@@ -7,7 +7,7 @@ use mcp_fleet::protocol::jsonrpc::{encode_notification, encode_response};
 use mcp_fleet::protocol::Incoming;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = mcp_fleet::transport::classify(data);
+    let _ = mcp_fleet::transport::classify(data, mcp_fleet::transport::Carrier::StdioLine);
     let again = match Incoming::parse(data) {
         Ok(Incoming::Notification { method, params }) => {
             encode_notification(&method, params.as_ref())

@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
         while let Some(Ok(message)) = ws.next().await {
             if let Message::Text(text) = &message {
                 assert!(text.len() <= LIMIT);
-                let _ = mcp_fleet::transport::classify(text.as_bytes());
+                let _ = mcp_fleet::transport::classify(text.as_bytes(), mcp_fleet::transport::Carrier::WsText);
             }
         }
     });

@@ -9,6 +9,7 @@
 pub mod arguments;
 mod steps;
 mod timer;
+mod tool_result;
 mod work;
 
 pub use work::{StopSignals, Work};

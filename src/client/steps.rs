@@ -6,6 +6,7 @@
 
 use super::arguments;
 use super::timer::Timer;
+use super::tool_result::{check_structured, record_call};
 use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::{Mix, Scenario, Step};
@@ -108,14 +109,6 @@ async fn refetch_changed_lists(
     Ok(())
 }
 
-fn tool_outcome(result: &Value) -> Outcome {
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        Outcome::ToolError
-    } else {
-        Outcome::Ok
-    }
-}
-
 async fn call_tool(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
@@ -127,8 +120,7 @@ async fn call_tool(
     let t = Instant::now();
     match session.request(methods::TOOLS_CALL, Some(params)).await {
         Ok(result) => {
-            let outcome = tool_outcome(&result);
-            timer.sample(Phase::ToolsCall, Some(tool), t, Instant::now(), outcome);
+            record_call(timer, tool, (t, Instant::now()), &result);
             check_structured(session, name, &result);
             Ok(())
         }
@@ -185,19 +177,11 @@ async fn run_mix(
         for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
             match result {
                 Ok(v) => {
-                    timer.sample(Phase::ToolsCall, Some(tool), t, finished, tool_outcome(&v));
+                    record_call(timer, tool, (t, finished), &v);
                     check_structured(session, name, &v);
                 }
                 Err(f) => {
-                    let kind = f.kind;
-                    timer.sample(
-                        Phase::ToolsCall,
-                        Some(tool),
-                        t,
-                        finished,
-                        Outcome::Failed(kind),
-                    );
-                    timer.fail(Phase::ToolsCall, f, None);
+                    let kind = timer.failed(Phase::ToolsCall, Some(tool), (t, finished), f, None);
                     if kind.ends_session() {
                         return Err(kind);
                     }
@@ -228,21 +212,6 @@ fn draw<'m>(
         }
     };
     (call.tool, call.name.as_str(), arguments)
-}
-
-/// A successful tool result against the tool's `outputSchema`, when it has one.
-fn check_structured(session: &mut Session<'_>, name: &str, result: &Value) {
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return;
-    }
-    let problem = session
-        .output_schema(name)
-        .and_then(|schema| crate::conformance::structured_content(schema, result));
-    if let Some(p) = problem {
-        session.finding(Check::ToolsStructuredContentMismatch, || {
-            format!("tool {name:?}: {p}")
-        });
-    }
 }
 
 /// Findings of a complete tool listing: duplicate names, schemas that are not object
@@ -346,8 +315,43 @@ async fn timed(
         .map(drop)
 }
 
+/// The cursor of the next page (`None`: the last page), and what is wrong with it: a
+/// cursor seen before (a loop), or one past [`MAX_PAGES`].
+fn next_cursor(
+    session: &mut Session<'_>,
+    method: &str,
+    result: &Value,
+    seen: &[String],
+    page: usize,
+) -> (Option<String>, Option<String>) {
+    let raw_next = result.get("nextCursor").and_then(Value::as_str);
+    if raw_next == Some("") {
+        session.finding(Check::PaginationEmptyCursor, || {
+            format!("{method}: \"nextCursor\": \"\" (taken as the last page)")
+        });
+    }
+    let next = raw_next.filter(|c| !c.is_empty());
+    let problem = match next {
+        Some(c) if seen.iter().any(|s| s == c) => {
+            session.finding(Check::PaginationLoop, || {
+                format!("{method}: cursor {c:?} came back a second time")
+            });
+            Some(format!(
+                "{method}: the server returned cursor {c:?} twice (pagination loops)"
+            ))
+        }
+        Some(_) if page == MAX_PAGES => Some(format!(
+            "{method}: more than {MAX_PAGES} pages (pagination never ends)"
+        )),
+        _ => None,
+    };
+    (next.map(str::to_string), problem)
+}
+
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
-/// Modern personas that cache serve fresh pages from the cache instead.
+/// Modern personas that cache serve fresh pages from the cache instead. A page that
+/// brings back a cursor already seen, or one past [`MAX_PAGES`], is that page's failure
+/// (`protocol_violation`), so a list that never ends fails in its own phase.
 async fn list_all(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
@@ -359,37 +363,46 @@ async fn list_all(
     let mut cursor: Option<String> = None;
     let mut seen: Vec<String> = Vec::new();
     let mut listing = (method == methods::TOOLS_LIST).then(ToolListing::default);
-    for _ in 0..MAX_PAGES {
+    for page in 1..=MAX_PAGES {
         let cached = caching
             .then(|| cache.get(method, cursor.as_deref()).cloned())
             .flatten();
-        let result = match cached {
+        // The page, and when its request started (`None`: served from the cache).
+        let (result, started) = match cached {
             Some(hit) => {
                 timer.recorder().count(Counter::CacheHit);
-                hit
+                (hit, None)
             }
             None => {
                 let params = cursor.as_ref().map(|c| json!({"cursor": c}));
                 let t = Instant::now();
-                let r = session.request(method, params).await;
-                let result = timer.finish(phase, None, t, r, || session.diagnostics())?;
-                if caching {
-                    cache.put(method, cursor.as_deref(), &result);
+                match session.request(method, params).await {
+                    Ok(result) => {
+                        if caching {
+                            cache.put(method, cursor.as_deref(), &result);
+                        }
+                        (result, Some(t))
+                    }
+                    Err(f) => {
+                        let diagnostics = session.diagnostics();
+                        return Err(timer.failed(phase, None, (t, Instant::now()), f, diagnostics));
+                    }
                 }
-                result
             }
         };
         if let Some(l) = listing.as_mut() {
             session.learn_tools(&result);
             l.feed(&result);
         }
-        let raw_next = result.get("nextCursor").and_then(Value::as_str);
-        if raw_next == Some("") {
-            session.finding(Check::PaginationEmptyCursor, || {
-                format!("{method}: \"nextCursor\": \"\" (taken as the last page)")
-            });
+        let (next, problem) = next_cursor(session, method, &result, &seen, page);
+        let span = (started.unwrap_or_else(Instant::now), Instant::now());
+        if let Some(detail) = problem {
+            let f = Failure::new(FailureKind::ProtocolViolation, detail);
+            return Err(timer.failed(phase, None, span, f, None));
         }
-        let next = raw_next.filter(|c| !c.is_empty());
+        if started.is_some() {
+            timer.sample(phase, None, span.0, span.1, Outcome::Ok);
+        }
         match next {
             None => {
                 if let Some(l) = listing {
@@ -397,27 +410,11 @@ async fn list_all(
                 }
                 return Ok(());
             }
-            Some(c) if seen.iter().any(|s| s == c) => {
-                session.finding(Check::PaginationLoop, || {
-                    format!("{method}: cursor {c:?} came back a second time")
-                });
-                let f = Failure::new(
-                    FailureKind::ProtocolViolation,
-                    format!("{method}: the server returned cursor {c:?} twice (pagination loops)"),
-                );
-                timer.fail(phase, f, None);
-                return Err(FailureKind::ProtocolViolation);
-            }
             Some(c) => {
-                seen.push(c.to_string());
-                cursor = Some(c.to_string());
+                seen.push(c.clone());
+                cursor = Some(c);
             }
         }
     }
-    let f = Failure::new(
-        FailureKind::ProtocolViolation,
-        format!("{method}: more than {MAX_PAGES} pages"),
-    );
-    timer.fail(phase, f, None);
-    Err(FailureKind::ProtocolViolation)
+    Ok(()) // unreachable: the last page either ends the list or fails it
 }

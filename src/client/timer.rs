@@ -27,7 +27,13 @@ pub struct Timer<'a> {
     session_intended: Instant,
     session_started: Instant,
     first_failure: Option<FailureKind>,
+    /// `isError` texts sent as examples, per tool: a session sends the first few only,
+    /// so a tool that fails on every call costs no allocation per call.
+    tool_errors_sent: Vec<(ToolId, u8)>,
 }
+
+/// How many `isError` texts one session sends per tool (the report keeps 3 per run).
+const TOOL_ERRORS_PER_SESSION: u8 = 3;
 
 impl<'a> Timer<'a> {
     pub fn new(recorder: &'a Recorder, persona: &Persona, intended: Instant) -> Timer<'a> {
@@ -59,6 +65,7 @@ impl<'a> Timer<'a> {
             session_intended: intended,
             session_started: Instant::now(),
             first_failure: None,
+            tool_errors_sent: Vec::new(),
         }
     }
 
@@ -135,24 +142,49 @@ impl<'a> Timer<'a> {
                 self.sample(phase, tool, started, Instant::now(), Outcome::Ok);
                 Ok(v)
             }
-            Err(f) => {
-                let kind = f.kind;
-                self.sample(phase, tool, started, Instant::now(), Outcome::Failed(kind));
-                self.fail(phase, f, diagnostics());
-                Err(kind)
-            }
+            Err(f) => Err(self.failed(phase, tool, (started, Instant::now()), f, diagnostics())),
         }
     }
 
-    /// Keep an example of a failure of `phase` and remember the session's first one.
-    pub fn fail(&mut self, phase: Phase, f: Failure, diagnostics: Option<String>) {
+    /// A failure of `phase` over `span` (started, finished): its failed sample, an
+    /// example, and the session's first failure. The one way a session fails, so a
+    /// failed session always has a failure counted in the phase where it happened.
+    pub fn failed(
+        &mut self,
+        phase: Phase,
+        tool: Option<ToolId>,
+        (started, finished): (Instant, Instant),
+        f: Failure,
+        diagnostics: Option<String>,
+    ) -> FailureKind {
+        let kind = f.kind;
+        self.sample(phase, tool, started, finished, Outcome::Failed(kind));
         let mut text = format!("{}: {}", phase.name(), f.detail);
         if let Some(d) = diagnostics.filter(|_| !text.contains("stderr:")) {
             text.push_str(" | server stderr: ");
             text.push_str(&d);
         }
-        self.recorder.send(Event::Example { kind: f.kind, text });
-        self.first_failure.get_or_insert(f.kind);
+        self.recorder.send(Event::Example { kind, text });
+        self.first_failure.get_or_insert(kind);
+        kind
+    }
+
+    /// A `tools/call` of `tool` returned `isError: true`: keep its text (made only for
+    /// the first few per session) as an example of why the tool failed.
+    pub fn tool_error(&mut self, tool: ToolId, text: impl FnOnce() -> String) {
+        let sent = match self.tool_errors_sent.iter_mut().find(|(t, _)| *t == tool) {
+            Some((_, n)) => n,
+            None => {
+                self.tool_errors_sent.push((tool, 0));
+                let last = self.tool_errors_sent.len() - 1;
+                &mut self.tool_errors_sent[last].1
+            }
+        };
+        if *sent < TOOL_ERRORS_PER_SESSION {
+            *sent += 1;
+            let text = text();
+            self.recorder.send(Event::ToolError { tool, text });
+        }
     }
 
     /// The `session` sample (from its intended start) and the session's outcome.
@@ -210,6 +242,50 @@ mod tests {
         drop(rec);
         let stats = stats.await.expect("collector");
         assert_eq!(stats.phases.get(Phase::Ping).count(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_session_sends_the_first_few_tool_error_texts_per_tool() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 2);
+        let stats = tokio::spawn(collector.run());
+        let mut timer =
+            Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+        let made = Cell::new(0);
+        for i in 0..5 {
+            timer.tool_error(0, || {
+                made.set(made.get() + 1);
+                format!("no such city #{i}")
+            });
+        }
+        timer.tool_error(1, || "other tool".to_string());
+        assert_eq!(made.get(), 3, "texts are made only for the first few");
+        timer.end();
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(stats.tool_error_examples[&0].len(), 3);
+        assert_eq!(
+            stats.tool_error_examples[&1],
+            vec!["other tool".to_string()]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_a_failed_sample_of_its_phase() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let stats = tokio::spawn(collector.run());
+        let mut timer =
+            Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+        let t = Instant::now();
+        let f = Failure::new(FailureKind::ProtocolViolation, "cursor twice");
+        timer.failed(Phase::ToolsList, None, (t, Instant::now()), f, None);
+        assert_eq!(timer.end(), SessionOutcome::Failed);
+        drop(rec);
+        let stats = stats.await.expect("collector");
+        assert_eq!(
+            stats.failures().get(&FailureKind::ProtocolViolation),
+            Some(&1)
+        );
+        assert_eq!(stats.phases.get(Phase::ToolsList).errors(), 1);
     }
 
     #[tokio::test]

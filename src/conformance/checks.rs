@@ -5,17 +5,18 @@
 
 use super::Check;
 use crate::protocol::jsonrpc::Malformed;
-use crate::protocol::TransportKind;
+use crate::transport::Carrier;
 use serde_json::Value;
 use std::hash::Hasher;
 
-/// The finding a message that is not JSON-RPC makes. On HTTP and SSE streams text that
-/// is not JSON is an SSE event with bad data; elsewhere it is a stray line.
-pub fn malformed(error: &Malformed, transport: TransportKind) -> Check {
+/// The finding a message that is not valid JSON-RPC makes. It follows the content:
+/// bytes that are not JSON are an invalid SSE event when an SSE event carried them, and
+/// `jsonrpc.not-json` in a JSON body, a stdio line or a WebSocket message.
+pub fn malformed(error: &Malformed, carrier: Carrier) -> Check {
     match error {
-        Malformed::NotJson(_) => match transport {
-            TransportKind::StreamableHttp | TransportKind::Sse => Check::SseInvalidEvent,
-            TransportKind::Stdio | TransportKind::WebSocket => Check::JsonrpcNotJson,
+        Malformed::NotJson(_) => match carrier {
+            Carrier::SseEvent => Check::SseInvalidEvent,
+            Carrier::JsonBody | Carrier::StdioLine | Carrier::WsText => Check::JsonrpcNotJson,
         },
         Malformed::Batch => Check::JsonrpcBatch,
         Malformed::NotObject => Check::JsonrpcNotObject,
@@ -252,12 +253,15 @@ mod tests {
     }
 
     #[test]
-    fn malformed_maps_per_transport() {
+    fn malformed_follows_the_content_not_the_transport() {
         let e = Malformed::NotJson("x".into());
-        assert_eq!(malformed(&e, TransportKind::Sse), Check::SseInvalidEvent);
-        assert_eq!(malformed(&e, TransportKind::Stdio), Check::JsonrpcNotJson);
+        assert_eq!(malformed(&e, Carrier::SseEvent), Check::SseInvalidEvent);
+        assert_eq!(malformed(&e, Carrier::StdioLine), Check::JsonrpcNotJson);
+        assert_eq!(malformed(&e, Carrier::WsText), Check::JsonrpcNotJson);
+        // A non-JSON `application/json` body over HTTP is not an SSE event.
+        assert_eq!(malformed(&e, Carrier::JsonBody), Check::JsonrpcNotJson);
         assert_eq!(
-            malformed(&Malformed::WrongVersion, TransportKind::Stdio),
+            malformed(&Malformed::WrongVersion, Carrier::StdioLine),
             Check::JsonrpcWrongVersion
         );
     }

@@ -4,13 +4,14 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample};
+use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample, ToolId};
 use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
-/// How many example messages are kept per failure kind.
+/// How many example messages are kept per failure kind, and per tool for `isError`
+/// results.
 const EXAMPLES_PER_KIND: usize = 3;
 
 /// What sessions report.
@@ -32,6 +33,12 @@ pub enum Event {
     /// A message that explains a failure (error text, stderr tail), kept for the report.
     Example {
         kind: FailureKind,
+        text: String,
+    },
+    /// The text of a `tools/call` result with `isError: true`, kept for the report (the
+    /// first few per tool).
+    ToolError {
+        tool: ToolId,
         text: String,
     },
     /// A server→client request or notification, by method.
@@ -239,11 +246,9 @@ impl Collector {
                     table.get_mut(phase).skipped += 1;
                 }
             }
-            Event::Example { kind, text } => {
-                let list = s.examples.entry(kind).or_default();
-                if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
-                    list.push(text);
-                }
+            Event::Example { kind, text } => keep(s.examples.entry(kind).or_default(), text),
+            Event::ToolError { tool, text } => {
+                keep(s.tool_error_examples.entry(tool).or_default(), text);
             }
             Event::ServerMessage { method } => {
                 *s.server_messages.entry(method).or_insert(0) += 1;
@@ -262,11 +267,16 @@ impl Collector {
                     .examples
                     .entry(FailureKind::ProtocolViolation)
                     .or_default();
-                if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
-                    list.push(text);
-                }
+                keep(list, text);
             }
         }
+    }
+}
+
+/// Keep `text` as an example unless the list is full or has it already.
+fn keep(list: &mut Vec<String>, text: String) {
+    if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
+        list.push(text);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::histogram::{clamped_record, micros, new_histogram};
 use super::interval::IntervalRow;
-use super::{CheckId, CounterTable, FailureKind, Outcome, Phase, Sample};
+use super::{CheckId, CounterTable, FailureKind, Outcome, Phase, Sample, ToolId};
 use crate::protocol::{Era, TransportKind, VersionId};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -154,9 +154,13 @@ pub struct Stats {
     pub sessions: SessionCounts,
     /// First examples of each failure kind (bounded), for the report.
     pub examples: BTreeMap<FailureKind, Vec<String>>,
+    /// First texts of `tools/call` results with `isError: true`, per tool (bounded): why
+    /// a tool failed.
+    pub tool_error_examples: BTreeMap<ToolId, Vec<String>>,
     /// Server→client requests answered, notifications received, by method.
     pub server_messages: BTreeMap<String, u64>,
-    /// Messages from the server that were not valid JSON-RPC (counted, then skipped).
+    /// Messages from the server that were not valid JSON-RPC (each fails the request it
+    /// answers, or every request waiting, as `protocol_violation`).
     pub malformed: u64,
     pub by_transport: BTreeMap<TransportKind, PhaseTable>,
     pub by_era: BTreeMap<Era, PhaseTable>,
@@ -189,6 +193,7 @@ impl Stats {
             tools: (0..tools).map(|_| PhaseStats::default()).collect(),
             sessions: SessionCounts::default(),
             examples: BTreeMap::new(),
+            tool_error_examples: BTreeMap::new(),
             server_messages: BTreeMap::new(),
             malformed: 0,
             by_transport: BTreeMap::new(),

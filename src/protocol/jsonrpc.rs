@@ -167,6 +167,23 @@ impl Incoming {
     }
 }
 
+/// The `id` of a message that failed [`Incoming::parse`], when it is still JSON with
+/// a usable id: a malformed answer to one of our requests fails that request at once
+/// instead of leaving it to time out. Only called on the failure path.
+pub fn stray_id(bytes: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Option<Value>,
+        method: Option<Value>,
+    }
+    let env: IdOnly = serde_json::from_slice(trim_ascii(bytes)).ok()?;
+    // A request's id is the server's own, not one of ours.
+    if env.method.is_some() {
+        return None;
+    }
+    serde_json::from_value(env.id?).ok()
+}
+
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()
@@ -353,6 +370,26 @@ mod tests {
             Incoming::parse(br#"{"jsonrpc":"2.0","method":5}"#),
             Err(Malformed::BadMethod)
         );
+    }
+
+    #[test]
+    fn a_malformed_message_still_names_its_id() {
+        let both = br#"{"jsonrpc":"2.0","id":4,"result":{},"error":{"code":1}}"#;
+        assert_eq!(Incoming::parse(both), Err(Malformed::ResultAndError));
+        assert_eq!(stray_id(both), Some(RequestId::Number(4)));
+        let old = br#"{"jsonrpc":"1.0","id":"7","result":{}}"#;
+        assert_eq!(stray_id(old).and_then(|i| i.as_own()), Some(7));
+        assert_eq!(
+            stray_id(br#"{"jsonrpc":"2.0","id":1,"error":"bad"}"#),
+            Some(RequestId::Number(1))
+        );
+        assert_eq!(stray_id(b"{oops"), None);
+        assert_eq!(
+            stray_id(br#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#),
+            None
+        );
+        assert_eq!(stray_id(b"[1,2]"), None);
+        assert_eq!(stray_id(br#"{"jsonrpc":"2.0","id":1.5}"#), None);
     }
 
     #[test]

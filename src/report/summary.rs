@@ -24,6 +24,10 @@ pub struct Summary {
     pub failure_examples: BTreeMap<String, Vec<String>>,
     pub personas: BTreeMap<String, PersonaSummary>,
     pub tools: BTreeMap<String, PhaseSummary>,
+    /// The first texts of `tools/call` results with `isError: true`, per tool (at most
+    /// 3): why a tool failed. Added within schema 4 (absent from earlier results).
+    #[serde(default)]
+    pub tool_error_examples: BTreeMap<String, Vec<String>>,
     pub server_messages: BTreeMap<String, u64>,
     pub malformed_messages: u64,
     /// Phases broken down by transport (`stdio`, `http`, `sse`, `ws`).
@@ -293,6 +297,11 @@ impl Summary {
                 .zip(&stats.tools)
                 .filter(|(_, s)| s.count() > 0)
                 .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
+                .collect(),
+            tool_error_examples: stats
+                .tool_error_examples
+                .iter()
+                .filter_map(|(t, v)| Some((plan.tools.get(usize::from(*t))?.clone(), v.clone())))
                 .collect(),
             server_messages: stats.server_messages.clone(),
             malformed_messages: stats.malformed,

@@ -163,9 +163,29 @@ fn failures(out: &mut String, s: &Summary) {
         if s.malformed_messages > 0 {
             let _ = writeln!(
                 out,
-                "  {:<26} {:>8}  (messages that are not JSON-RPC; skipped)",
+                "  {:<26} {:>8}  (messages that are not JSON-RPC; each fails a request as protocol_violation)",
                 "malformed messages", s.malformed_messages
             );
+        }
+    }
+    tool_errors(out, s);
+}
+
+/// Tools that answered `isError: true`: how often, and what they said.
+fn tool_errors(out: &mut String, s: &Summary) {
+    if s.tool_error_examples.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "
+tool errors (isError: true)"
+    );
+    for (tool, examples) in &s.tool_error_examples {
+        let n = s.tools.get(tool).map_or(0, |p| p.tool_errors);
+        let _ = writeln!(out, "  {tool:<26} {n:>8}");
+        for e in examples {
+            let _ = writeln!(out, "    e.g. {e}");
         }
     }
 }

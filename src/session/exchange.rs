@@ -42,6 +42,15 @@ fn fail_all(pending: &mut [Waiting<'_>], f: &Failure) {
     }
 }
 
+/// Settle the waiting request `request` with `f`, or, when it names none of them, every
+/// request still waiting.
+fn settle_or_fail_all(pending: &mut [Waiting<'_>], request: Option<u64>, f: &Failure) {
+    match request.and_then(|id| slot(pending, id)) {
+        Some((_, _, r)) => *r = Some((Instant::now(), Err(f.clone()))),
+        None => fail_all(pending, f),
+    }
+}
+
 impl Session<'_> {
     /// One request/response exchange: send, then receive until our answer arrives.
     pub(super) async fn exchange(
@@ -151,18 +160,30 @@ impl Session<'_> {
                 self.check_early(&method);
                 self.on_notification(method);
             }
-            Received::Malformed { error, excerpt } => {
-                let check = crate::conformance::malformed(&error, self.transport.kind());
+            Received::Malformed {
+                error,
+                excerpt,
+                carrier,
+                request,
+            } => {
+                let check = crate::conformance::malformed(&error, carrier);
+                let text = format!("{error}: {excerpt}");
                 if let Some(t) = &self.transcript {
-                    t.note(format!("malformed ({error}): {excerpt}"));
+                    t.note(format!("malformed ({text})"));
                 }
-                self.finding(check, || format!("{error}: {excerpt}"));
-                // A stray line (a server logging to stdout, say) does not tell us our
-                // answer is lost; count it and keep waiting.
+                self.finding(check, || text.clone());
                 self.recorder.send(Event::Malformed {
                     persona: self.persona.id,
-                    text: format!("{error}: {excerpt}"),
+                    text: text.clone(),
                 });
+                // The same fault is the same failure on every transport: bytes that are
+                // not JSON-RPC fail the request they answer at once (or, when nothing
+                // says which, every request waiting), never left to time out.
+                let f = Failure::new(
+                    FailureKind::ProtocolViolation,
+                    format!("malformed answer: {text}"),
+                );
+                settle_or_fail_all(pending, request, &f);
             }
             Received::Failed {
                 request: Some(id),
@@ -212,6 +233,14 @@ impl Session<'_> {
             self.finding(Check::JsonrpcUnknownId, || {
                 format!("a response with id {rid}; ids in use are 1..{next_id}")
             });
+            // An answer under an id nobody asked for is an answer lost to the request
+            // that waits for it: a protocol violation now, not a timeout later.
+            let f = Failure::new(
+                FailureKind::ProtocolViolation,
+                format!("a response with id {rid}, which no request of ours has (ids in use are 1..{next_id})"),
+            );
+            fail_all(pending, &f);
+            return;
         }
         if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(pending, id)) {
             let result = outcome.map_err(|e| Failure {

@@ -13,7 +13,7 @@ mod conn;
 
 use super::http::send_failed;
 use super::sse::{SseError, SseEvent, SseParser};
-use super::{classify, excerpt, too_large, Received, TransportError};
+use super::{classify, excerpt, too_large, Carrier, Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
@@ -381,7 +381,7 @@ async fn read_events(
 /// pings, events without data) carries none.
 fn message_event(ev: SseEvent, pending: &mut VecDeque<Received>) {
     if ev.event_type() == "message" && !ev.data.is_empty() {
-        pending.push_back(classify(ev.data.as_bytes()));
+        pending.push_back(classify(ev.data.as_bytes(), Carrier::SseEvent));
     }
 }
 
@@ -389,6 +389,8 @@ fn parse_failure(e: &SseError, data: &[u8]) -> Received {
     Received::Malformed {
         error: Malformed::NotJson(e.to_string()),
         excerpt: excerpt(data),
+        carrier: Carrier::SseEvent,
+        request: None,
     }
 }
 

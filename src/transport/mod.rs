@@ -27,9 +27,13 @@ use ::http::{HeaderName, HeaderValue};
 pub enum Received {
     Message(Incoming),
     /// Bytes that are not a valid JSON-RPC message; `excerpt` is the start of them.
+    /// `request` is the id of our request they concern, when known (the id they carry,
+    /// or the POST that carried them); the session fails it, or every waiting request.
     Malformed {
         error: Malformed,
         excerpt: String,
+        carrier: Carrier,
+        request: Option<u64>,
     },
     /// An exchange failed; `request` is the id of our request it carried, if any.
     Failed {
@@ -86,13 +90,31 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
     out
 }
 
+/// What carried a message to us. The finding a malformed message makes follows the
+/// content: bytes that are not JSON are an invalid SSE event only when an SSE event
+/// carried them; a JSON body, a stdio line or a WebSocket text message that is not
+/// JSON is `jsonrpc.not-json`, whatever the transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carrier {
+    /// A whole HTTP body (`application/json`).
+    JsonBody,
+    /// The `data` of an SSE event (Streamable HTTP or legacy SSE), or the SSE framing.
+    SseEvent,
+    /// A line on a stdio server's stdout.
+    StdioLine,
+    /// A WebSocket text message.
+    WsText,
+}
+
 /// Parse one message's bytes into what the session receives.
-pub fn classify(bytes: &[u8]) -> Received {
+pub fn classify(bytes: &[u8], carrier: Carrier) -> Received {
     match Incoming::parse(bytes) {
         Ok(m) => Received::Message(m),
         Err(error) => Received::Malformed {
             error,
             excerpt: excerpt(bytes),
+            carrier,
+            request: crate::protocol::jsonrpc::stray_id(bytes).and_then(|id| id.as_own()),
         },
     }
 }

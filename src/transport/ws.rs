@@ -6,7 +6,7 @@
 //! upgrade) so each failure names the step that failed; the connect timeout bounds all
 //! three. Binary frames are refused with close code 1003, as SEP-1288 drafts say.
 
-use super::{classify, Received, TransportError};
+use super::{classify, Carrier, Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::WS_SUBPROTOCOL;
 use futures::{SinkExt, StreamExt};
@@ -160,7 +160,7 @@ impl WsTransport {
                 // Pings are answered by tungstenite on the next poll; pongs and raw
                 // frames carry nothing for the session.
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-                Some(Ok(Message::Text(text))) => return classify(text.as_bytes()),
+                Some(Ok(Message::Text(text))) => return classify(text.as_bytes(), Carrier::WsText),
                 Some(Ok(Message::Binary(data))) => {
                     self.pending = Some(Received::Failed {
                         request: None,

@@ -191,12 +191,35 @@ fn failures(out: &mut String, s: &Summary) {
         if s.malformed_messages > 0 {
             let _ = writeln!(
                 out,
-                "<tr><td>malformed messages</td><td class=n>{}</td><td>not JSON-RPC; skipped</td></tr>",
+                "<tr><td>malformed messages</td><td class=n>{}</td><td>not JSON-RPC; each fails a request as <code>protocol_violation</code></td></tr>",
                 s.malformed_messages
             );
         }
         out.push_str("</tbody></table>\n");
     }
+    tool_errors(out, s);
+}
+
+/// Tools that answered `isError: true`, with what they said.
+fn tool_errors(out: &mut String, s: &Summary) {
+    if s.tool_error_examples.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Tool errors (<code>isError: true</code>)</h3>");
+    out.push_str("<table><thead><tr><th>tool</th><th class=n>count</th><th>what it said</th></tr></thead><tbody>");
+    for (tool, examples) in &s.tool_error_examples {
+        let n = s.tools.get(tool).map_or(0, |p| p.tool_errors);
+        let ex: String = examples
+            .iter()
+            .map(|e| format!("<div class=ex>{}</div>", esc(e)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td class=n>{n}</td><td>{ex}</td></tr>",
+            esc(tool)
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 /// Conformance findings.

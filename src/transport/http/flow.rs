@@ -11,7 +11,7 @@ use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
 use crate::protocol::Incoming as Message;
 use crate::transport::sse::{SseError, SseEvent, SseParser};
-use crate::transport::{classify, excerpt, too_large, Received, TransportError};
+use crate::transport::{classify, excerpt, too_large, Carrier, Received, TransportError};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -290,10 +290,12 @@ impl Flow {
         State::Done
     }
 
-    fn push_message(&mut self, bytes: &[u8]) {
-        let r = classify(bytes);
+    fn push_message(&mut self, bytes: &[u8], carrier: Carrier) {
+        let mut r = classify(bytes, carrier);
         if let Purpose::Post { id } = self.purpose {
-            match &r {
+            match &mut r {
+                // Bad bytes on this POST's body or stream concern the request it carried.
+                Received::Malformed { request, .. } => *request = Some(id),
                 Received::Message(Message::Response { id: Some(rid), .. })
                     if rid.as_own() == Some(id) =>
                 {
@@ -331,6 +333,8 @@ impl Flow {
             Err(e) => self.queue.push_back(Item::Received(Received::Malformed {
                 error: Malformed::NotJson(e.to_string()),
                 excerpt: excerpt(data),
+                carrier: Carrier::SseEvent,
+                request: self.request_id(),
             })),
         }
         for ev in events {
@@ -347,7 +351,7 @@ impl Flow {
                 continue;
             }
             self.attempts = 0;
-            self.push_message(ev.data.as_bytes());
+            self.push_message(ev.data.as_bytes(), Carrier::SseEvent);
         }
         true
     }
@@ -377,7 +381,7 @@ impl Flow {
             Ok(bytes) => {
                 self.release();
                 if content_type.starts_with("application/json") {
-                    self.push_message(&bytes);
+                    self.push_message(&bytes, Carrier::JsonBody);
                     if !self.answered {
                         // A JSON body that is not our response (or is malformed) leaves
                         // the request unanswered; the session sees both.

@@ -4,7 +4,7 @@
 //! never held: it becomes one `message_too_large` and the rest of it is skipped up to
 //! its newline.
 
-use crate::transport::{classify, too_large, Received};
+use crate::transport::{classify, too_large, Carrier, Received};
 use bytes::BytesMut;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
@@ -38,7 +38,7 @@ impl StdoutLines {
             return match line {
                 // Blank lines (and the CR of CRLF endings) carry nothing.
                 Ok(Some(line)) if line.iter().all(u8::is_ascii_whitespace) => continue,
-                Ok(Some(line)) => Ok(Some(classify(&line))),
+                Ok(Some(line)) => Ok(Some(classify(&line, Carrier::StdioLine))),
                 Ok(None) => Ok(None),
                 Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
                     Ok(Some(too_large(None, "a line on stdout", self.limit)))
