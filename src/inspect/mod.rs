@@ -114,33 +114,8 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         None => plan.personas.first().context("the plan has no persona")?,
     };
     let targets = crate::targets::resolve(&plan, None).await?;
-    let (collector, recorder) = Collector::new(
-        plan.personas.iter().map(|p| p.route.transport).collect(),
-        plan.tools.len(),
-    );
-    let collecting = tokio::spawn(collector.run());
     let transcript = Transcript::default();
-    let ctx = SessionContext {
-        endpoints: Arc::new(targets.endpoints.clone()),
-        recorder,
-        timeout: plan.timeout,
-        conformance: Arc::new(Tracker::new(args.probe_undeclared)),
-        transcript: Some(transcript.clone()),
-    };
-    let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
-    let mut cache = ResponseCache::default();
-    let outcome = client::run_session(
-        &ctx,
-        persona,
-        &scenario(),
-        rng,
-        &mut cache,
-        tokio::time::Instant::now(),
-        &StopSignals::default(),
-    )
-    .await;
-    drop(ctx);
-    let stats = collecting.await.context("the collector stopped")?;
+    let (outcome, stats) = one_session(&plan, persona, &targets, &transcript, args).await?;
     let target = targets.description.trim().to_string();
     let transport = persona.route.transport.name().to_string();
     targets.shutdown().await;
@@ -153,22 +128,6 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .last()
         .map_or("legacy", |e| e.name())
         .to_string();
-    let timings = stats
-        .phases
-        .active()
-        .filter(|(_, s)| s.count() > 0)
-        .map(|(phase, s)| Timing {
-            phase: phase.name(),
-            count: s.count(),
-            errors: s.errors(),
-            mean_ms: (s.service.mean() / 10.0).round() / 100.0,
-        })
-        .collect();
-    let failures = stats
-        .examples
-        .iter()
-        .flat_map(|(k, v)| v.iter().map(move |e| format!("{}: {e}", k.name())))
-        .collect();
     let handshake = seen
         .result(methods::INITIALIZE)
         .or_else(|| seen.result(methods::SERVER_DISCOVER));
@@ -200,7 +159,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         resource_templates: seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
         prompts: seen.items(methods::PROMPTS_LIST, "prompts"),
         era,
-        timings,
+        timings: timings(&stats),
         outcome: match outcome {
             SessionOutcome::Completed => "completed",
             SessionOutcome::Failed => "failed",
@@ -208,10 +167,71 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
             SessionOutcome::Unreachable => "unreachable",
         }
         .to_string(),
-        failures,
+        failures: failures(&stats),
         findings: findings(&stats),
         transcript: entries,
     })
+}
+
+/// Run the one session, recording its messages into `transcript`.
+async fn one_session(
+    plan: &Plan,
+    persona: &crate::plan::Persona,
+    targets: &crate::targets::Targets,
+    transcript: &Transcript,
+    args: &InspectArgs,
+) -> anyhow::Result<(SessionOutcome, crate::metrics::Stats)> {
+    let (collector, recorder) = Collector::new(
+        plan.personas.iter().map(|p| p.route.transport).collect(),
+        plan.tools.len(),
+    );
+    let collecting = tokio::spawn(collector.run());
+    let ctx = SessionContext {
+        endpoints: Arc::new(targets.endpoints.clone()),
+        recorder,
+        timeout: plan.timeout,
+        conformance: Arc::new(Tracker::new(args.probe_undeclared)),
+        transcript: Some(transcript.clone()),
+    };
+    let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
+    let mut cache = ResponseCache::default();
+    let outcome = client::run_session(
+        &ctx,
+        persona,
+        &scenario(),
+        rng,
+        &mut cache,
+        tokio::time::Instant::now(),
+        &StopSignals::default(),
+    )
+    .await;
+    drop(ctx);
+    let stats = collecting.await.context("the collector stopped")?;
+    Ok((outcome, stats))
+}
+
+/// Each phase that ran: count, errors, mean service time.
+fn timings(stats: &crate::metrics::Stats) -> Vec<Timing> {
+    stats
+        .phases
+        .active()
+        .filter(|(_, s)| s.count() > 0)
+        .map(|(phase, s)| Timing {
+            phase: phase.name(),
+            count: s.count(),
+            errors: s.errors(),
+            mean_ms: (s.service.mean() / 10.0).round() / 100.0,
+        })
+        .collect()
+}
+
+/// Every failure example, prefixed with its kind.
+fn failures(stats: &crate::metrics::Stats) -> Vec<String> {
+    stats
+        .examples
+        .iter()
+        .flat_map(|(k, v)| v.iter().map(move |e| format!("{}: {e}", k.name())))
+        .collect()
 }
 
 /// Results by method (and whether the request named a cursor), read back from the

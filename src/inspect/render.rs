@@ -13,6 +13,17 @@ const SHOWN: usize = 12;
 
 pub fn text(i: &Inspection, raw: bool) -> String {
     let mut out = String::new();
+    header(&mut out, i);
+    listings(&mut out, i);
+    outcome(&mut out, i);
+    if raw {
+        messages(&mut out, i);
+    }
+    out
+}
+
+/// Target, transport, era and version, the server and its capabilities.
+fn header(out: &mut String, i: &Inspection) {
     let _ = writeln!(
         out,
         "mcp-fleet inspect · {} · persona {:?} · session {}",
@@ -22,7 +33,7 @@ pub fn text(i: &Inspection, raw: bool) -> String {
     if let Some(id) = &i.session_id {
         transport.push_str(&format!(", Mcp-Session-Id {id}"));
     }
-    label(&mut out, "transport", &transport);
+    label(out, "transport", &transport);
     let version = match (&i.protocol_version, &i.offered_version) {
         (Some(v), Some(o)) if v != o => format!("{v} (offered {o})"),
         (Some(v), _) => v.clone(),
@@ -34,7 +45,7 @@ pub fn text(i: &Inspection, raw: bool) -> String {
         methods::INITIALIZE
     };
     label(
-        &mut out,
+        out,
         "era",
         &format!("{} ({handshake}), protocol {version}", i.era),
     );
@@ -46,13 +57,17 @@ pub fn text(i: &Inspection, raw: bool) -> String {
         .and_then(Value::as_str)
         .map(|t| format!(" — {t}"))
         .unwrap_or_default();
-    label(&mut out, "server", &format!("{name} {ver}{title}"));
-    label(&mut out, "capabilities", &capabilities(&i.capabilities));
+    label(out, "server", &format!("{name} {ver}{title}"));
+    label(out, "capabilities", &capabilities(&i.capabilities));
     if let Some(text) = &i.instructions {
-        label(&mut out, "instructions", text);
+        label(out, "instructions", text);
     }
-    section(&mut out, "tools", &i.tools, tool);
-    section(&mut out, "resources", &i.resources, |r| {
+}
+
+/// What the server lists: tools, resources, templates, prompts.
+fn listings(out: &mut String, i: &Inspection) {
+    section(out, "tools", &i.tools, tool);
+    section(out, "resources", &i.resources, |r| {
         format!(
             "{}  {}{}",
             r["uri"].as_str().unwrap_or("?"),
@@ -63,14 +78,18 @@ pub fn text(i: &Inspection, raw: bool) -> String {
                 .unwrap_or_default()
         )
     });
-    section(&mut out, "resource templates", &i.resource_templates, |r| {
+    section(out, "resource templates", &i.resource_templates, |r| {
         format!(
             "{}  {}",
             r["uriTemplate"].as_str().unwrap_or("?"),
             r["name"].as_str().unwrap_or("")
         )
     });
-    section(&mut out, "prompts", &i.prompts, prompt);
+    section(out, "prompts", &i.prompts, prompt);
+}
+
+/// How each step went: timings, failures, findings.
+fn outcome(out: &mut String, i: &Inspection) {
     let _ = writeln!(out, "\ntimings");
     for t in &i.timings {
         let errors = if t.errors > 0 {
@@ -93,24 +112,25 @@ pub fn text(i: &Inspection, raw: bool) -> String {
     if i.findings.is_empty() {
         let _ = writeln!(out, "\nfindings: none");
     } else {
-        crate::report::text::render_findings(&mut out, &i.findings);
+        crate::report::text::render_findings(out, &i.findings);
     }
-    if raw {
-        let _ = writeln!(out, "\nmessages");
-        for e in &i.transcript {
-            let arrow = match e.direction {
-                Direction::Sent => "→",
-                Direction::Received => "←",
-                Direction::Note => "·",
-            };
-            let body = match &e.message {
-                Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            let _ = writeln!(out, "  {:>9.3} ms {arrow} {body}", e.at_ms);
-        }
+}
+
+/// `--raw`: every wire message, timed.
+fn messages(out: &mut String, i: &Inspection) {
+    let _ = writeln!(out, "\nmessages");
+    for e in &i.transcript {
+        let arrow = match e.direction {
+            Direction::Sent => "→",
+            Direction::Received => "←",
+            Direction::Note => "·",
+        };
+        let body = match &e.message {
+            Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        let _ = writeln!(out, "  {:>9.3} ms {arrow} {body}", e.at_ms);
     }
-    out
 }
 
 fn label(out: &mut String, name: &str, value: &str) {
