@@ -94,7 +94,7 @@ impl HttpEndpoint {
             connect_timeout,
             sources: Arc::default(),
             keep_alive: None,
-            max_message: super::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
             tls,
         })
     }

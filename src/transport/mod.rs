@@ -67,8 +67,6 @@ impl TransportError {
     }
 }
 
-pub use crate::plan::DEFAULT_MAX_MESSAGE_BYTES;
-
 /// The failure a message over the limit becomes, on every transport alike.
 pub(crate) fn too_large(request: Option<u64>, what: &str, limit: usize) -> Received {
     Received::Failed {

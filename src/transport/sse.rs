@@ -45,7 +45,7 @@ pub struct SseParser {
 
 impl Default for SseParser {
     fn default() -> Self {
-        Self::with_limit(crate::transport::DEFAULT_MAX_MESSAGE_BYTES)
+        Self::with_limit(crate::plan::DEFAULT_MAX_MESSAGE_BYTES)
     }
 }
 

@@ -26,7 +26,7 @@ fn endpoint(url: &str, connect_timeout: Duration) -> Arc<SseEndpoint> {
         connect_timeout,
         insecure: false,
         sources: Default::default(),
-        max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+        max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
     })
 }
 

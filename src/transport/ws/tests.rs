@@ -24,7 +24,7 @@ fn endpoint(url: &str, insecure: bool) -> Arc<WsEndpoint> {
         connect_timeout: Duration::from_secs(2),
         insecure,
         sources: Default::default(),
-        max_message: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+        max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
     })
 }
 
