@@ -88,6 +88,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         target,
         transport,
         stopped_by: stopped_by.name().to_string(),
+        resources: Vec::new(),
     };
     let summary = report::Summary::build(&plan, &measured.stats, &facts);
     write_results(&results_dir, &plan, &summary, &measured.stats)?;

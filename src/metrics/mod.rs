@@ -6,6 +6,7 @@ mod counter;
 mod histogram;
 pub mod interval;
 mod phase;
+pub mod resources;
 mod stats;
 
 pub use collector::{Collector, Event, Recorder, SessionOutcome};
@@ -13,6 +14,7 @@ pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
+pub use resources::{Series, SeriesUnit};
 pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats};
 
 use crate::protocol::{Era, VersionId};

@@ -4,14 +4,15 @@
 
 use super::threshold::{self, ThresholdResult};
 use crate::conformance::{Check, Severity};
-use crate::metrics::{PhaseStats, PhaseTable, SessionCounts, Stats};
+use crate::metrics::{PhaseStats, PhaseTable, Series, SessionCounts, Stats};
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`;
-/// 5: `sessions.unreachable` (and per persona), `run.stopped_by` = `unreachable`.
-pub const SCHEMA_VERSION: u32 = 5;
+/// 5: `sessions.unreachable` (and per persona), `run.stopped_by` = `unreachable`;
+/// 6: `resources` (server and generator series sampled over the run).
+pub const SCHEMA_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -48,6 +49,10 @@ pub struct Summary {
     /// Absent from results written before schema 4.
     #[serde(default)]
     pub findings: Vec<FindingSummary>,
+    /// Server and generator resources sampled every interval (RSS, CPU, descriptors,
+    /// scraped series). Absent before schema 6.
+    #[serde(default)]
+    pub resources: Vec<Series>,
 }
 
 /// One conformance finding in the report.
@@ -247,6 +252,8 @@ pub struct RunFacts {
     pub target: String,
     pub transport: String,
     pub stopped_by: String,
+    /// What the resource sampler saw (empty when nothing was watched).
+    pub resources: Vec<Series>,
 }
 
 impl Summary {
@@ -327,6 +334,7 @@ impl Summary {
                 .map(|(c, n)| (c.name().to_string(), n))
                 .collect(),
             findings: findings(stats),
+            resources: facts.resources.clone(),
         }
     }
 }
