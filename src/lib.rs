@@ -89,6 +89,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         transport,
         stopped_by: stopped_by.name().to_string(),
         resources: Vec::new(),
+        soak: report::soak::Soak::default(),
     };
     let summary = report::Summary::build(&plan, &measured.stats, &facts);
     write_results(&results_dir, &plan, &summary, &measured.stats)?;

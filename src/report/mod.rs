@@ -11,6 +11,7 @@ pub mod html;
 pub mod junit;
 pub mod live;
 pub mod prometheus;
+pub mod soak;
 pub mod summary;
 pub mod text;
 pub mod threshold;

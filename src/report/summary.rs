@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 
 /// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`;
 /// 5: `sessions.unreachable` (and per persona), `run.stopped_by` = `unreachable`;
-/// 6: `resources` (server and generator series sampled over the run).
-pub const SCHEMA_VERSION: u32 = 6;
+/// 6: `resources` (server and generator series sampled over the run);
+/// 7: `soak` (leak slopes, drift, outages, storms, the generator's load).
+pub const SCHEMA_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -53,6 +54,10 @@ pub struct Summary {
     /// scraped series). Absent before schema 6.
     #[serde(default)]
     pub resources: Vec<Series>,
+    /// Soak verdicts: leak slopes, drift, outages, storms, the generator's load.
+    /// Absent before schema 7.
+    #[serde(default)]
+    pub soak: super::soak::Soak,
 }
 
 /// One conformance finding in the report.
@@ -254,6 +259,8 @@ pub struct RunFacts {
     pub stopped_by: String,
     /// What the resource sampler saw (empty when nothing was watched).
     pub resources: Vec<Series>,
+    /// The soak verdicts, outages and storms of the run.
+    pub soak: super::soak::Soak,
 }
 
 impl Summary {
@@ -335,6 +342,7 @@ impl Summary {
                 .collect(),
             findings: findings(stats),
             resources: facts.resources.clone(),
+            soak: facts.soak.clone(),
         }
     }
 }
