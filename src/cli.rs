@@ -120,6 +120,10 @@ pub struct ServeArgs {
     /// Fault: how long the server stalls (with --stall-at), e.g. 1s.
     #[arg(long, value_name = "DURATION", requires = "stall_at", value_parser = humantime::parse_duration)]
     pub stall_for: Option<std::time::Duration>,
+    /// Drop Streamable HTTP sessions no request named for this long (they answer 404
+    /// after), e.g. 30s; 0 keeps them until DELETE. Default 10m.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub session_ttl: Option<std::time::Duration>,
     /// Fault: make a protocol mistake on purpose, to test conformance checks
     /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
     #[arg(long = "fault", value_name = "NAME")]

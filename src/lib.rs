@@ -81,6 +81,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     targets.shutdown().await;
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
+    let resources: Vec<metrics::Series> = Vec::new();
+    let soak = report::soak::verdicts(
+        &plan.soak,
+        &results_dir,
+        &measured.stats.timeline,
+        &resources,
+        measured.elapsed.as_secs_f64(),
+    );
     let facts = report::RunFacts {
         started_at: measured.started_at,
         finished_at: measured.finished_at,
@@ -88,8 +96,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         target,
         transport,
         stopped_by: stopped_by.name().to_string(),
-        resources: Vec::new(),
-        soak: report::soak::Soak::default(),
+        resources,
+        soak,
     };
     let summary = report::Summary::build(&plan, &measured.stats, &facts);
     write_results(&results_dir, &plan, &summary, &measured.stats)?;
@@ -160,6 +168,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         sse_drop_after: args.sse_drop_after,
         faults: args.faults,
         stall: args.stall_at.zip(args.stall_for),
+        session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
         ..Default::default()
     };
     match args.http {

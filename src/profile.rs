@@ -27,6 +27,26 @@ pub struct Profile {
     pub personas: Vec<PersonaSection>,
     #[serde(default, rename = "scenario", skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<ScenarioSection>,
+    #[serde(default, skip_serializing_if = "SoakSection::is_empty")]
+    pub soak: SoakSection,
+}
+
+/// `[soak]`: which part of a long run the soak verdicts (leak slopes, drift) read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SoakSection {
+    /// Left out at the start: a share of the run (`"10%"`, the default) or a duration
+    /// (`"2m"`).
+    pub warmup: Option<String>,
+    /// The drift windows' length: a share of the steady part (`"10%"`) or a duration;
+    /// default 10 % of the run.
+    pub window: Option<String>,
+}
+
+impl SoakSection {
+    pub fn is_empty(&self) -> bool {
+        self.warmup.is_none() && self.window.is_none()
+    }
 }
 
 /// `[target]`: the server under test. Absent `url` and `command` → the built-in server.

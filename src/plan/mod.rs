@@ -13,6 +13,7 @@ mod quantity;
 mod reply;
 mod scenario;
 mod secrets;
+mod soak;
 mod target;
 pub mod threshold;
 
@@ -23,6 +24,7 @@ pub use pause::{Backoff, Think};
 pub use persona::{EraMode, Persona, Shape};
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Mix, MixCall, Scenario, Step};
+pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
 pub use threshold::Threshold;
 
@@ -70,6 +72,9 @@ pub struct Plan {
     pub effective_profile: Profile,
     /// The keys of `effective_profile` whose secrets were redacted.
     pub redacted: Vec<String>,
+    /// Which part of the run the soak verdicts read (`[soak]`, `--warmup`,
+    /// `--drift-window`).
+    pub soak: SoakPlan,
 }
 
 /// Where the profile comes from.
@@ -152,6 +157,8 @@ impl Plan {
         profile
             .thresholds
             .extend(overrides.thresholds.iter().cloned());
+        let interval = interval(overrides.interval.as_deref())?;
+        let soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
@@ -169,9 +176,10 @@ impl Plan {
             scenarios,
             tools,
             thresholds,
-            interval: interval(overrides.interval.as_deref())?,
+            interval,
             effective_profile,
             redacted,
+            soak,
         })
     }
 }

@@ -72,6 +72,14 @@ pub struct Overrides {
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
     #[arg(long, value_name = "DURATION", display_order = 104)]
     pub interval: Option<String>,
+    /// Soak: the start of the run left out of the leak slopes and drift, a share of the
+    /// run or a duration, e.g. 10% (the default) or 2m.
+    #[arg(long, value_name = "SHARE|DURATION", display_order = 105)]
+    pub warmup: Option<String>,
+    /// Soak: the length of the first and last steady windows drift compares, a share of
+    /// the steady part or a duration, e.g. 10% or 5m (default 10% of the run).
+    #[arg(long, value_name = "SHARE|DURATION", display_order = 106)]
+    pub drift_window: Option<String>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.
@@ -143,6 +151,12 @@ impl Overrides {
         self.apply_load(p, origin)?;
         if let Some(s) = self.seed {
             p.seed = Some(s);
+        }
+        if let Some(w) = &self.warmup {
+            p.soak.warmup = Some(w.clone());
+        }
+        if let Some(w) = &self.drift_window {
+            p.soak.window = Some(w.clone());
         }
         self.client.apply(p, origin)
     }

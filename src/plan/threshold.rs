@@ -5,6 +5,10 @@
 //! unknown phase or an unknown persona stops the run before it starts instead of passing
 //! silently afterwards. Evaluation on the finished summary lives in `report::threshold`.
 
+mod series;
+
+pub use series::SERIES_PREFIXES;
+
 use super::{Persona, PlanError};
 use crate::metrics::Phase;
 use serde::{Deserialize, Serialize};
@@ -30,6 +34,24 @@ pub enum Metric {
     /// Per second over the run.
     Rate,
     Count,
+    /// The least-squares slope of [`Threshold::series`] over the steady part, per
+    /// second in the unit given (`BytesPerS`, `PerS` for counts, `CoresPerS`).
+    Slope(Unit),
+    /// The highest / lowest value of [`Threshold::series`] over the run.
+    SeriesMax(Unit),
+    SeriesMin(Unit),
+    /// A phase's change from the first steady window to the last.
+    Drift(DriftFigure),
+}
+
+/// Which change `drift(…)` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriftFigure {
+    /// `last / first − 1` of the service-time p50 or p99.
+    P50,
+    P99,
+    /// `last − first` of the error rate.
+    ErrorRate,
 }
 
 /// Which figures a metric reads.
@@ -68,6 +90,10 @@ pub enum Unit {
     Ratio,
     PerS,
     Count,
+    Bytes,
+    BytesPerS,
+    Cores,
+    CoresPerS,
 }
 
 /// A parsed threshold.
@@ -80,6 +106,8 @@ pub struct Threshold {
     pub op: Op,
     /// In the metric's unit: µs for latencies, a ratio for error rates.
     pub limit: f64,
+    /// The resource series a soak metric reads (`server.rss`); `None` for the others.
+    pub series: Option<String>,
 }
 
 const LATENCY_FIX: &str =
@@ -109,6 +137,8 @@ impl Metric {
             Metric::ErrorRate => Unit::Ratio,
             Metric::Rate => Unit::PerS,
             Metric::Errors | Metric::Count => Unit::Count,
+            Metric::Slope(u) | Metric::SeriesMax(u) | Metric::SeriesMin(u) => u,
+            Metric::Drift(_) => Unit::Ratio,
         }
     }
 }
@@ -164,6 +194,9 @@ impl Threshold {
             problem,
             fix: fix.to_string(),
         };
+        if let Some(soak) = series::parse(text) {
+            return soak;
+        }
         let Some((left, op, right)) = split_op(text) else {
             return Err(err("no comparison (<, <=, >, >=)".into(), FORMS));
         };
@@ -173,7 +206,7 @@ impl Threshold {
         let metric = metric_of(name).ok_or_else(|| {
             err(
                 format!("unknown metric `{name}`"),
-                "use one of p50 p90 p99 p999 max mean error_rate errors rate count",
+                "use one of p50 p90 p99 p999 max mean error_rate errors rate count, or a soak form: slope(SERIES) max(SERIES) min(SERIES) drift(p99(PHASE))",
             )
         })?;
         let mut subject = Subject::All;
@@ -228,6 +261,7 @@ impl Threshold {
             persona,
             op,
             limit,
+            series: None,
         })
     }
 }
@@ -263,6 +297,8 @@ fn limit(metric: Metric, value: f64, unit: &str) -> Result<f64, (String, String)
                 ))
             }
         },
+        // The soak forms read their own units (`series`).
+        Unit::Bytes | Unit::BytesPerS | Unit::Cores | Unit::CoresPerS => value,
         Unit::Count => match unit {
             "" => value,
             _ => {

@@ -139,9 +139,27 @@ pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
         path: path.to_path_buf(),
         source,
     })?;
+    parse_log(path, &bytes)
+}
+
+/// Every complete interval of a log that may still be being written: a last line cut
+/// short (no newline yet, or a histogram that does not decode) is left out.
+pub fn read_log_so_far(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
+    let bytes = std::fs::read(path).map_err(|source| HlogError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let complete = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(&bytes[..0], |end| &bytes[..=end]);
+    parse_log(path, complete)
+}
+
+fn parse_log(path: &Path, bytes: &[u8]) -> Result<Vec<LoggedInterval>, HlogError> {
     let mut deserializer = Deserializer::new();
     let mut out = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
+    for entry in IntervalLogIterator::new(bytes) {
         let entry = entry.map_err(|e| HlogError::Parse {
             path: path.to_path_buf(),
             offset: match e {

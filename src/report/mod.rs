@@ -105,7 +105,7 @@ pub fn load_summary(dir: &Path) -> Result<Summary, ResultsError> {
 /// `mcp-fleet report DIR`: rebuild the text summary, the HTML report and the JUnit file
 /// from a results folder's `summary.json`, `intervals.csv` and `.hlog` files.
 pub fn regenerate(dir: &Path) -> Result<Summary, ResultsError> {
-    let summary = load_summary(dir)?;
+    let mut summary = load_summary(dir)?;
     let csv_path = dir.join(csv::FILE_NAME);
     let timeline = if csv_path.is_file() {
         csv::read(&csv_path)?
@@ -114,6 +114,14 @@ pub fn regenerate(dir: &Path) -> Result<Summary, ResultsError> {
     };
     let histograms = hlog::read_totals(dir)?;
     let profile_toml = std::fs::read_to_string(dir.join("profile.toml")).ok();
+    if soak::refresh(&mut summary, dir, &timeline, profile_toml.as_deref()) {
+        let json = serde_json::to_vec_pretty(&summary).map_err(std::io::Error::other);
+        json.and_then(|j| write_atomically(&dir.join("summary.json"), &j))
+            .map_err(|source| ResultsError::Read {
+                path: dir.join("summary.json"),
+                source,
+            })?;
+    }
     let input = html::ReportInput {
         summary: &summary,
         timeline: &timeline,

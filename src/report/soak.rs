@@ -6,6 +6,19 @@
 //! `soak`; thresholds (`slope(server.rss) < 5MiB/h`, `drift(p99(tools/call)) < 20%`) read
 //! them there.
 
+mod drift;
+pub mod fit;
+mod observe;
+mod rebuild;
+pub mod text;
+mod verdicts;
+
+pub use drift::{drift, Window};
+pub use fit::{slope, slopes};
+pub use observe::observe;
+pub use rebuild::refresh;
+pub use verdicts::{generator, verdicts};
+
 use crate::metrics::SeriesUnit;
 use serde::{Deserialize, Serialize};
 

@@ -101,6 +101,7 @@ pub fn render(s: &Summary) -> String {
             .collect();
         let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
     }
+    super::soak::text::render(&mut out, &s.soak);
     thresholds(&mut out, s);
     out
 }

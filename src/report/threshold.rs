@@ -3,7 +3,8 @@
 
 use super::summary::{PhaseSummary, Summary};
 use crate::metrics::Phase;
-use crate::plan::threshold::{Metric, Subject, Threshold, Unit};
+use crate::metrics::SeriesUnit;
+use crate::plan::threshold::{DriftFigure, Metric, Subject, Threshold, Unit};
 use serde::{Deserialize, Serialize};
 
 /// A threshold's verdict, as stored in `summary.json`.
@@ -21,6 +22,9 @@ pub struct ThresholdResult {
 
 /// The observed value, or why there is none.
 fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
+    if let Some(v) = super::soak::observe(t, s) {
+        return v;
+    }
     // (completed, failed, unreachable): rates count sessions that reached the server,
     // error rates count the unreachable ones as errors too.
     let (phases, sessions) = match &t.persona {
@@ -108,12 +112,17 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
 pub fn evaluate(t: &Threshold, s: &Summary) -> ThresholdResult {
     let unit = t.metric.unit();
     let (observed, observed_text, passed) = match observe(t, s) {
-        Ok(v) => (Some(v), format_value(v, unit), t.op.holds(v, t.limit)),
+        Ok(v) => (Some(v), show(t.metric, v, unit), t.op.holds(v, t.limit)),
         Err(why) => (None, why, false),
     };
     ThresholdResult {
         expression: t.text.clone(),
-        observed: observed.map(|v| (v * 1000.0).round() / 1000.0),
+        // Slopes per second are tiny (1 descriptor/h = 0.00028/s): soak figures stay
+        // as they are.
+        observed: observed.map(|v| match t.metric {
+            Metric::Slope(_) | Metric::SeriesMax(_) | Metric::SeriesMin(_) | Metric::Drift(_) => v,
+            _ => (v * 1000.0).round() / 1000.0,
+        }),
         limit: t.limit,
         unit,
         passed,
@@ -121,9 +130,26 @@ pub fn evaluate(t: &Threshold, s: &Summary) -> ThresholdResult {
     }
 }
 
+/// A slope reads per minute or hour, a drift with its sign; the rest by unit.
+fn show(metric: Metric, v: f64, unit: Unit) -> String {
+    use super::soak::fit::rate_text;
+    match (metric, unit) {
+        (Metric::Slope(_), Unit::BytesPerS) => rate_text(v, SeriesUnit::Bytes),
+        (Metric::Slope(_), Unit::CoresPerS) => rate_text(v, SeriesUnit::Cores),
+        (Metric::Slope(_), _) => rate_text(v, SeriesUnit::Count),
+        (Metric::Drift(DriftFigure::ErrorRate), _) => format!("{:+.3}%", v * 100.0),
+        (Metric::Drift(_), _) => format!("{:+.1}%", v * 100.0),
+        _ => format_value(v, unit),
+    }
+}
+
 /// A value for people, in the unit its metric is written in.
 pub fn format_value(v: f64, unit: Unit) -> String {
     match unit {
+        Unit::Bytes => super::soak::fit::bytes_text(v, false),
+        Unit::BytesPerS => format!("{}/s", super::soak::fit::bytes_text(v, true)),
+        Unit::Cores => format!("{v:.2} cores"),
+        Unit::CoresPerS => format!("{v:+.4} cores/s"),
         Unit::Us => super::text::format_us(v),
         Unit::Ratio => format!("{:.3}%", v * 100.0),
         Unit::PerS => format!("{v:.1}/s"),

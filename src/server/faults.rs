@@ -86,10 +86,15 @@ pub enum Fault {
     /// `prompts` is declared but its methods answer -32601
     /// (capability.declared-but-missing).
     MissingPrompts,
+    /// Every session (each `initialize`, on every transport) keeps ~256 KiB of touched
+    /// memory and one open file descriptor that are never released, even when the session
+    /// is deleted or expires: the soak verdicts' `slope(server.rss)` and
+    /// `slope(server.fds)` must see it.
+    Leak,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 26] = [
+    pub const ALL: [Fault; 27] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -116,6 +121,7 @@ impl Fault {
         Fault::UndeclaredTools,
         Fault::UndeclaredResourcesError,
         Fault::MissingPrompts,
+        Fault::Leak,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -147,6 +153,7 @@ impl Fault {
             Fault::UndeclaredTools => "undeclared-tools",
             Fault::UndeclaredResourcesError => "undeclared-resources-error",
             Fault::MissingPrompts => "missing-prompts",
+            Fault::Leak => "leak",
         }
     }
 
@@ -175,7 +182,19 @@ pub struct Faults {
     set: Vec<Fault>,
     tool_lists: AtomicU64,
     handshakes: AtomicU64,
+    /// What the `leak` fault holds on to, one per session, forever.
+    leaked: std::sync::Mutex<Vec<Leaked>>,
 }
+
+/// One session's leak: memory and a descriptor nobody frees.
+#[derive(Debug)]
+struct Leaked {
+    _memory: Vec<u8>,
+    _descriptor: std::fs::File,
+}
+
+/// The memory one leaking session keeps.
+pub const LEAK_BYTES: usize = 256 * 1024;
 
 impl Faults {
     pub fn new(set: &[Fault]) -> Faults {
@@ -183,7 +202,34 @@ impl Faults {
             set: set.to_vec(),
             tool_lists: AtomicU64::new(0),
             handshakes: AtomicU64::new(0),
+            leaked: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// A session began (its `initialize` was accepted): with the `leak` fault, keep
+    /// [`LEAK_BYTES`] of memory, every page written so the RSS really grows, and a
+    /// descriptor of `/dev/null`.
+    pub fn session_started(&self) {
+        if !self.has(Fault::Leak) {
+            return;
+        }
+        // Non-zero bytes: zeroed allocations may be mapped lazily and never count.
+        let memory = vec![0xA5u8; LEAK_BYTES];
+        let Ok(descriptor) = std::fs::File::open("/dev/null") else {
+            return;
+        };
+        self.leaked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Leaked {
+                _memory: memory,
+                _descriptor: descriptor,
+            });
+    }
+
+    /// Sessions leaked so far.
+    pub fn leaked_sessions(&self) -> usize {
+        self.leaked.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     pub fn any(&self) -> bool {

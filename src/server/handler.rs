@@ -317,6 +317,7 @@ impl Handler {
             .cloned()
             .unwrap_or_else(|| json!({}));
         let _ = session.client_capabilities.set(caps);
+        self.faults.session_started();
         Ok(Reply::Owned(format!(
             "{{\"protocolVersion\":\"{version}\"{}",
             self.init_tail

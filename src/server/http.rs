@@ -16,7 +16,8 @@ mod stream;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -43,6 +44,8 @@ struct AppState {
     eras: Eras,
     sse_drop_after: Option<usize>,
     expire_sessions_after: Option<u32>,
+    /// The clock of `last_seen_ms`.
+    started: std::time::Instant,
 }
 
 impl AppState {
@@ -50,12 +53,31 @@ impl AppState {
         // A poisoned lock only means another request panicked mid-insert; the map is
         // still usable.
         let map = self.sessions.read().unwrap_or_else(|e| e.into_inner());
-        map.get(id).cloned()
+        let session = map.get(id).cloned();
+        if let Some(s) = &session {
+            s.last_seen_ms.store(self.now_ms(), Ordering::Relaxed);
+        }
+        session
     }
 
     fn insert(&self, id: String, session: Arc<HttpSession>) {
+        session.last_seen_ms.store(self.now_ms(), Ordering::Relaxed);
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
         map.insert(id, session);
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Drop the sessions no request named for longer than `ttl`; how many went.
+    fn sweep(&self, ttl: Duration) -> usize {
+        let now = self.now_ms();
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        let before = map.len();
+        map.retain(|_, s| now.saturating_sub(s.last_seen_ms.load(Ordering::Relaxed)) <= ttl_ms);
+        before - map.len()
     }
 
     fn remove(&self, id: &str) -> bool {
@@ -67,6 +89,8 @@ impl AppState {
 /// A running HTTP server; dropping it or calling [`HttpServer::shutdown`] stops it.
 pub struct HttpServer {
     pub addr: SocketAddr,
+    /// Live Streamable HTTP sessions (for tests and the watcher's story of a leak).
+    sessions: Arc<AtomicUsize>,
     /// Dropping the sender is the stop signal, so dropping the server stops it too.
     stop: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
@@ -93,6 +117,11 @@ impl HttpServer {
         }
     }
 
+    /// Streamable HTTP sessions in the session map right now.
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.load(Ordering::Relaxed)
+    }
+
     /// The MCP endpoint URL.
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
@@ -104,7 +133,7 @@ pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
     let listener = bind(addr).await?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let app = router(&opts);
+    let (app, sessions) = router(&opts);
     let task = tokio::spawn(async move {
         axum::serve(nodelay(listener), app)
             .with_graceful_shutdown(async move {
@@ -112,13 +141,18 @@ pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
             })
             .await
     });
-    Ok(HttpServer { addr, stop, task })
+    Ok(HttpServer {
+        addr,
+        sessions,
+        stop,
+        task,
+    })
 }
 
 /// Bind `addr` and serve until Ctrl-C.
 pub async fn serve_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result<()> {
     let listener = bind(addr).await?;
-    axum::serve(nodelay(listener), router(&opts))
+    axum::serve(nodelay(listener), router(&opts).0)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         })
@@ -152,7 +186,9 @@ fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr = SocketAdd
     })
 }
 
-fn router(opts: &ServerOptions) -> Router {
+/// The router, and a live count of its Streamable HTTP sessions. Called inside the
+/// runtime: it starts the `--session-ttl` sweep.
+fn router(opts: &ServerOptions) -> (Router, Arc<AtomicUsize>) {
     let handler = Arc::new(Handler::new(opts));
     let state = Arc::new(AppState {
         handler: handler.clone(),
@@ -161,13 +197,47 @@ fn router(opts: &ServerOptions) -> Router {
         eras: opts.eras,
         sse_drop_after: opts.sse_drop_after,
         expire_sessions_after: opts.expire_sessions_after,
+        started: std::time::Instant::now(),
     });
+    let live = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(sweep(
+        Arc::downgrade(&state),
+        opts.session_ttl,
+        live.clone(),
+    ));
     // Any other method gets axum's 405 with an `Allow` header.
-    Router::new()
+    let router = Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .with_state(state)
         .merge(super::ws::routes(handler.clone()))
-        .merge(super::legacy_sse::routes(handler))
+        .merge(super::legacy_sse::routes(handler));
+    (router, live)
+}
+
+/// Until the server is gone: every quarter of the TTL (at most a second apart), drop
+/// the sessions idle longer than it, and publish the live count. An expired session
+/// answers 404 like an unknown one, and the client re-initializes.
+async fn sweep(state: Weak<AppState>, ttl: Option<Duration>, live: Arc<AtomicUsize>) {
+    let every = ttl
+        .map_or(Duration::from_secs(1), |t| t / 4)
+        .clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(state) = state.upgrade() else {
+            return;
+        };
+        if let Some(ttl) = ttl.filter(|t| !t.is_zero()) {
+            state.sweep(ttl);
+        }
+        let n = state
+            .sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        live.store(n, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,11 @@ impl Eras {
     }
 }
 
+/// How long an idle Streamable HTTP session lives by default: long enough for any think
+/// time or idle period a profile writes, short enough that abandoned sessions do not
+/// look like a leak of a healthy server in a soak run.
+pub const DEFAULT_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Knobs of the reference server.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -69,6 +74,9 @@ pub struct ServerOptions {
     /// Fault: `(A, B)` — from A after the server starts, every message it handles waits
     /// until A + B (the server freezes for B).
     pub stall: Option<(std::time::Duration, std::time::Duration)>,
+    /// Streamable HTTP sessions no request named for this long are dropped by a
+    /// periodic sweep (`serve --session-ttl`); `None` keeps them until DELETE.
+    pub session_ttl: Option<std::time::Duration>,
 }
 
 impl Default for ServerOptions {
@@ -82,6 +90,7 @@ impl Default for ServerOptions {
             expire_sessions_after: None,
             faults: Vec::new(),
             stall: None,
+            session_ttl: Some(DEFAULT_SESSION_TTL),
         }
     }
 }

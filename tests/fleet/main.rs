@@ -407,6 +407,7 @@ mod rmcp_peer;
 mod scripted_server;
 mod secrets;
 mod signals;
+mod soak_server;
 mod support;
 mod transports;
 mod unreachable;

@@ -26,6 +26,9 @@ pub(super) struct HttpSession {
     pub(super) core: Session,
     pub(super) requests: AtomicU32,
     streams: Mutex<Streams>,
+    /// When a request last named the session, ms from the server's start (the
+    /// `--session-ttl` sweep drops the idle ones).
+    pub(super) last_seen_ms: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]

@@ -837,3 +837,45 @@ async fn http_sessions_expire_after_n_requests() {
     open_session(&server).await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn idle_sessions_expire_after_the_ttl_and_answer_404() {
+    let server = start_with(ServerOptions {
+        session_ttl: Some(Duration::from_millis(200)),
+        ..ServerOptions::default()
+    })
+    .await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(open_session(&server).await);
+    }
+    // Abandoned: never deleted. Bounded wait for the sweep.
+    let mut waited = 0;
+    while server.live_sessions() != 0 && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert_eq!(server.live_sessions(), 0, "the sweep dropped them");
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let r = post(&server, &[("mcp-session-id", ids[0].as_str())], ping).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}
+
+#[tokio::test]
+async fn without_a_ttl_sessions_stay_until_deleted() {
+    let server = start_with(ServerOptions {
+        session_ttl: None,
+        ..ServerOptions::default()
+    })
+    .await;
+    let id = open_session(&server).await;
+    let mut waited = 0;
+    while server.live_sessions() != 1 && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += 1;
+    }
+    assert_eq!(server.live_sessions(), 1);
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let r = post(&server, &[("mcp-session-id", id.as_str())], ping).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}

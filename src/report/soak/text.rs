@@ -1,0 +1,117 @@
+//! The terminal summary's "soak" block: each leak slope with its confidence interval,
+//! the phases whose p99 moved more than 10 % between the first and last steady windows,
+//! and the warning when the generator was the bottleneck. Nothing when there is none.
+
+use super::fit::rate_text;
+use super::Soak;
+use crate::report::text::format_us;
+use std::fmt::Write;
+
+/// A p99 change above this is worth a line.
+const NOTABLE_DRIFT: f64 = 0.1;
+
+pub fn render(out: &mut String, soak: &Soak) {
+    let drifts: Vec<_> = soak
+        .drift
+        .iter()
+        .filter(|d| d.p99_change.is_some_and(|c| c.abs() > NOTABLE_DRIFT))
+        .collect();
+    if soak.slopes.is_empty() && drifts.is_empty() && !soak.generator.bottleneck {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nsoak (steady {:.0}s–{:.0}s):",
+        soak.steady_from_s, soak.steady_to_s
+    );
+    for s in &soak.slopes {
+        let _ = writeln!(
+            out,
+            "  {}, 95% CI {} … {}",
+            s.text,
+            rate_text(s.ci95_per_s[0], s.unit),
+            rate_text(s.ci95_per_s[1], s.unit)
+        );
+    }
+    for d in drifts {
+        let (Some(a), Some(b), Some(c)) = (d.first.p99_us, d.last.p99_us, d.p99_change) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  drift {}: p99 {} → {} ({:+.1}%)",
+            d.phase,
+            format_us(a as f64),
+            format_us(b as f64),
+            c * 100.0
+        );
+    }
+    if soak.generator.bottleneck {
+        let _ = writeln!(out, "  WARNING: the generator limited the figures");
+        for r in &soak.generator.reasons {
+            let _ = writeln!(out, "    {r}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Series, SeriesUnit};
+    use crate::report::soak::{Drift, DriftWindow};
+
+    fn window(p99: u64) -> DriftWindow {
+        DriftWindow {
+            from_s: 0.0,
+            to_s: 1.0,
+            count: 10,
+            errors: 0,
+            p50_us: Some(p99 / 2),
+            p99_us: Some(p99),
+            error_rate: Some(0.0),
+        }
+    }
+
+    #[test]
+    fn the_block_shows_slopes_notable_drift_and_the_warning() {
+        let mut out = String::new();
+        render(&mut out, &Soak::default());
+        assert!(out.is_empty(), "nothing to say: {out:?}");
+        let mut rss = Series::new("server.rss", SeriesUnit::Bytes);
+        for i in 0..10 {
+            rss.push(f64::from(i), 1e6 + 1024.0 * f64::from(i));
+        }
+        let drift = |phase: &str, a, b| Drift {
+            phase: phase.into(),
+            first: window(a),
+            last: window(b),
+            p50_change: None,
+            p99_change: Some(b as f64 / a as f64 - 1.0),
+            error_rate_change: Some(0.0),
+        };
+        let mut soak = Soak {
+            steady_from_s: 1.0,
+            steady_to_s: 9.0,
+            slopes: crate::report::soak::slopes(&[rss], 0.0, 10.0),
+            drift: vec![
+                drift("tools/call", 1_000, 1_500),
+                drift("ping", 1_000, 1_050),
+            ],
+            ..Soak::default()
+        };
+        soak.generator.bottleneck = true;
+        soak.generator.reasons = vec!["busy".into()];
+        render(&mut out, &soak);
+        assert!(out.contains("soak (steady 1s–9s):"), "{out}");
+        assert!(out.contains("RSS +3.52 MiB/h (R² 1.00), 95% CI"), "{out}");
+        assert!(
+            out.contains("drift tools/call: p99 1.00ms → 1.50ms (+50.0%)"),
+            "{out}"
+        );
+        assert!(!out.contains("ping"), "a 5% drift is not shown: {out}");
+        assert!(
+            out.contains("WARNING: the generator") && out.contains("busy"),
+            "{out}"
+        );
+    }
+}

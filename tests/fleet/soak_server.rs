@@ -1,0 +1,138 @@
+//! The reference server's soak switches, measured from outside as a watcher would: a
+//! `serve --fault leak` child grows by one descriptor and ~256 KiB of RSS per session
+//! (read from /proc/PID), a healthy one does not; and the soak verdicts of a run land in
+//! `summary.json`.
+
+use crate::support::{fleet_command, FleetRun};
+use mcp_fleet::cli::RunArgs;
+use mcp_fleet::plan::Overrides;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+/// A `serve --http 127.0.0.1:0` child and its MCP URL (read from its banner).
+struct ServeChild {
+    child: Child,
+    url: String,
+}
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(extra: &[&str]) -> ServeChild {
+    let mut child = fleet_command()
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).expect("banner");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") && w.ends_with("/mcp"))
+        .unwrap_or_else(|| panic!("no URL in the banner {line:?}"))
+        .to_string();
+    ServeChild { child, url }
+}
+
+/// (RSS bytes, open descriptors) of a process.
+fn resources(pid: u32) -> (u64, usize) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS");
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fd dir")
+        .count();
+    (kib * 1024, fds)
+}
+
+async fn sessions_against(url: &str, sessions: u64) {
+    let args = RunArgs {
+        overrides: Overrides {
+            target: Some(url.to_string()),
+            sessions: Some(sessions),
+            clients: Some(4),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let run = FleetRun::new(args).run().await;
+    assert_eq!(run.json["sessions"]["completed"], sessions);
+}
+
+#[tokio::test]
+async fn a_leaking_server_keeps_a_descriptor_and_memory_per_session() {
+    const SESSIONS: u64 = 200;
+    let leaky = serve(&["--fault", "leak"]);
+    let healthy = serve(&[]);
+    let before = (resources(leaky.child.id()), resources(healthy.child.id()));
+    sessions_against(&leaky.url, SESSIONS).await;
+    sessions_against(&healthy.url, SESSIONS).await;
+    let after = (resources(leaky.child.id()), resources(healthy.child.id()));
+    let leaked_fds = after.0 .1.saturating_sub(before.0 .1) as u64;
+    let leaked_rss = after.0 .0.saturating_sub(before.0 .0);
+    assert!(
+        leaked_fds >= SESSIONS,
+        "{leaked_fds} descriptors for {SESSIONS} sessions"
+    );
+    assert!(
+        leaked_rss >= SESSIONS * 256 * 1024 * 9 / 10,
+        "{leaked_rss} bytes for {SESSIONS} sessions"
+    );
+    // The sessions were deleted: a healthy server keeps neither.
+    let kept_fds = after.1 .1.saturating_sub(before.1 .1) as u64;
+    assert!(
+        kept_fds < SESSIONS / 4,
+        "a healthy server kept {kept_fds} descriptors"
+    );
+}
+
+#[tokio::test]
+async fn a_run_has_its_steady_part_and_drift_in_the_summary() {
+    let run = FleetRun::new(RunArgs {
+        overrides: Overrides {
+            interval: Some("100ms".into()),
+            warmup: Some("1s".into()),
+            drift_window: Some("500ms".into()),
+            thresholds: vec!["drift(p99(initialize)) < 10000%".into()],
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .profile("[load]\nclients = 2\nduration = \"3s\"\n")
+    .run()
+    .await;
+    let soak = &run.json["soak"];
+    let (from, to) = (soak["steady_from_s"].as_f64(), soak["steady_to_s"].as_f64());
+    assert_eq!(from, Some(1.0), "{soak}");
+    assert!(to.is_some_and(|t| t >= 2.9), "{soak}");
+    let init = soak["drift"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["phase"] == "initialize"))
+        .unwrap_or_else(|| panic!("initialize drift in {soak}"));
+    assert!(init["first"]["count"].as_u64() > Some(0), "{init}");
+    assert!(init["last"]["p99_us"].as_u64().is_some(), "{init}");
+    let t = &run.json["thresholds"][0];
+    assert_eq!(t["passed"], true, "{t}");
+    // A warm-up of the whole run is refused before the run.
+    let err = FleetRun::new(RunArgs {
+        overrides: Overrides {
+            warmup: Some("100%".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .error()
+    .await;
+    assert!(err.to_string().contains("soak.warmup"), "{err:#}");
+}
