@@ -124,6 +124,15 @@ async fn a_run_has_its_steady_part_and_drift_in_the_summary() {
     assert!(init["last"]["p99_us"].as_u64().is_some(), "{init}");
     let t = &run.json["thresholds"][0];
     assert_eq!(t["passed"], true, "{t}");
+    // `report DIR` rebuilds the same verdicts from the folder's files.
+    let rebuilt = mcp_fleet::report::regenerate(run.dir.path()).expect("rebuilds");
+    assert_eq!(rebuilt.soak.steady_from_s, run.summary.soak.steady_from_s);
+    assert_eq!(
+        serde_json::to_value(&rebuilt.soak.drift).expect("json"),
+        serde_json::to_value(&run.summary.soak.drift).expect("json"),
+        "drift from intervals.csv + .hlog equals the run's"
+    );
+    assert!(rebuilt.thresholds[0].passed);
     // A warm-up of the whole run is refused before the run.
     let err = FleetRun::new(RunArgs {
         overrides: Overrides {

@@ -24,6 +24,9 @@ pub fn verdicts(
     resources: &[Series],
     run_s: f64,
 ) -> Soak {
+    // To the millisecond, as `summary.json` keeps the duration: `report DIR` then finds
+    // the same windows as the run did.
+    let run_s = (run_s * 1000.0).round() / 1000.0;
     let (from, to) = plan.steady(run_s);
     let w = plan.window_s(run_s);
     let first = Window {
