@@ -15,6 +15,7 @@ mod scenario;
 mod secrets;
 mod target;
 pub mod threshold;
+mod watch;
 
 pub use error::{PlanError, SourceError};
 pub use load::{Curve, Load, LoadModel, Stage};
@@ -25,6 +26,7 @@ pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Mix, MixCall, Scenario, Step};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
 pub use threshold::Threshold;
+pub use watch::Watch;
 
 use crate::profile::Profile;
 use rand::distr::weighted::WeightedIndex;
@@ -70,6 +72,8 @@ pub struct Plan {
     pub effective_profile: Profile,
     /// The keys of `effective_profile` whose secrets were redacted.
     pub redacted: Vec<String>,
+    /// The server's processes, cgroup and metrics endpoint to sample (`[watch]`).
+    pub watch: Watch,
 }
 
 /// Where the profile comes from.
@@ -152,6 +156,7 @@ impl Plan {
         profile
             .thresholds
             .extend(overrides.thresholds.iter().cloned());
+        let watch = Watch::from_section(&profile.watch, origin)?;
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
@@ -172,6 +177,7 @@ impl Plan {
             interval: interval(overrides.interval.as_deref())?,
             effective_profile,
             redacted,
+            watch,
         })
     }
 }

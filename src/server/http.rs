@@ -55,12 +55,18 @@ impl AppState {
 
     fn insert(&self, id: String, session: Arc<HttpSession>) {
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        map.insert(id, session);
+        if map.insert(id, session).is_none() {
+            self.handler.sessions.opened();
+        }
     }
 
     fn remove(&self, id: &str) -> bool {
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        map.remove(id).is_some()
+        let removed = map.remove(id).is_some();
+        if removed {
+            self.handler.sessions.closed();
+        }
+        removed
     }
 }
 
@@ -167,6 +173,7 @@ fn router(opts: &ServerOptions) -> Router {
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .with_state(state)
         .merge(super::ws::routes(handler.clone()))
+        .merge(super::process_metrics::routes(handler.clone()))
         .merge(super::legacy_sse::routes(handler))
 }
 

@@ -410,3 +410,4 @@ mod signals;
 mod support;
 mod transports;
 mod unreachable;
+mod watch;
