@@ -89,7 +89,10 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["http", "stdio"])))]
 pub struct ServeArgs {
-    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000.
+    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000; also
+    /// legacy SSE (/sse), WebSocket (/ws) and Prometheus metrics of the server's process
+    /// and sessions (GET /metrics: process_resident_memory_bytes, process_open_fds,
+    /// process_cpu_seconds_total, process_threads, mcp_active_sessions, mcp_sessions_total).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
     /// Serve one session on stdin/stdout.

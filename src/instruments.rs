@@ -9,6 +9,8 @@ use crate::metrics::{self, Recorder, Stats};
 use crate::plan::Plan;
 use crate::report;
 use crate::stop::{SignalWatch, StopSignal};
+use crate::transport::stdio::ChildRegistry;
+use crate::watch::Watcher;
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +29,8 @@ pub struct Instruments {
     live_view: Option<JoinHandle<()>>,
     started_at: SystemTime,
     started: tokio::time::Instant,
+    /// The resource sampler (server and generator), one point per interval.
+    watcher: Watcher,
 }
 
 /// What the instruments measured, once stopped.
@@ -37,13 +41,24 @@ pub struct Measured {
     pub elapsed: Duration,
     /// The first stop signal received, if any.
     pub signal: Option<StopSignal>,
+    /// What the watcher sampled (`summary.json` `resources`).
+    pub resources: Vec<crate::metrics::resources::Series>,
 }
 
 impl Instruments {
     /// Start the collector (writing interval files into `dir` every plan interval), the
-    /// signal handlers, and the live views the arguments ask for.
-    pub async fn start(plan: &Plan, args: &RunArgs, dir: &Path) -> anyhow::Result<Instruments> {
+    /// signal handlers, the resource watcher (the plan's sources and the stdio
+    /// `children`), and the live views the arguments ask for.
+    pub async fn start(
+        plan: &Plan,
+        args: &RunArgs,
+        dir: &Path,
+        children: &ChildRegistry,
+    ) -> anyhow::Result<Instruments> {
         let started_at = SystemTime::now();
+        let started = tokio::time::Instant::now();
+        let watcher = Watcher::start(plan, children.clone(), started, dir)?;
+        let resources = watcher.latest();
         let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
             Box::new(report::hlog::HlogSink::new(dir, started_at)),
             Box::new(
@@ -64,9 +79,14 @@ impl Instruments {
             .context("installing the signal handlers")?;
         let views_done = CancellationToken::new();
         if let Some(addr) = args.metrics_listen {
-            let bound =
-                report::prometheus::serve(addr, figures.clone(), live.clone(), views_done.clone())
-                    .await?;
+            let bound = report::prometheus::serve(
+                addr,
+                figures.clone(),
+                live.clone(),
+                resources.clone(),
+                views_done.clone(),
+            )
+            .await?;
             if !args.quiet {
                 eprintln!("live metrics: http://{bound}/metrics");
             }
@@ -84,6 +104,7 @@ impl Instruments {
                 report::live::Goal::of(plan),
                 live.clone(),
                 figures,
+                resources,
                 views_done.clone(),
             ))
         });
@@ -96,7 +117,8 @@ impl Instruments {
             views_done,
             live_view,
             started_at,
-            started: tokio::time::Instant::now(),
+            started,
+            watcher,
         })
     }
 
@@ -109,6 +131,7 @@ impl Instruments {
         if let Some(view) = self.live_view {
             let _ = view.await;
         }
+        let resources = self.watcher.stop().await;
         drop(self.recorder);
         let stats = self.collecting.await.context("the collector stopped")?;
         Ok(Measured {
@@ -117,6 +140,7 @@ impl Instruments {
             finished_at,
             elapsed,
             signal: self.signals.received(),
+            resources,
         })
     }
 }

@@ -31,6 +31,7 @@ pub mod session;
 pub mod stop;
 pub mod targets;
 pub mod transport;
+pub mod watch;
 
 use anyhow::Context;
 use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
@@ -63,7 +64,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         eprintln!("  open-file limit {open_files}");
     }
 
-    let instruments = instruments::Instruments::start(&plan, &args, &results_dir).await?;
+    let instruments =
+        instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
         ctx: client::SessionContext {
@@ -81,7 +83,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     targets.shutdown().await;
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
-    let resources: Vec<metrics::Series> = Vec::new();
+    let resources = measured.resources.clone();
     let soak = report::soak::verdicts(
         &plan.soak,
         &results_dir,
@@ -177,8 +179,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
             eprintln!(
-                "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket)",
+                "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket), http://{}/metrics (Prometheus)",
                 server.url(),
+                server.addr,
                 server.addr,
                 server.addr
             );

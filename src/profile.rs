@@ -29,6 +29,8 @@ pub struct Profile {
     pub scenarios: Vec<ScenarioSection>,
     #[serde(default, skip_serializing_if = "SoakSection::is_empty")]
     pub soak: SoakSection,
+    #[serde(default, skip_serializing_if = "WatchSection::is_empty")]
+    pub watch: WatchSection,
 }
 
 /// `[soak]`: which part of a long run the soak verdicts (leak slopes, drift) read.
@@ -46,6 +48,33 @@ pub struct SoakSection {
 impl SoakSection {
     pub fn is_empty(&self) -> bool {
         self.warmup.is_none() && self.window.is_none()
+    }
+}
+
+/// `[watch]`: the server's resources to sample during the run (stdio children are
+/// watched without asking).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchSection {
+    /// Processes of the server (`--server-pid`): RSS, CPU, FDs, threads from procfs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_pid: Vec<u32>,
+    /// A cgroup v2 folder holding the server (`--server-cgroup`).
+    pub server_cgroup: Option<String>,
+    /// The server's Prometheus text endpoint (`--server-metrics`), `${VAR}` allowed.
+    pub server_metrics: Option<String>,
+    /// More metrics to keep from that endpoint, each as `scrape.NAME` (summed over
+    /// label sets), e.g. `["mcp_active_sessions"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<String>,
+}
+
+impl WatchSection {
+    pub fn is_empty(&self) -> bool {
+        self.server_pid.is_empty()
+            && self.server_cgroup.is_none()
+            && self.server_metrics.is_none()
+            && self.series.is_empty()
     }
 }
 

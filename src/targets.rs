@@ -8,7 +8,7 @@ use crate::protocol::TransportKind;
 use crate::server::{self, HttpServer};
 use crate::transport::http::HttpEndpoint;
 use crate::transport::legacy_sse::SseEndpoint;
-use crate::transport::stdio::StdioCommand;
+use crate::transport::stdio::{ChildRegistry, StdioCommand};
 use crate::transport::tcp::SourceAddrs;
 use crate::transport::ws::WsEndpoint;
 use crate::transport::Endpoint;
@@ -30,6 +30,8 @@ pub struct Targets {
     /// The transports in use, sorted (`http`, `sse+ws`, …).
     pub transports: String,
     pub builtin: Option<HttpServer>,
+    /// The stdio servers alive now (every stdio endpoint fills it), for the watcher.
+    pub children: ChildRegistry,
 }
 
 impl Targets {
@@ -59,6 +61,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
     } else {
         None
     };
+    let children = ChildRegistry::default();
     let mut distinct: Vec<(Route, Endpoint, String)> = Vec::new();
     let mut endpoints = Vec::new();
     for persona in &plan.personas {
@@ -66,7 +69,13 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
             endpoints.push(ep.clone());
             continue;
         }
-        let (ep, desc) = endpoint(plan, &persona.route, builtin.as_ref(), builtin_program)?;
+        let (ep, desc) = endpoint(
+            plan,
+            &persona.route,
+            builtin.as_ref(),
+            builtin_program,
+            &children,
+        )?;
         preflight(&ep, plan.timeout).await?;
         distinct.push((persona.route.clone(), ep.clone(), desc));
         endpoints.push(ep);
@@ -87,6 +96,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
         description,
         transports: kinds.join("+"),
         builtin,
+        children,
     })
 }
 
@@ -95,6 +105,7 @@ fn endpoint(
     route: &Route,
     builtin: Option<&HttpServer>,
     builtin_program: Option<&Path>,
+    children: &ChildRegistry,
 ) -> anyhow::Result<(Endpoint, String)> {
     let headers = plan.headers.clone();
     let (timeout, insecure) = (plan.timeout, plan.insecure);
@@ -115,6 +126,7 @@ fn endpoint(
                 env: Vec::new(),
                 grace: STDIO_GRACE,
                 max_message: plan.max_message_bytes,
+                children: children.clone(),
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), "built-in (stdio)".into()));
         }
@@ -136,6 +148,7 @@ fn endpoint(
                 env: env.clone(),
                 grace: STDIO_GRACE,
                 max_message: plan.max_message_bytes,
+                children: children.clone(),
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), route.target.describe()));
         }

@@ -24,6 +24,9 @@ const LAYERS: &[&[&str]] = &[
     &["metrics"],
     &["plan"],
     &["transport"],
+    // The resource watcher: the server's processes (the stdio children the transport
+    // lists), cgroup and /metrics, and the generator itself.
+    &["watch"],
     &["conformance"],
     &["session"],
     &["client"],

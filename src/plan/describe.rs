@@ -44,6 +44,24 @@ impl Plan {
                 let _ = writeln!(s, "           → {}", p.route.target.describe());
             }
         }
+        match self.watch.describe() {
+            Some(w) => {
+                let _ = writeln!(s, "  watch    {w}");
+            }
+            None if self.target == super::Target::BuiltIn
+                && self
+                    .personas
+                    .iter()
+                    .any(|p| p.route.transport != crate::protocol::TransportKind::Stdio) =>
+            {
+                // The in-process server shares our process: its memory is ours.
+                let _ = writeln!(
+                    s,
+                    "  watch    the generator only (the built-in HTTP server runs inside it)"
+                );
+            }
+            None => {}
+        }
         for sc in &self.scenarios {
             let steps: Vec<String> = sc.steps.iter().map(Step::describe).collect();
             let _ = writeln!(

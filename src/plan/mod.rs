@@ -16,6 +16,7 @@ mod secrets;
 mod soak;
 mod target;
 pub mod threshold;
+mod watch;
 
 pub use error::{PlanError, SourceError};
 pub use load::{Curve, Load, LoadModel, Stage};
@@ -27,6 +28,7 @@ pub use scenario::{Mix, MixCall, Scenario, Step};
 pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
 pub use threshold::Threshold;
+pub use watch::Watch;
 
 use crate::profile::Profile;
 use rand::distr::weighted::WeightedIndex;
@@ -75,6 +77,8 @@ pub struct Plan {
     /// Which part of the run the soak verdicts read (`[soak]`, `--warmup`,
     /// `--drift-window`).
     pub soak: SoakPlan,
+    /// The server's processes, cgroup and metrics endpoint to sample (`[watch]`).
+    pub watch: Watch,
 }
 
 /// Where the profile comes from.
@@ -159,6 +163,7 @@ impl Plan {
             .extend(overrides.thresholds.iter().cloned());
         let interval = interval(overrides.interval.as_deref())?;
         let soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
+        let watch = Watch::from_section(&profile.watch, origin)?;
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
@@ -180,6 +185,7 @@ impl Plan {
             effective_profile,
             redacted,
             soak,
+            watch,
         })
     }
 }

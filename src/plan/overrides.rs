@@ -80,6 +80,17 @@ pub struct Overrides {
     /// the steady part or a duration, e.g. 10% or 5m (default 10% of the run).
     #[arg(long, value_name = "SHARE|DURATION", display_order = 106)]
     pub drift_window: Option<String>,
+    /// Watch this server process (repeatable): RSS, CPU, open FDs, threads from /proc,
+    /// one point per interval in resources.csv and summary.json.
+    #[arg(long = "server-pid", value_name = "PID", display_order = 110)]
+    pub server_pids: Vec<u32>,
+    /// Watch the server's cgroup v2 folder (memory.current, cpu.stat, pids.current).
+    #[arg(long, value_name = "PATH", display_order = 111)]
+    pub server_cgroup: Option<String>,
+    /// Scrape the server's Prometheus endpoint every interval, e.g.
+    /// http://127.0.0.1:9090/metrics (process_* metrics and the profile's [watch] series).
+    #[arg(long, value_name = "URL", display_order = 112)]
+    pub server_metrics: Option<String>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.
@@ -149,6 +160,7 @@ impl Overrides {
     pub fn apply(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {
         self.apply_target(p, origin)?;
         self.apply_load(p, origin)?;
+        self.apply_watch(p);
         if let Some(s) = self.seed {
             p.seed = Some(s);
         }
@@ -177,6 +189,19 @@ impl Overrides {
             p.target.keep_alive = Some(true);
         }
         Ok(())
+    }
+
+    fn apply_watch(&self, p: &mut Profile) {
+        let w = &mut p.watch;
+        if !self.server_pids.is_empty() {
+            w.server_pid = self.server_pids.clone();
+        }
+        if let Some(c) = &self.server_cgroup {
+            w.server_cgroup = Some(c.clone());
+        }
+        if let Some(u) = &self.server_metrics {
+            w.server_metrics = Some(u.clone());
+        }
     }
 
     fn apply_load(&self, p: &mut Profile, origin: &str) -> Result<(), PlanError> {

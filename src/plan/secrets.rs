@@ -136,6 +136,7 @@ pub(super) fn written_profile(p: &Profile) -> (Profile, Vec<String>) {
         }
     };
     url(&mut out.target.url, "target.url".into());
+    url(&mut out.watch.server_metrics, "watch.server_metrics".into());
     for (i, persona) in out.personas.iter_mut().enumerate() {
         url(&mut persona.url, format!("persona[{i}].url"));
     }

@@ -7,6 +7,7 @@
 use super::text::format_us;
 use crate::fleet::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
+use crate::watch::Latest;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::Ordering;
@@ -50,6 +51,8 @@ struct View {
     live: Arc<LiveCounters>,
     started: Instant,
     last: (Instant, u64),
+    /// The watcher's latest values, taken at each draw.
+    resources: Option<Arc<Latest>>,
 }
 
 impl View {
@@ -132,10 +135,53 @@ fn errors_line(f: &LiveFigures) -> String {
     format!("errors: {}", list.join(", "))
 }
 
+/// The watched resources in one line (`None` before the first sample): server RSS, CPU
+/// and FDs when a server is watched, the generator's CPU and lag always.
+fn resources_line(r: &Latest) -> Option<String> {
+    if r.values.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if let Some(rss) = r.get("server.rss") {
+        let mut server = format!("server rss {}", mebibytes(rss));
+        if let Some(cpu) = r.get("server.cpu") {
+            let _ = write!(server, " cpu {cpu:.2}");
+        }
+        if let Some(fds) = r.get("server.fds") {
+            let _ = write!(server, " fds {fds:.0}");
+        }
+        if let Some(n) = r.get("server.processes").filter(|&n| n != 1.0) {
+            let _ = write!(server, " ({n:.0} processes)");
+        }
+        parts.push(server);
+    }
+    if r.scrape_failures > 0 {
+        parts.push(format!("{} failed scrapes", r.scrape_failures));
+    }
+    let mut generator = String::from("generator");
+    if let Some(share) = r.get("generator.cpu_share") {
+        let _ = write!(generator, " cpu {:.0}%", share * 100.0);
+    }
+    if let Some(lag) = r.get("generator.lag") {
+        let _ = write!(generator, " lag {}", format_us(lag * 1e6));
+    }
+    parts.push(generator);
+    let mut line = parts.join(" · ");
+    if let Some(note) = &r.bottleneck {
+        let _ = write!(line, " · WARNING: {note}");
+    }
+    Some(line)
+}
+
+fn mebibytes(bytes: f64) -> String {
+    format!("{:.1}MiB", bytes / f64::from(1u32 << 20))
+}
+
 /// The terminal block: headline, a row per phase, errors.
 fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = vec![view.headline(now)];
     lines.extend(view.unreachable(now));
+    lines.extend(view.resources.as_deref().and_then(resources_line));
     lines.push(format!(
         "  {:<26} {:>9} {:>9} {:>9} {:>8}",
         "phase (last interval)", "p50", "p99", "per s", "errors"
@@ -169,6 +215,9 @@ fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     if let Some(note) = view.unreachable(now) {
         let _ = write!(s, " · {note}");
     }
+    if let Some(r) = view.resources.as_deref().and_then(resources_line) {
+        let _ = write!(s, " · {r}");
+    }
     let key: Vec<String> = f
         .last
         .iter()
@@ -196,6 +245,7 @@ pub async fn show(
     goal: Goal,
     live: Arc<LiveCounters>,
     figures: watch::Receiver<Arc<LiveFigures>>,
+    resources: watch::Receiver<Arc<Latest>>,
     done: CancellationToken,
 ) {
     let started = Instant::now();
@@ -204,6 +254,7 @@ pub async fn show(
         live,
         started,
         last: (started, 0),
+        resources: None,
     };
     let every = match mode {
         Mode::Terminal => Duration::from_secs(1),
@@ -218,6 +269,7 @@ pub async fn show(
             () = done.cancelled() => break,
         }
         let f = figures.borrow().clone();
+        view.resources = Some(resources.borrow().clone());
         let now = Instant::now();
         let mut err = std::io::stderr().lock();
         match mode {
@@ -267,6 +319,7 @@ mod tests {
             live,
             started,
             last: (started, 0),
+            resources: None,
         };
         let mut f = LiveFigures {
             totals: vec![(0, 0); Phase::COUNT],
@@ -313,6 +366,7 @@ mod tests {
             live: live.clone(),
             started,
             last: (started, 0),
+            resources: None,
         };
         let f = LiveFigures::default();
         live.session_ended(SessionOutcome::Completed);
@@ -334,5 +388,36 @@ mod tests {
         live.session_ended(SessionOutcome::Completed);
         let text = block(&mut view, &f, now).join("\n");
         assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
+    }
+
+    #[test]
+    fn watched_resources_and_a_busy_generator_are_one_line() {
+        use crate::metrics::resources::SeriesUnit;
+        let r = Latest {
+            t_s: 3.0,
+            values: vec![
+                ("server.rss".into(), SeriesUnit::Bytes, 50.0 * 1048576.0),
+                ("server.cpu".into(), SeriesUnit::Cores, 0.25),
+                ("server.fds".into(), SeriesUnit::Count, 42.0),
+                ("server.processes".into(), SeriesUnit::Count, 1.0),
+                ("generator.cpu_share".into(), SeriesUnit::Count, 0.97),
+                ("generator.lag".into(), SeriesUnit::Seconds, 0.002),
+            ],
+            scrape_failures: 0,
+            bottleneck: Some(
+                "the generator is at 97 % CPU: figures describe mcp-fleet, not the server".into(),
+            ),
+        };
+        let line = resources_line(&r).unwrap_or_default();
+        assert!(
+            line.contains("server rss 50.0MiB cpu 0.25 fds 42"),
+            "{line}"
+        );
+        assert!(line.contains("generator cpu 97% lag 2.00ms"), "{line}");
+        assert!(
+            line.contains("WARNING: the generator is at 97 % CPU: figures describe mcp-fleet"),
+            "{line}"
+        );
+        assert_eq!(resources_line(&Latest::default()), None);
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::fleet::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
+use crate::watch::Latest;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -31,6 +32,107 @@ pub enum MetricsError {
 struct Sources {
     figures: watch::Receiver<Arc<LiveFigures>>,
     live: Arc<LiveCounters>,
+    resources: watch::Receiver<Arc<Latest>>,
+}
+
+/// The watcher's series shown as gauges: (series, metric, help).
+const RESOURCE_GAUGES: &[(&str, &str, &str)] = &[
+    (
+        "server.rss",
+        "mcp_fleet_server_rss_bytes",
+        "Resident memory of the watched server processes (sum).",
+    ),
+    (
+        "server.cpu",
+        "mcp_fleet_server_cpu_cores",
+        "CPU of the watched server, in cores (CPU seconds per second).",
+    ),
+    (
+        "server.fds",
+        "mcp_fleet_server_fds",
+        "Open file descriptors of the watched server processes (sum).",
+    ),
+    (
+        "server.threads",
+        "mcp_fleet_server_threads",
+        "Threads of the watched server processes (sum).",
+    ),
+    (
+        "server.processes",
+        "mcp_fleet_server_processes",
+        "Watched server processes alive.",
+    ),
+    (
+        "generator.rss",
+        "mcp_fleet_generator_rss_bytes",
+        "Resident memory of mcp-fleet itself.",
+    ),
+    (
+        "generator.cpu",
+        "mcp_fleet_generator_cpu_cores",
+        "CPU of mcp-fleet itself, in cores.",
+    ),
+    (
+        "generator.cpu_share",
+        "mcp_fleet_generator_cpu_share",
+        "CPU of mcp-fleet as a share (0..1) of the cores it may use.",
+    ),
+    (
+        "generator.lag",
+        "mcp_fleet_generator_lag_seconds",
+        "Worst scheduler lag of mcp-fleet's runtime in the last interval.",
+    ),
+];
+
+/// The exposition lines of the watcher's latest values (empty before the first sample).
+pub fn render_resources(r: &Latest) -> String {
+    let mut families: Vec<Family> = RESOURCE_GAUGES
+        .iter()
+        .filter_map(|&(series, name, help)| {
+            r.get(series)
+                .map(|v| Family::one(name, "gauge", help, v.to_string()))
+        })
+        .collect();
+    let scraped: Vec<(String, String)> = r
+        .values
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("scrape.") && n != "scrape.failures")
+        .map(|(n, _, v)| (format!("{{series=\"{n}\"}}"), v.to_string()))
+        .collect();
+    if !scraped.is_empty() {
+        families.push(Family {
+            name: "mcp_fleet_scraped",
+            kind: "gauge",
+            help: "The latest value scraped from the server's /metrics, by series.",
+            samples: scraped,
+        });
+    }
+    if let Some(n) = r.get("scrape.failures") {
+        families.push(Family::one(
+            "mcp_fleet_scrape_failures_total",
+            "counter",
+            "Scrapes of the server's /metrics that failed.",
+            n.to_string(),
+        ));
+    }
+    write_families(families)
+}
+
+fn write_families(families: Vec<Family>) -> String {
+    let mut out = String::new();
+    for Family {
+        name,
+        kind,
+        help,
+        samples,
+    } in families
+    {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    }
+    out
 }
 
 /// One metric family: its HELP and TYPE lines come right before its samples, as the text
@@ -202,7 +304,8 @@ fn phase_families(f: &LiveFigures) -> Vec<Family> {
 
 async fn metrics(State(s): State<Sources>) -> impl IntoResponse {
     let figures = s.figures.borrow().clone();
-    let body = render(&figures, Now::of(&s.live));
+    let mut body = render(&figures, Now::of(&s.live));
+    body.push_str(&render_resources(&s.resources.borrow().clone()));
     (
         [(
             header::CONTENT_TYPE,
@@ -217,6 +320,7 @@ pub async fn serve(
     addr: SocketAddr,
     figures: watch::Receiver<Arc<LiveFigures>>,
     live: Arc<LiveCounters>,
+    resources: watch::Receiver<Arc<Latest>>,
     done: CancellationToken,
 ) -> Result<SocketAddr, MetricsError> {
     if !addr.ip().is_loopback() {
@@ -230,7 +334,11 @@ pub async fn serve(
         .map_err(|source| MetricsError::Bind { addr, source })?;
     let app = axum::Router::new()
         .route("/metrics", get(metrics))
-        .with_state(Sources { figures, live });
+        .with_state(Sources {
+            figures,
+            live,
+            resources,
+        });
     tokio::spawn(async move {
         let _ = axum::serve(listener, app)
             .with_graceful_shutdown(async move { done.cancelled().await })
@@ -289,14 +397,56 @@ mod tests {
         }
     }
 
+    #[test]
+    fn watched_resources_are_gauges() {
+        use crate::metrics::resources::SeriesUnit;
+        let r = Latest {
+            t_s: 1.0,
+            values: vec![
+                ("server.rss".into(), SeriesUnit::Bytes, 1048576.0),
+                ("generator.cpu_share".into(), SeriesUnit::Count, 0.5),
+                ("generator.lag".into(), SeriesUnit::Seconds, 0.003),
+                ("scrape.mcp_active_sessions".into(), SeriesUnit::Count, 4.0),
+                ("scrape.failures".into(), SeriesUnit::Count, 2.0),
+            ],
+            ..Latest::default()
+        };
+        let text = render_resources(&r);
+        assert!(
+            text.contains(
+                "# TYPE mcp_fleet_server_rss_bytes gauge\nmcp_fleet_server_rss_bytes 1048576\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_fleet_generator_cpu_share 0.5\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_fleet_generator_lag_seconds 0.003\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_fleet_scraped{series=\"scrape.mcp_active_sessions\"} 4\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_fleet_scrape_failures_total 2\n"),
+            "{text}"
+        );
+        assert_eq!(render_resources(&Latest::default()), "");
+    }
+
     #[tokio::test]
     async fn only_loopback_addresses_are_served() {
         let (_tx, rx) = watch::channel(Arc::new(LiveFigures::default()));
+        let (_rtx, resources) = watch::channel(Arc::new(Latest::default()));
         let done = CancellationToken::new();
         let e = serve(
             "0.0.0.0:0".parse().expect("addr"),
             rx.clone(),
             Arc::default(),
+            resources.clone(),
             done.clone(),
         )
         .await
@@ -306,6 +456,7 @@ mod tests {
             "127.0.0.1:0".parse().expect("addr"),
             rx,
             Arc::default(),
+            resources,
             done.clone(),
         )
         .await

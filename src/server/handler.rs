@@ -89,6 +89,8 @@ pub struct Handler {
     faults: Faults,
     /// The stall fault, timed from this handler's creation (the server's start).
     stall: Option<Stall>,
+    /// Sessions open and opened, over every network transport, for `/metrics`.
+    pub sessions: super::process_metrics::SessionGauge,
 }
 
 impl Handler {
@@ -149,6 +151,7 @@ impl Handler {
             server_info,
             faults: Faults::new(&opts.faults),
             stall: opts.stall.map(|(at, length)| Stall::new(at, length)),
+            sessions: Default::default(),
         }
     }
 

@@ -63,7 +63,9 @@ impl AppState {
     fn insert(&self, id: String, session: Arc<HttpSession>) {
         session.last_seen_ms.store(self.now_ms(), Ordering::Relaxed);
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        map.insert(id, session);
+        if map.insert(id, session).is_none() {
+            self.handler.sessions.opened();
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -77,12 +79,20 @@ impl AppState {
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
         let before = map.len();
         map.retain(|_, s| now.saturating_sub(s.last_seen_ms.load(Ordering::Relaxed)) <= ttl_ms);
-        before - map.len()
+        let swept = before - map.len();
+        for _ in 0..swept {
+            self.handler.sessions.closed();
+        }
+        swept
     }
 
     fn remove(&self, id: &str) -> bool {
         let mut map = self.sessions.write().unwrap_or_else(|e| e.into_inner());
-        map.remove(id).is_some()
+        let removed = map.remove(id).is_some();
+        if removed {
+            self.handler.sessions.closed();
+        }
+        removed
     }
 }
 
@@ -210,6 +220,7 @@ fn router(opts: &ServerOptions) -> (Router, Arc<AtomicUsize>) {
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .with_state(state)
         .merge(super::ws::routes(handler.clone()))
+        .merge(super::process_metrics::routes(handler.clone()))
         .merge(super::legacy_sse::routes(handler));
     (router, live)
 }

@@ -68,7 +68,9 @@ struct SessionGuard {
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        self.state.sessions().remove(&self.id);
+        if self.state.sessions().remove(&self.id).is_some() {
+            self.state.handler.sessions.closed();
+        }
     }
 }
 
@@ -80,6 +82,7 @@ async fn open_stream(State(state): State<Arc<SseState>>, headers: HeaderMap) -> 
     let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>(INBOUND_QUEUE);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     state.sessions().insert(id.clone(), in_tx);
+    state.handler.sessions.opened();
     tokio::spawn(serve_messages(state.handler.clone(), in_rx, out_tx));
 
     let mut first = Vec::new();

@@ -13,6 +13,7 @@ pub mod http;
 pub mod legacy_sse;
 pub mod notifier;
 mod origin;
+pub mod process_metrics;
 mod stall;
 pub mod stdio;
 pub mod ws;

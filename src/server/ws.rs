@@ -73,6 +73,7 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 /// side closes. One loop owns the socket, so frames never interleave; both awaited
 /// futures (`recv` on the socket and on the queue) are cancel-safe.
 async fn serve_socket(handler: Arc<Handler>, mut socket: WebSocket) {
+    let _open = super::process_metrics::OpenSession::new(handler.clone());
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>(64);
     let session = tokio::spawn(serve_messages(handler, in_rx, out_tx));

@@ -339,6 +339,7 @@ async fn stdio_line_over_the_limit() {
         env: Vec::new(),
         grace: Duration::from_millis(100),
         max_message: LIMIT,
+        children: Default::default(),
     };
     let mut t = StdioTransport::spawn(&cmd).expect("spawn");
     assert_too_large(&next(t.recv()).await, None);

@@ -35,6 +35,33 @@ pub struct StdioCommand {
     /// `--max-message-size`: the longest line we hold; the rest of a longer one is
     /// skipped unread into memory.
     pub max_message: usize,
+    /// Where the live children are listed for the resource watcher.
+    pub children: ChildRegistry,
+}
+
+/// The pids of the stdio servers alive now: filled on spawn, emptied when the transport
+/// is dropped (its child is then reaped or killed). One per run, shared through the
+/// endpoint, so runs in one process (tests) do not see each other's children.
+#[derive(Debug, Clone, Default)]
+pub struct ChildRegistry(Arc<Mutex<std::collections::BTreeSet<u32>>>);
+
+impl ChildRegistry {
+    fn add(&self, pid: u32) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+    }
+
+    fn remove(&self, pid: u32) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pid);
+    }
+
+    /// The pids alive now, in order.
+    pub fn pids(&self) -> Vec<u32> {
+        let set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        set.iter().copied().collect()
+    }
 }
 
 pub struct StdioTransport {
@@ -46,6 +73,8 @@ pub struct StdioTransport {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     grace: Duration,
+    /// The child's pid in the run's registry, removed on drop.
+    registered: Option<(ChildRegistry, u32)>,
 }
 
 /// How long we wait, after the pipe broke, for the process to exit and its last stderr
@@ -81,6 +110,10 @@ impl StdioTransport {
                 "the child's pipes are missing",
             ));
         };
+        let registered = child.id().map(|pid| {
+            cmd.children.add(pid);
+            (cmd.children.clone(), pid)
+        });
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
         let stderr_task = tokio::spawn(async move {
@@ -104,6 +137,7 @@ impl StdioTransport {
             stderr: tail,
             stderr_task: Some(stderr_task),
             grace: cmd.grace,
+            registered,
         })
     }
 
@@ -208,6 +242,9 @@ impl Drop for StdioTransport {
         // After a clean close the group is already gone and this is a no-op.
         if self.stdin.is_some() || matches!(self.child.try_wait(), Ok(None)) {
             self.signal_group(Signal::SIGKILL);
+        }
+        if let Some((registry, pid)) = self.registered.take() {
+            registry.remove(pid);
         }
     }
 }

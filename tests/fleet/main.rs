@@ -411,3 +411,4 @@ mod soak_server;
 mod support;
 mod transports;
 mod unreachable;
+mod watch;
