@@ -72,6 +72,11 @@ pub struct Overrides {
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
     #[arg(long, value_name = "DURATION", display_order = 104)]
     pub interval: Option<String>,
+    /// Rewrite summary.json, summary.txt, report.html and thresholds.xml from the figures
+    /// so far this often, so a killed run leaves results, e.g. 1m; 'off'. Default: 1m
+    /// for runs over 5 minutes or without a duration.
+    #[arg(long, value_name = "DURATION|off", display_order = 105)]
+    pub checkpoint: Option<String>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.
@@ -201,6 +206,9 @@ impl Overrides {
         }
         if let Some(d) = &self.abort_on_unreachable {
             l.abort_on_unreachable = Some(d.clone());
+        }
+        if let Some(c) = &self.checkpoint {
+            l.checkpoint = Some(c.clone());
         }
         Ok(())
     }

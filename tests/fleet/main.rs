@@ -396,6 +396,7 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
+mod checkpoints;
 mod cli;
 mod conformance;
 mod eras;
