@@ -23,6 +23,8 @@ pub struct Instruments {
     pub recorder: Recorder,
     pub live: Arc<LiveCounters>,
     pub stop: StopSignals,
+    /// Asks the collector for the figures so far (checkpoints).
+    pub snapshots: metrics::Snapshots,
     signals: SignalWatch,
     collecting: JoinHandle<Stats>,
     views_done: CancellationToken,
@@ -72,6 +74,7 @@ impl Instruments {
         );
         let collector = collector.with_intervals(plan.interval, sinks);
         let figures = collector.live();
+        let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());
         let live = Arc::new(LiveCounters::default());
         let stop = StopSignals::default();
@@ -112,6 +115,7 @@ impl Instruments {
             recorder,
             live,
             stop,
+            snapshots,
             signals,
             collecting,
             views_done,
@@ -120,6 +124,11 @@ impl Instruments {
             started,
             watcher,
         })
+    }
+
+    /// When the run started (wall clock, and the clock its elapsed time is measured on).
+    pub fn started(&self) -> (SystemTime, tokio::time::Instant) {
+        (self.started_at, self.started)
     }
 
     /// Stop the views and the collector; the recorder's last clones must be gone (the

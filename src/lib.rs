@@ -26,6 +26,7 @@ pub mod profile;
 pub mod protocol;
 pub mod redact;
 pub mod report;
+pub mod results;
 pub mod server;
 pub mod session;
 pub mod stop;
@@ -64,8 +65,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         eprintln!("  open-file limit {open_files}");
     }
 
-    let instruments =
-        instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
+    let instruments = instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
+    let run = Arc::new(results::Run {
+        plan: plan.clone(),
+        dir: results_dir.clone(),
+        target: targets.description.clone(),
+        transport: targets.transports.clone(),
+        started_at: instruments.started().0,
+    });
+    let checkpoints = results::Checkpoints::start(
+        run.clone(),
+        instruments.snapshots.clone(),
+        instruments.started().1,
+        args.quiet,
+    );
     let work = Arc::new(client::FleetWork {
         plan: plan.clone(),
         ctx: client::SessionContext {
@@ -78,31 +91,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
     let fleet_end = fleet::run(&plan.load, plan.seed, work, live, stop).await;
+    checkpoints.stop().await;
     let measured = instruments.stop().await?;
-    let (target, transport) = (targets.description.clone(), targets.transports.clone());
     targets.shutdown().await;
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
-    let resources = measured.resources.clone();
-    let soak = report::soak::verdicts(
-        &plan.soak,
-        &results_dir,
-        &measured.stats.timeline,
-        &resources,
-        measured.elapsed.as_secs_f64(),
-    );
-    let facts = report::RunFacts {
-        started_at: measured.started_at,
-        finished_at: measured.finished_at,
-        duration: measured.elapsed,
-        target,
-        transport,
-        stopped_by: stopped_by.name().to_string(),
-        resources,
-        soak,
-    };
-    let summary = report::Summary::build(&plan, &measured.stats, &facts);
-    write_results(&results_dir, &plan, &summary, &measured.stats)?;
+    let moment = results::Moment::end(&measured, &stopped_by);
+    let facts = results::facts(&run, &measured.stats, &moment, measured.resources.clone());
+    let summary = results::write(&run, &measured.stats, &facts)?;
     if args.quiet {
         println!("{}", results_dir.display());
     } else {
@@ -129,35 +125,6 @@ fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<Pat
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating the results folder {}", dir.display()))?;
     Ok(dir)
-}
-
-/// The summary files beside the interval files the collector wrote during the run.
-fn write_results(
-    dir: &std::path::Path,
-    plan: &Plan,
-    summary: &report::Summary,
-    stats: &metrics::Stats,
-) -> anyhow::Result<()> {
-    let histograms = stats
-        .phases
-        .active()
-        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
-        .collect();
-    report::write_results(
-        dir,
-        summary,
-        &plan.profile_toml(),
-        &stats.timeline,
-        histograms,
-    )
-    .with_context(|| format!("writing results to {}", dir.display()))?;
-    if let Some(e) = &stats.interval_error {
-        anyhow::bail!(
-            "writing the interval files (.hlog, intervals.csv) to {}: {e}",
-            dir.display()
-        );
-    }
-    Ok(())
 }
 
 /// `mcp-fleet serve`.

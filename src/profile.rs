@@ -153,6 +153,10 @@ pub struct LoadSection {
     /// long, e.g. `"30s"`. Default: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort_on_unreachable: Option<String>,
+    /// Rewrite the results from the figures so far this often, e.g. `"1m"`, or `"off"`.
+    /// Default: `"1m"` for runs over 5 minutes or without a duration, else off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
 }
 
 /// One load stage.

@@ -37,6 +37,8 @@ const LAYERS: &[&[&str]] = &[
     &["cli", "targets", "stop"],
     // What watches a run: collector, live views, signal handlers.
     &["instruments"],
+    // The results of a run, written at its end and at every checkpoint.
+    &["results"],
     // The crate root: `run`, `serve`, `validate`, `report`, `compare`.
     &["lib"],
     // `inspect` reuses the root's way from the command line to a plan.

@@ -8,7 +8,7 @@ use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample, ToolId};
 use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// How many example messages are kept per failure kind, and per tool for `isError`
 /// results.
@@ -104,9 +104,30 @@ impl Recorder {
     }
 }
 
+/// Asks a running collector for the figures so far (a checkpoint), without stopping it
+/// and without a lock on the hot path: the request is a message like any sample.
+#[derive(Debug, Clone)]
+pub struct Snapshots {
+    tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
+}
+
+impl Snapshots {
+    /// The figures so far, with the finished intervals' rows as the timeline; `None`
+    /// once the collector has finished.
+    pub async fn take(&self) -> Option<Stats> {
+        let (reply, answer) = oneshot::channel();
+        self.tx.send(reply).ok()?;
+        answer.await.ok()
+    }
+}
+
 /// The receiving side.
 pub struct Collector {
     rx: mpsc::UnboundedReceiver<Event>,
+    /// Snapshot requests. The collector keeps a sender itself, so the channel never
+    /// closes under it; the loop ends with the recorders alone.
+    snapshot_rx: mpsc::UnboundedReceiver<oneshot::Sender<Stats>>,
+    snapshot_tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
     stats: Stats,
     /// Each persona's transport, for the by-transport breakdown.
     transports: Vec<TransportKind>,
@@ -118,9 +139,12 @@ impl Collector {
     /// `transports[i]` is persona i's transport.
     pub fn new(transports: Vec<TransportKind>, tools: usize) -> (Collector, Recorder) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let (snapshot_tx, snapshot_rx) = mpsc::unbounded_channel();
         (
             Collector {
                 rx,
+                snapshot_rx,
+                snapshot_tx,
                 stats: Stats::new(transports.len(), tools),
                 transports,
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
@@ -138,6 +162,13 @@ impl Collector {
     /// The figures of the last finished interval, for the live view and `/metrics`.
     pub fn live(&self) -> watch::Receiver<Arc<LiveFigures>> {
         self.intervals.subscribe()
+    }
+
+    /// A handle that asks this collector for snapshots while it runs.
+    pub fn snapshots(&self) -> Snapshots {
+        Snapshots {
+            tx: self.snapshot_tx.clone(),
+        }
     }
 
     /// Fold events until every recorder is dropped, rotating intervals on a tick.
@@ -158,6 +189,10 @@ impl Collector {
                     }
                 }
                 _ = tick.tick() => self.rotate(),
+                Some(reply) = self.snapshot_rx.recv() => {
+                    // The asker may have given up; nothing to do then.
+                    let _ = reply.send(self.snapshot());
+                }
             }
         }
         // The last, partial interval.
@@ -166,20 +201,19 @@ impl Collector {
         self.stats.interval_s = every.as_secs_f64();
         self.stats.timeline = std::mem::take(&mut self.intervals.rows);
         self.stats.interval_error = self.intervals.sink_error.take().map(|e| e.to_string());
-        self.fold_transports();
+        fold_transports(&mut self.stats, &self.transports);
         self.stats
     }
 
-    /// The per-transport slices are sums of persona slices (a persona has one
-    /// transport): folded once at the end rather than recorded again per sample.
-    fn fold_transports(&mut self) {
-        let s = &mut self.stats;
-        for (i, (table, _)) in s.personas.iter().enumerate() {
-            let sampled = table.0.iter().any(|p| p.count() > 0);
-            if let Some(&kind) = self.transports.get(i).filter(|_| sampled) {
-                s.by_transport.entry(kind).or_default().merge_samples(table);
-            }
-        }
+    /// The figures so far as the end of the run would hand them back, the current
+    /// (unfinished) interval left out. A clone: cheap at one per checkpoint.
+    fn snapshot(&self) -> Stats {
+        let mut stats = self.stats.clone();
+        stats.interval_s = self.intervals.every().as_secs_f64();
+        stats.timeline = self.intervals.rows.clone();
+        stats.interval_error = self.intervals.sink_error.as_ref().map(|e| e.to_string());
+        fold_transports(&mut stats, &self.transports);
+        stats
     }
 
     fn rotate(&mut self) {
@@ -273,6 +307,17 @@ impl Collector {
     }
 }
 
+/// The per-transport slices are sums of persona slices (a persona has one transport):
+/// folded once at the end (or per snapshot) rather than recorded again per sample.
+fn fold_transports(s: &mut Stats, transports: &[TransportKind]) {
+    for (i, (table, _)) in s.personas.iter().enumerate() {
+        let sampled = table.0.iter().any(|p| p.count() > 0);
+        if let Some(&kind) = transports.get(i).filter(|_| sampled) {
+            s.by_transport.entry(kind).or_default().merge_samples(table);
+        }
+    }
+}
+
 /// Keep `text` as an example unless the list is full or has it already.
 fn keep(list: &mut Vec<String>, text: String) {
     if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
@@ -348,6 +393,60 @@ mod tests {
             stats.counters.seen().count(),
             1,
             "zero counts are not counted"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_snapshot_has_the_figures_so_far_and_the_collector_goes_on() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let collector = collector.with_intervals(Duration::from_secs(1), Vec::new());
+        let snapshots = collector.snapshots();
+        let handle = tokio::spawn(collector.run());
+        let sample = || {
+            let t = Instant::now();
+            Sample {
+                phase: Phase::Initialize,
+                persona: 0,
+                era: Era::Legacy,
+                version: VersionId::of("2025-03-26"),
+                tool: None,
+                intended: t,
+                started: t,
+                finished: t + Duration::from_millis(2),
+                outcome: Outcome::Ok,
+            }
+        };
+        rec.sample(sample());
+        rec.send(Event::SessionStarted { persona: 0 });
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        rec.sample(sample());
+        // Requests and samples travel apart: let the collector fold the sample first.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let snap = snapshots.take().await.expect("a running collector answers");
+        assert_eq!(snap.phases.get(Phase::Initialize).count(), 2);
+        assert_eq!(snap.sessions.started, 1);
+        assert_eq!(snap.timeline.len(), 1, "the finished interval only");
+        assert_eq!(snap.interval_s, 1.0);
+        assert_eq!(
+            snap.by_transport[&TransportKind::Stdio]
+                .get(Phase::Initialize)
+                .count(),
+            2
+        );
+        rec.sample(sample());
+        drop(rec);
+        let stats = handle.await.expect("collector task");
+        assert_eq!(stats.phases.get(Phase::Initialize).count(), 3, "it went on");
+        assert_eq!(
+            stats.by_transport[&TransportKind::Stdio]
+                .get(Phase::Initialize)
+                .count(),
+            3,
+            "a snapshot does not fold the transports twice"
+        );
+        assert!(
+            snapshots.take().await.is_none(),
+            "a finished collector answers none"
         );
     }
 

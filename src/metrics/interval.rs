@@ -37,6 +37,11 @@ pub struct IntervalRow {
 pub trait IntervalSink: Send {
     /// One finished interval of one phase; `hist` holds its successful samples.
     fn interval(&mut self, row: &IntervalRow, hist: &Histogram<u64>) -> std::io::Result<()>;
+    /// Every phase of one interval has been written: make it readable (flush), so a run
+    /// killed hard leaves its files complete up to the last interval.
+    fn end_of_interval(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
     /// The run is over: flush.
     fn finish(&mut self) -> std::io::Result<()>;
 }
@@ -154,6 +159,13 @@ impl Intervals {
                 }
             }
             self.rows.push(row);
+        }
+        if self.rows.len() > first {
+            for sink in &mut self.sinks {
+                if let Err(e) = sink.end_of_interval() {
+                    self.sink_error.get_or_insert(e);
+                }
+            }
         }
         for h in &mut self.hists {
             h.reset();

@@ -9,7 +9,7 @@ mod phase;
 pub mod resources;
 mod stats;
 
-pub use collector::{Collector, Event, Recorder, SessionOutcome};
+pub use collector::{Collector, Event, Recorder, SessionOutcome, Snapshots};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};

@@ -3,6 +3,7 @@
 //! [`Plan::resolve`] is a short driver: each resolved part builds itself from its own
 //! profile section (`Target::from_section`, `Load::from_section`, …).
 
+mod checkpoint;
 mod describe;
 mod error;
 mod load;
@@ -69,6 +70,9 @@ pub struct Plan {
     pub thresholds: Vec<Threshold>,
     /// Length of the intervals in the interval files and the live view (`--interval`).
     pub interval: Duration,
+    /// How often the results are rewritten from the figures so far (`--checkpoint`,
+    /// `[load] checkpoint`); `None`: only at the end.
+    pub checkpoint: Option<Duration>,
     /// The profile after overrides, as written to the results folder: secrets redacted
     /// (see [`Plan::profile_toml`]).
     pub effective_profile: Profile,
@@ -141,6 +145,7 @@ impl Plan {
         let target = Target::from_section(&profile.target, origin)?;
         let connection = Connection::from_section(&profile.target, origin)?;
         let load = Load::from_section(&profile.load, origin)?;
+        let checkpoint = checkpoint::resolve(profile.load.checkpoint.as_deref(), &load, origin)?;
         if profile.scenarios.is_empty() {
             profile.scenarios.push(scenario::default_section());
         }
@@ -182,6 +187,7 @@ impl Plan {
             tools,
             thresholds,
             interval,
+            checkpoint,
             effective_profile,
             redacted,
             soak,

@@ -91,6 +91,11 @@ pub struct Overrides {
     /// http://127.0.0.1:9090/metrics (process_* metrics and the profile's [watch] series).
     #[arg(long, value_name = "URL", display_order = 112)]
     pub server_metrics: Option<String>,
+    /// Rewrite summary.json, summary.txt, report.html and thresholds.xml from the figures
+    /// so far this often, so a killed run leaves results, e.g. 1m; 'off'. Default: 1m
+    /// for runs over 5 minutes or without a duration.
+    #[arg(long, value_name = "DURATION|off", display_order = 107)]
+    pub checkpoint: Option<String>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.
@@ -240,6 +245,9 @@ impl Overrides {
         }
         if let Some(d) = &self.abort_on_unreachable {
             l.abort_on_unreachable = Some(d.clone());
+        }
+        if let Some(c) = &self.checkpoint {
+            l.checkpoint = Some(c.clone());
         }
         Ok(())
     }

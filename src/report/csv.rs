@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 pub const FILE_NAME: &str = "intervals.csv";
 pub const HEADER: &str = "time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us";
 
-/// Appends rows as intervals finish (a run stopped hard still leaves what it measured).
+/// Appends rows as intervals finish, flushed after each interval, to the final name (a
+/// run killed hard leaves every finished interval; the reader skips a cut last line).
 pub struct CsvSink {
     out: BufWriter<File>,
-    tmp: PathBuf,
     path: PathBuf,
 }
 
@@ -28,10 +28,10 @@ impl std::fmt::Debug for CsvSink {
 impl CsvSink {
     pub fn create(dir: &Path) -> std::io::Result<CsvSink> {
         let path = dir.join(FILE_NAME);
-        let tmp = path.with_extension("csv.tmp");
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        let mut out = BufWriter::new(File::create(&path)?);
         writeln!(out, "{HEADER}")?;
-        Ok(CsvSink { out, tmp, path })
+        out.flush()?;
+        Ok(CsvSink { out, path })
     }
 }
 
@@ -56,9 +56,12 @@ impl IntervalSink for CsvSink {
         writeln!(self.out, "{}", format_row(row))
     }
 
+    fn end_of_interval(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
     fn finish(&mut self) -> std::io::Result<()> {
-        self.out.flush()?;
-        std::fs::rename(&self.tmp, &self.path)
+        self.out.flush()
     }
 }
 
@@ -79,8 +82,13 @@ pub fn read(path: &Path) -> Result<Vec<IntervalRow>, CsvError> {
         problem,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    // A line without its newline is one a killed run was writing: leave it out.
+    let whole = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
+    for (i, line) in whole.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
@@ -113,4 +121,35 @@ pub fn read(path: &Path) -> Result<Vec<IntervalRow>, CsvError> {
         });
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_readable_after_each_interval_and_a_cut_last_line_is_left_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut sink = CsvSink::create(dir.path()).expect("created");
+        let row = IntervalRow {
+            start_s: 0.0,
+            len_s: 1.0,
+            phase: Phase::ToolsCall,
+            count: 3,
+            errors: 1,
+            p50_us: 10,
+            p90_us: 20,
+            p99_us: 30,
+            max_us: 40,
+        };
+        sink.interval(&row, &Histogram::new(3).expect("histogram"))
+            .expect("written");
+        sink.end_of_interval().expect("flushed");
+        let path = dir.path().join(FILE_NAME);
+        assert_eq!(read(&path).expect("parses"), vec![row]);
+        let mut text = std::fs::read_to_string(&path).expect("read");
+        text.push_str("1.000,1.000,tools/ca");
+        std::fs::write(&path, text).expect("write");
+        assert_eq!(read(&path).expect("the cut line is left out"), vec![row]);
+    }
 }

@@ -21,11 +21,11 @@ pub fn file_name(phase: Phase) -> String {
     format!("{}.hlog", phase.name().replace('/', "_"))
 }
 
+/// One phase's log, written under its final name and flushed after every interval: an
+/// append-only log whose last line may be cut is what HdrHistogram's tools expect, and
+/// [`read_log`] leaves such a line out.
 struct PhaseLog {
     out: BufWriter<File>,
-    /// The temporary path written to; renamed on `finish` so readers never see half a log.
-    tmp: PathBuf,
-    path: PathBuf,
 }
 
 /// Writes each phase's intervals to its own log, creating the file when the phase first
@@ -56,8 +56,7 @@ impl HlogSink {
 
     fn open(&self, phase: Phase) -> std::io::Result<PhaseLog> {
         let path = self.dir.join(file_name(phase));
-        let tmp = path.with_extension("hlog.tmp");
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        let mut out = BufWriter::new(File::create(&path)?);
         let mut header = Vec::new();
         IntervalLogWriterBuilder::new()
             .add_comment(&format!(
@@ -73,7 +72,7 @@ impl HlogSink {
         out.write_all(
             b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
         )?;
-        Ok(PhaseLog { out, tmp, path })
+        Ok(PhaseLog { out })
     }
 }
 
@@ -99,12 +98,16 @@ impl IntervalSink for HlogSink {
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
+    fn end_of_interval(&mut self) -> std::io::Result<()> {
+        for log in self.logs.iter_mut().flatten() {
+            log.out.flush()?;
+        }
+        Ok(())
+    }
+
     fn finish(&mut self) -> std::io::Result<()> {
-        for log in self.logs.iter_mut().filter_map(Option::take) {
-            let PhaseLog { mut out, tmp, path } = log;
-            out.flush()?;
-            drop(out);
-            std::fs::rename(&tmp, &path)?;
+        for mut log in self.logs.iter_mut().filter_map(Option::take) {
+            log.out.flush()?;
         }
         Ok(())
     }
@@ -139,27 +142,14 @@ pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_log(path, &bytes)
-}
-
-/// Every complete interval of a log that may still be being written: a last line cut
-/// short (no newline yet, or a histogram that does not decode) is left out.
-pub fn read_log_so_far(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
-    let bytes = std::fs::read(path).map_err(|source| HlogError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let complete = bytes
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(&bytes[..0], |end| &bytes[..=end]);
-    parse_log(path, complete)
-}
-
-fn parse_log(path: &Path, bytes: &[u8]) -> Result<Vec<LoggedInterval>, HlogError> {
+    // A line without its newline is one a killed run was writing: leave it out.
+    let whole = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(end) => &bytes[..=end],
+        None => &[][..],
+    };
     let mut deserializer = Deserializer::new();
     let mut out = Vec::new();
-    for entry in IntervalLogIterator::new(bytes) {
+    for entry in IntervalLogIterator::new(whole) {
         let entry = entry.map_err(|e| HlogError::Parse {
             path: path.to_path_buf(),
             offset: match e {
@@ -220,4 +210,44 @@ pub fn read_totals(dir: &Path) -> Result<BTreeMap<String, Histogram<u64>>, HlogE
         totals.insert(phase.name().to_string(), total);
     }
     Ok(totals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_is_readable_while_written_and_its_cut_last_line_is_left_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut sink = HlogSink::new(dir.path(), SystemTime::now());
+        let mut h = Histogram::<u64>::new_with_bounds(1, LATENCY_BOUND_US, 3).expect("bounds");
+        h.record(1500).expect("record");
+        for k in 0..2 {
+            let row = IntervalRow {
+                start_s: f64::from(k),
+                len_s: 1.0,
+                phase: Phase::Initialize,
+                count: 1,
+                errors: 0,
+                p50_us: 1500,
+                p90_us: 1500,
+                p99_us: 1500,
+                max_us: 1500,
+            };
+            sink.interval(&row, &h).expect("written");
+            sink.end_of_interval().expect("flushed");
+        }
+        // Not finished, as in a run killed hard: the final name holds both intervals.
+        let path = dir.path().join(file_name(Phase::Initialize));
+        assert_eq!(read_log(&path).expect("parses").len(), 2);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let whole = bytes.len();
+        bytes.extend_from_slice(b"Tag=initialize,3.000,1.000,1.500,HISTFAAAA");
+        std::fs::write(&path, &bytes).expect("write");
+        assert_eq!(read_log(&path).expect("a cut line is left out").len(), 2);
+        bytes.truncate(whole - 10);
+        std::fs::write(&path, &bytes).expect("write");
+        assert_eq!(read_log(&path).expect("cut mid-interval").len(), 1);
+        drop(sink);
+    }
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 mod body;
+mod soak;
 
 use body::body;
 
@@ -153,13 +154,17 @@ fn chart_data(input: &ReportInput<'_>) -> Value {
         .filter(|(_, h)| !h.is_empty())
         .map(|(k, h)| (k.clone(), json!(distribution(h))))
         .collect();
-    json!({
+    let mut data = json!({
         "order": Phase::ALL.iter().map(|p| p.name()).collect::<Vec<_>>(),
         "latency": latency,
         "throughput": throughput,
         "errors": series(et, ev),
         "distribution": dist,
-    })
+    });
+    if soak::shown(input.summary) {
+        data["soak"] = soak::data(input.summary);
+    }
+    data
 }
 
 /// The page.

@@ -26,12 +26,37 @@ use std::path::{Path, PathBuf};
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
 
-/// Write `bytes` to `path` via a temporary file and a rename, so a reader never sees a
-/// half-written file.
+/// Write `bytes` to `path` via a temporary file (`NAME.tmp` beside it) and a rename, so
+/// a reader never sees a half-written file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    let tmp = temporary(path);
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+/// Where [`write_atomically`] writes before its rename.
+fn temporary(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// The files [`write_results`] writes atomically: a run killed during a checkpoint may
+/// leave one of their temporaries behind.
+const ATOMIC_FILES: [&str; 5] = [
+    "summary.json",
+    "profile.toml",
+    "summary.txt",
+    html::FILE_NAME,
+    junit::FILE_NAME,
+];
+
+/// Remove the temporaries a killed run left (they are never the newest figures: the
+/// rename had not happened).
+fn remove_stale_temporaries(dir: &Path) {
+    for name in ATOMIC_FILES {
+        let _ = std::fs::remove_file(temporary(&dir.join(name)));
+    }
 }
 
 /// Write the results folder's summary files (the interval files are written while the
@@ -86,6 +111,8 @@ pub enum ResultsError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error("{dir} has the interval files of a run ({csv}, .hlog) but no summary.json: the run was stopped hard before its first checkpoint\nfix: the interval files are readable as they are; to have a summary from a run killed hard, run with --checkpoint (e.g. --checkpoint 1m) so it rewrites its results as it goes", csv = csv::FILE_NAME)]
+    NoCheckpoint { dir: PathBuf },
     #[error(transparent)]
     Csv(#[from] csv::CsvError),
     #[error(transparent)]
@@ -105,7 +132,15 @@ pub fn load_summary(dir: &Path) -> Result<Summary, ResultsError> {
 /// `mcp-fleet report DIR`: rebuild the text summary, the HTML report and the JUnit file
 /// from a results folder's `summary.json`, `intervals.csv` and `.hlog` files.
 pub fn regenerate(dir: &Path) -> Result<Summary, ResultsError> {
-    let mut summary = load_summary(dir)?;
+    let mut summary = load_summary(dir).map_err(|e| match e {
+        ResultsError::Read { .. } if dir.join(csv::FILE_NAME).is_file() => {
+            ResultsError::NoCheckpoint {
+                dir: dir.to_path_buf(),
+            }
+        }
+        e => e,
+    })?;
+    remove_stale_temporaries(dir);
     let csv_path = dir.join(csv::FILE_NAME);
     let timeline = if csv_path.is_file() {
         csv::read(&csv_path)?

@@ -130,6 +130,25 @@
     });
   }
 
+  function fmtBytes(b) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (Math.abs(b) >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+    return +b.toPrecision(3) + units[i];
+  }
+  // How a resource series' values read, by its unit.
+  const BY_UNIT = {
+    bytes: fmtBytes,
+    count: fmtNum,
+    cores: (v) => +v.toPrecision(3) + "",
+    seconds: (v) => fmtUs(v * 1e6),
+  };
+
+  // The soak section's charts share the run's time axis.
+  function soakAxis() {
+    return { xmin: 0, xmax: Math.max(1, (DATA.soak && DATA.soak.span_s) || 1) };
+  }
+
   function phaseOrder(names) {
     return names.slice().sort((a, b) => DATA.order.indexOf(a) - DATA.order.indexOf(b));
   }
@@ -149,6 +168,19 @@
       } else if (kind === "errors") {
         draw(c, [{ name: "errors/s", color: "#dc2626", x: DATA.errors.t, y: DATA.errors.v, width: 2 }],
           { legend: true, fmtX: fmtTime, fmtY: fmtNum });
+      } else if (kind === "resource") {
+        const all = (DATA.soak && DATA.soak.series) || {};
+        const names = c.dataset.series.split(",").filter((n) => all[n]);
+        const series = names.map((n, i) => ({ name: n, color: PALETTE[i % PALETTE.length], x: all[n].t, y: all[n].v, width: i === 0 ? 2 : 1.2 }));
+        const unit = names.length ? all[names[0]].unit : "count";
+        draw(c, series, Object.assign({ legend: true, fmtX: fmtTime, fmtY: BY_UNIT[unit] || fmtNum }, soakAxis()));
+        c.dataset.points = series.reduce((n, s) => n + s.x.length, 0);
+      } else if (kind === "soak-latency") {
+        const lines = DATA.latency[c.dataset.phase] || {};
+        const series = ["p50", "p99"].filter((k) => lines[k])
+          .map((k) => ({ name: k, color: LAT[k], x: lines[k].t, y: lines[k].v, width: k === "p99" ? 2 : 1.3 }));
+        draw(c, series, Object.assign({ ylog: true, legend: true, fmtX: fmtTime, fmtY: fmtUs }, soakAxis()));
+        c.dataset.points = series.reduce((n, s) => n + s.x.length, 0);
       } else if (kind === "distribution") {
         // x = log10(1 / (1 - p)): 0 at 0%, 1 at 90%, 2 at 99%, …
         const tx = (pct) => Math.log10(1 / Math.max(1e-7, 1 - pct / 100));

@@ -120,11 +120,25 @@ pub struct RunInfo {
     pub load: LoadInfo,
     /// Why the run ended: `sessions`, `duration`, `unreachable` (the target stayed down
     /// for `--abort-on-unreachable`), or the signal that stopped it: `interrupted`
-    /// (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP).
+    /// (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP); `running` in a checkpoint's
+    /// summary.
     pub stopped_by: String,
     /// The length of the intervals in the hlog and CSV files, seconds.
     #[serde(default)]
     pub interval_s: f64,
+    /// False in a checkpoint's summary: the run was still going (`stopped_by` is
+    /// `running`) and the figures are those as of `checkpoint_at`. A run killed hard
+    /// leaves that summary behind. Absent (true) in results written before it existed.
+    #[serde(default = "finished")]
+    pub complete: bool,
+    /// When the checkpoint was written (RFC 3339); absent in a finished run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_at: Option<String>,
+}
+
+/// Old summaries were written at the end of their run.
+fn finished() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -261,6 +275,9 @@ pub struct RunFacts {
     pub resources: Vec<Series>,
     /// The soak verdicts, outages and storms of the run.
     pub soak: super::soak::Soak,
+    /// When these facts are a checkpoint's (the run still going), its time; `None` for
+    /// a finished run.
+    pub checkpoint_at: Option<std::time::SystemTime>,
 }
 
 impl Summary {
@@ -372,6 +389,10 @@ fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo 
         },
         stopped_by: facts.stopped_by.clone(),
         interval_s: stats.interval_s,
+        complete: facts.checkpoint_at.is_none(),
+        checkpoint_at: facts
+            .checkpoint_at
+            .map(|t| humantime::format_rfc3339_millis(t).to_string()),
     }
 }
 

@@ -68,6 +68,14 @@ pub fn render(s: &Summary) -> String {
         "mcp-fleet {} · {} · seed {} · {:.1}s · {} ({})",
         s.tool.version, r.name, r.seed, r.duration_s, r.target, r.transport
     );
+    if !r.complete {
+        let _ = writeln!(
+            out,
+            "this run did not finish: figures as of the checkpoint at {} ({:.1}s in)",
+            r.checkpoint_at.as_deref().unwrap_or("an unknown time"),
+            r.duration_s
+        );
+    }
     let ss = &s.sessions;
     let _ = writeln!(
         out,

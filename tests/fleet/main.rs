@@ -396,6 +396,7 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
+mod checkpoints;
 mod cli;
 mod conformance;
 mod eras;
@@ -408,6 +409,7 @@ mod scripted_server;
 mod secrets;
 mod signals;
 mod soak_server;
+mod soak_report;
 mod support;
 mod transports;
 mod unreachable;

@@ -15,6 +15,7 @@ pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> S
     let mut out = String::new();
     headline(&mut out, s);
     thresholds(&mut out, s);
+    super::soak::section(&mut out, s, &charts["latency"]);
     chart_places(&mut out, charts);
     phase_tables(&mut out, s);
     failures(&mut out, s);

@@ -34,7 +34,7 @@ pub fn drift(dir: &Path, timeline: &[IntervalRow], first: Window, last: Window) 
         .filter_map(|phase| {
             let path = dir.join(hlog::file_name(phase));
             let logged = if path.is_file() {
-                hlog::read_log_so_far(&path).unwrap_or_default()
+                hlog::read_log(&path).unwrap_or_default()
             } else {
                 Vec::new()
             };
@@ -184,6 +184,6 @@ mod tests {
         assert_eq!(d[0].last.count, 0);
         assert_eq!((d[0].last.p99_us, d[0].p99_change), (None, None));
         assert!(d[0].first.p99_us.is_some());
-        assert_eq!(hlog::read_log_so_far(&path).expect("read").len(), 9);
+        assert_eq!(hlog::read_log(&path).expect("read").len(), 9);
     }
 }

@@ -1,0 +1,203 @@
+//! The results of a run, assembled and written in one place: at the end of the run and
+//! at every checkpoint (`--checkpoint`), so a generator killed by SIGKILL, the OOM killer
+//! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
+//! everything the collector does not know joins the figures; both paths use it.
+
+use crate::instruments::Measured;
+use crate::metrics::{Series, Snapshots, Stats};
+use crate::watch;
+use crate::plan::Plan;
+use crate::report;
+use anyhow::Context;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What a run knows besides its figures: its plan, where it writes, what it targets.
+#[derive(Debug)]
+pub struct Run {
+    pub plan: Arc<Plan>,
+    pub dir: PathBuf,
+    pub target: String,
+    pub transport: String,
+    pub started_at: SystemTime,
+}
+
+/// The moment the figures describe: the end of the run, or a checkpoint.
+#[derive(Debug, Clone)]
+pub struct Moment {
+    pub at: SystemTime,
+    /// Time since the start of the run.
+    pub elapsed: Duration,
+    /// `run.stopped_by`: why it ended, or `running`.
+    pub stopped_by: String,
+    /// A checkpoint: the run still goes on.
+    pub checkpoint: bool,
+}
+
+impl Moment {
+    /// The end of the run, as the instruments measured it.
+    pub fn end(measured: &Measured, stopped_by: &crate::stop::StopReason) -> Moment {
+        Moment {
+            at: measured.finished_at,
+            elapsed: measured.elapsed,
+            stopped_by: stopped_by.name().to_string(),
+            checkpoint: false,
+        }
+    }
+
+    /// A checkpoint now, `elapsed` into the run.
+    pub fn checkpoint(elapsed: Duration) -> Moment {
+        Moment {
+            at: SystemTime::now(),
+            elapsed,
+            stopped_by: "running".into(),
+            checkpoint: true,
+        }
+    }
+}
+
+/// The run's facts at `moment`. The resource series and the soak verdicts join here, so
+/// checkpoints carry them too.
+pub fn facts(
+    run: &Run,
+    stats: &Stats,
+    moment: &Moment,
+    resources: Vec<Series>,
+) -> report::RunFacts {
+    let soak = report::soak::verdicts(
+        &run.plan.soak,
+        &run.dir,
+        &stats.timeline,
+        &resources,
+        moment.elapsed.as_secs_f64(),
+    );
+    report::RunFacts {
+        started_at: run.started_at,
+        finished_at: moment.at,
+        duration: moment.elapsed,
+        target: run.target.clone(),
+        transport: run.transport.clone(),
+        stopped_by: moment.stopped_by.clone(),
+        resources,
+        soak,
+        checkpoint_at: moment.checkpoint.then_some(moment.at),
+    }
+}
+
+/// Build the summary from `stats` and `facts` and write the results folder's summary
+/// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml), each
+/// atomically; the interval files are written while the run goes.
+pub fn write(
+    run: &Run,
+    stats: &Stats,
+    facts: &report::RunFacts,
+) -> anyhow::Result<report::Summary> {
+    let dir = &run.dir;
+    let summary = report::Summary::build(&run.plan, stats, facts);
+    let histograms = stats
+        .phases
+        .active()
+        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
+        .collect();
+    report::write_results(
+        dir,
+        &summary,
+        &run.plan.profile_toml(),
+        &stats.timeline,
+        histograms,
+    )
+    .with_context(|| format!("writing results to {}", dir.display()))?;
+    if let Some(e) = &stats.interval_error {
+        anyhow::bail!(
+            "writing the interval files (.hlog, intervals.csv) to {}: {e}",
+            dir.display()
+        );
+    }
+    Ok(summary)
+}
+
+/// The task that writes a checkpoint every period while the fleet works.
+#[derive(Debug)]
+pub struct Checkpoints {
+    done: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Checkpoints {
+    /// Start writing checkpoints every `plan.checkpoint` (nothing when it is off), the
+    /// first one period after `started`.
+    pub fn start(
+        run: Arc<Run>,
+        snapshots: Snapshots,
+        started: tokio::time::Instant,
+        quiet: bool,
+    ) -> Checkpoints {
+        let done = CancellationToken::new();
+        let task = run.plan.checkpoint.map(|every| {
+            tokio::spawn(write_every(
+                run,
+                every,
+                snapshots,
+                started,
+                done.clone(),
+                quiet,
+            ))
+        });
+        Checkpoints { done, task }
+    }
+
+    /// Stop, after the checkpoint being written if any, so it cannot overwrite the
+    /// final results.
+    pub async fn stop(self) {
+        self.done.cancel();
+        if let Some(task) = self.task {
+            let _ = task.await;
+        }
+    }
+}
+
+async fn write_every(
+    run: Arc<Run>,
+    every: Duration,
+    snapshots: Snapshots,
+    started: tokio::time::Instant,
+    done: CancellationToken,
+    quiet: bool,
+) {
+    let mut tick = tokio::time::interval_at(started + every, every);
+    // A slow checkpoint (a huge report) must not be followed by a burst of them.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut warned = false;
+    loop {
+        tokio::select! {
+            _ = done.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        let Some(stats) = snapshots.take().await else {
+            break;
+        };
+        let moment = Moment::checkpoint(started.elapsed());
+        let run = run.clone();
+        // Rendering the report is CPU work: keep it off the fleet's workers.
+        let written = tokio::task::spawn_blocking(move || {
+            // The watcher writes every point to resources.csv as it goes: the series so
+            // far are read back from there rather than asked of it.
+            let resources = watch::read_csv(&run.dir.join(watch::CSV_FILE))
+                .unwrap_or_default();
+            let facts = facts(&run, &stats, &moment, resources);
+            write(&run, &stats, &facts).map(|_| ())
+        })
+        .await
+        .map_err(anyhow::Error::from)
+        .and_then(|r| r);
+        if let Err(e) = written {
+            if !quiet && !warned {
+                eprintln!("warning: a checkpoint could not be written (the run goes on): {e:#}");
+            }
+            warned = true;
+        }
+    }
+}
