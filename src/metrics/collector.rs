@@ -14,6 +14,15 @@ use tokio::sync::{mpsc, oneshot, watch};
 /// results.
 const EXAMPLES_PER_KIND: usize = 3;
 
+/// How many distinct server→client method names are counted by name. The names come
+/// from the server, so a server that puts a token or a counter in its method names
+/// (`notifications/progress/17`, …) would otherwise grow the map by one entry per
+/// message for the whole run; later names are counted together under [`OTHER_METHODS`].
+pub const SERVER_METHODS_KEPT: usize = 64;
+
+/// The key that counts server→client messages beyond [`SERVER_METHODS_KEPT`] names.
+pub const OTHER_METHODS: &str = "(other methods)";
+
 /// What sessions report.
 #[derive(Debug)]
 pub enum Event {
@@ -284,9 +293,7 @@ impl Collector {
             Event::ToolError { tool, text } => {
                 keep(s.tool_error_examples.entry(tool).or_default(), text);
             }
-            Event::ServerMessage { method } => {
-                *s.server_messages.entry(method).or_insert(0) += 1;
-            }
+            Event::ServerMessage { method } => count_method(&mut s.server_messages, method),
             Event::Count { counter, n } => s.counters.add(counter, n),
             Event::Finding { check, example } => {
                 let seen = s.findings.entry(check).or_default();
@@ -315,6 +322,19 @@ fn fold_transports(s: &mut Stats, transports: &[TransportKind]) {
         if let Some(&kind) = transports.get(i).filter(|_| sampled) {
             s.by_transport.entry(kind).or_default().merge_samples(table);
         }
+    }
+}
+
+/// Count one server→client message under its method, or under [`OTHER_METHODS`] once
+/// [`SERVER_METHODS_KEPT`] names are counted: the map stays bounded however many names
+/// the server invents.
+fn count_method(counts: &mut std::collections::BTreeMap<String, u64>, method: String) {
+    if let Some(n) = counts.get_mut(&method) {
+        *n += 1;
+    } else if counts.len() < SERVER_METHODS_KEPT {
+        counts.insert(method, 1);
+    } else {
+        *counts.entry(OTHER_METHODS.to_string()).or_insert(0) += 1;
     }
 }
 
@@ -447,6 +467,39 @@ mod tests {
         assert!(
             snapshots.take().await.is_none(),
             "a finished collector answers none"
+        );
+    }
+
+    #[tokio::test]
+    async fn server_method_names_are_counted_in_a_bounded_map() {
+        let (collector, rec) = Collector::new(vec![TransportKind::StreamableHttp], 0);
+        let handle = tokio::spawn(collector.run());
+        // A server that invents a method name per message: one map entry each before.
+        for i in 0..10_000 {
+            rec.send(Event::ServerMessage {
+                method: format!("notifications/progress/{i}"),
+            });
+        }
+        rec.send(Event::ServerMessage {
+            method: "notifications/progress/3".into(),
+        });
+        drop(rec);
+        let stats = handle.await.expect("collector task");
+        let m = &stats.server_messages;
+        assert_eq!(m.len(), SERVER_METHODS_KEPT + 1, "bounded");
+        assert_eq!(
+            m.values().sum::<u64>(),
+            10_001,
+            "every message still counted"
+        );
+        assert_eq!(
+            m.get("notifications/progress/3"),
+            Some(&2),
+            "a kept name counts on"
+        );
+        assert_eq!(
+            m.get(OTHER_METHODS),
+            Some(&(10_000 - SERVER_METHODS_KEPT as u64))
         );
     }
 

@@ -9,6 +9,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// Most entries one client keeps. A cache spans all of a client's sessions, and its keys
+/// hold the server's cursors: a server whose cursors change (a snapshot id, a time in
+/// the cursor) would otherwise add an entry per listing for the whole run, since an
+/// expired entry is only replaced when the same key comes again.
+const MOST_ENTRIES: usize = 256;
+
 #[derive(Debug, Default)]
 pub struct ResponseCache {
     entries: HashMap<String, (Value, Instant)>,
@@ -33,9 +39,28 @@ impl ResponseCache {
         if ttl == 0 {
             return;
         }
-        let expires = Instant::now() + Duration::from_millis(ttl);
-        self.entries
-            .insert(key(method, cursor), (result.clone(), expires));
+        let now = Instant::now();
+        let key = key(method, cursor);
+        if self.entries.len() >= MOST_ENTRIES && !self.entries.contains_key(&key) {
+            self.make_room(now);
+        }
+        let expires = now + Duration::from_millis(ttl);
+        self.entries.insert(key, (result.clone(), expires));
+    }
+
+    /// Drop the expired entries; when all are still fresh, the one that expires first.
+    fn make_room(&mut self, now: Instant) {
+        self.entries.retain(|_, (_, expires)| now < *expires);
+        if self.entries.len() >= MOST_ENTRIES {
+            let first = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (_, expires))| *expires)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = first {
+                self.entries.remove(&k);
+            }
+        }
     }
 
     /// Drop every page of `method` (after its `list_changed`).
@@ -49,6 +74,37 @@ impl ResponseCache {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[tokio::test(start_paused = true)]
+    async fn changing_cursors_do_not_grow_the_cache() {
+        let mut c = ResponseCache::default();
+        let page = json!({"tools": [], "ttlMs": 1000});
+        // A server with a fresh cursor per listing, 100 listings a second for 100 s.
+        for i in 0..10_000 {
+            c.put("tools/list", Some(&format!("snapshot-{i}")), &page);
+            assert!(
+                c.entries.len() <= MOST_ENTRIES,
+                "{} entries",
+                c.entries.len()
+            );
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        // Entries that never expire during the run: the oldest goes first.
+        let forever = json!({"tools": [], "ttlMs": 3_600_000});
+        for i in 0..1_000 {
+            c.put("prompts/list", Some(&format!("p{i}")), &forever);
+            tokio::time::advance(Duration::from_millis(1)).await;
+        }
+        assert_eq!(c.entries.len(), MOST_ENTRIES);
+        assert!(
+            c.get("prompts/list", Some("p999")).is_some(),
+            "the newest is kept"
+        );
+        assert!(
+            c.get("prompts/list", Some("p0")).is_none(),
+            "the oldest made room"
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn entries_expire_and_invalidate() {
