@@ -148,10 +148,17 @@ fn pct(change: Option<f64>) -> String {
 /// The verdict tables of `summary.soak`.
 fn verdicts(out: &mut String, soak: &Soak) {
     if !soak.slopes.is_empty() {
+        let steady = if soak.steady_to_s > soak.steady_from_s {
+            format!(
+                " (steady part {:.0}s–{:.0}s)",
+                soak.steady_from_s, soak.steady_to_s
+            )
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "<h3>Leak slopes (steady part {:.0}s–{:.0}s)</h3><table class=soak-slopes><thead><tr><th>series</th><th class=n>slope</th><th class=n>95% CI</th><th class=n>R²</th><th class=n>points</th><th>in words</th></tr></thead><tbody>",
-            soak.steady_from_s, soak.steady_to_s
+            "<h3>Leak slopes{steady}</h3><table class=soak-slopes><thead><tr><th>series</th><th class=n>slope</th><th class=n>95% CI</th><th class=n>R²</th><th class=n>points</th><th>in words</th></tr></thead><tbody>"
         );
         for sl in &soak.slopes {
             let _ = writeln!(
