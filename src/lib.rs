@@ -75,12 +75,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         },
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
+    let followed = instruments.live.clone();
     let fleet_end = fleet::run(&plan.load, plan.seed, work, live, stop).await;
     let measured = instruments.stop().await?;
     let (target, transport) = (targets.description.clone(), targets.transports.clone());
     targets.shutdown().await;
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
+    let mut soak = report::soak::Soak::default();
+    let (outages, storms) =
+        report::soak_traffic::outages_and_storms(&followed.traffic(), measured.elapsed);
+    soak.outages = outages;
+    soak.storms = storms;
     let facts = report::RunFacts {
         started_at: measured.started_at,
         finished_at: measured.finished_at,
@@ -89,7 +95,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         transport,
         stopped_by: stopped_by.name().to_string(),
         resources: Vec::new(),
-        soak: report::soak::Soak::default(),
+        soak,
     };
     let summary = report::Summary::build(&plan, &measured.stats, &facts);
     write_results(&results_dir, &plan, &summary, &measured.stats)?;

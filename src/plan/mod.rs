@@ -5,6 +5,7 @@
 
 mod describe;
 mod error;
+mod habits;
 mod load;
 mod overrides;
 mod pause;
@@ -17,7 +18,8 @@ mod target;
 pub mod threshold;
 
 pub use error::{PlanError, SourceError};
-pub use load::{Curve, Load, LoadModel, Stage};
+pub use habits::Habits;
+pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
 pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::{EraMode, Persona, Shape};

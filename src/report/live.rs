@@ -136,6 +136,7 @@ fn errors_line(f: &LiveFigures) -> String {
 fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = vec![view.headline(now)];
     lines.extend(view.unreachable(now));
+    lines.extend(super::soak_traffic::live_notes(&view.live.traffic()));
     lines.push(format!(
         "  {:<26} {:>9} {:>9} {:>9} {:>8}",
         "phase (last interval)", "p50", "p99", "per s", "errors"
@@ -167,6 +168,9 @@ fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
 fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     let mut s = format!("[mcp-fleet] {}", view.headline(now));
     if let Some(note) = view.unreachable(now) {
+        let _ = write!(s, " · {note}");
+    }
+    for note in super::soak_traffic::live_notes(&view.live.traffic()) {
         let _ = write!(s, " · {note}");
     }
     let key: Vec<String> = f

@@ -408,5 +408,6 @@ mod scripted_server;
 mod secrets;
 mod signals;
 mod support;
+mod traffic;
 mod transports;
 mod unreachable;
