@@ -321,7 +321,6 @@ async fn a_server_restart_is_an_outage_the_long_lived_sessions_recover_from() {
         .unwrap_or_default();
     assert_eq!(outages.len(), 1, "{outages:#?}");
     let o = &outages[0];
-    eprintln!("outage {o} run {}", json["run"]["duration_s"]);
     let down = o["downtime_s"].as_f64().unwrap_or(0.0);
     assert!(
         (0.5..3.0).contains(&down),
