@@ -65,13 +65,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         eprintln!("  open-file limit {open_files}");
     }
 
-    let instruments = instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
+    let instruments =
+        instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
     let run = Arc::new(results::Run {
         plan: plan.clone(),
         dir: results_dir.clone(),
         target: targets.description.clone(),
         transport: targets.transports.clone(),
         started_at: instruments.started().0,
+        live: instruments.live.clone(),
     });
     let checkpoints = results::Checkpoints::start(
         run.clone(),

@@ -157,6 +157,20 @@ pub struct LoadSection {
     /// Default: `"1m"` for runs over 5 minutes or without a duration, else off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
+    /// Things that happen to the fleet at set times: `[{ at = "10m", storm = "reconnect" }]`
+    /// drops every long-lived session at once (as a load balancer restart does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventSection>>,
+}
+
+/// One `[load] events` entry: `{ at = "10m", storm = "reconnect" }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSection {
+    /// When, from the start of the run.
+    pub at: String,
+    /// `reconnect`: every long-lived session drops its connection and reconnects.
+    pub storm: String,
 }
 
 /// One load stage.
@@ -222,6 +236,16 @@ pub struct PersonaSection {
     pub shape: Option<String>,
     /// Long-lived sessions: scenario iterations per second per session, e.g. `"0.5/s"`.
     pub pace: Option<String>,
+    /// Share of sessions (0…1) that vanish at the end instead of closing: no DELETE, no
+    /// close frame, no stdin EOF — the connection is just dropped. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandon: Option<f64>,
+    /// Long-lived, legacy era: send `ping` this often while otherwise idle, e.g. `"30s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping_every: Option<String>,
+    /// Long-lived: a pause between iterations, `"5s"` or a uniform range `"1s..30s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<String>,
 }
 
 /// `sampling = { text = "…", delay = "20ms" }`.

@@ -3,11 +3,12 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
+use crate::fleet::LiveCounters;
 use crate::instruments::Measured;
 use crate::metrics::{Series, Snapshots, Stats};
-use crate::watch;
 use crate::plan::Plan;
 use crate::report;
+use crate::watch;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +24,8 @@ pub struct Run {
     pub target: String,
     pub transport: String,
     pub started_at: SystemTime,
+    /// The fleet's live counters: the outages and storms it lived through.
+    pub live: Arc<LiveCounters>,
 }
 
 /// The moment the figures describe: the end of the run, or a checkpoint.
@@ -67,13 +70,15 @@ pub fn facts(
     moment: &Moment,
     resources: Vec<Series>,
 ) -> report::RunFacts {
-    let soak = report::soak::verdicts(
+    let mut soak = report::soak::verdicts(
         &run.plan.soak,
         &run.dir,
         &stats.timeline,
         &resources,
         moment.elapsed.as_secs_f64(),
     );
+    (soak.outages, soak.storms) =
+        report::soak_traffic::outages_and_storms(&run.live.traffic(), moment.elapsed);
     report::RunFacts {
         started_at: run.started_at,
         finished_at: moment.at,
@@ -185,8 +190,7 @@ async fn write_every(
         let written = tokio::task::spawn_blocking(move || {
             // The watcher writes every point to resources.csv as it goes: the series so
             // far are read back from there rather than asked of it.
-            let resources = watch::read_csv(&run.dir.join(watch::CSV_FILE))
-                .unwrap_or_default();
+            let resources = watch::read_csv(&run.dir.join(watch::CSV_FILE)).unwrap_or_default();
             let facts = facts(&run, &stats, &moment, resources);
             write(&run, &stats, &facts).map(|_| ())
         })

@@ -7,12 +7,13 @@
 //! do not pass for sessions per second. [`FleetWork`] is what the fleet's scheduler runs.
 
 pub mod arguments;
+mod long_lived;
 mod steps;
 mod timer;
 mod tool_result;
 mod work;
 
-pub use work::{StopSignals, Work};
+pub use work::{LiveSession, StopSignals, StormSignal, Work};
 
 use crate::metrics::{
     Counter, Event, Origin, Outcome, Phase, Recorder, Sample, SessionOutcome, Span,
@@ -24,7 +25,7 @@ use crate::session::{Failure, ResponseCache, Session};
 use crate::transport::Endpoint;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use std::sync::Arc;
 use std::time::Duration;
 use timer::Timer;
@@ -111,11 +112,15 @@ pub async fn run_session(
     ctx: &SessionContext,
     persona: &Persona,
     scenario: &Scenario,
-    rng: SmallRng,
+    mut rng: SmallRng,
     cache: &mut ResponseCache,
     intended: Instant,
     stop: &StopSignals,
 ) -> SessionOutcome {
+    // Drawn first, and only when asked for, so runs without `abandon` keep their seeds'
+    // choices.
+    let share = persona.habits.abandon;
+    let abandons = share > 0.0 && rng.random::<f64>() < share;
     let rec = &ctx.recorder;
     rec.send(Event::SessionStarted {
         persona: persona.id,
@@ -134,6 +139,7 @@ pub async fn run_session(
         session.observe(t.clone());
     }
 
+    let mut stormed = false;
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
         timer.set_era(session.era(), session.version());
         match persona.shape {
@@ -146,14 +152,39 @@ pub async fn run_session(
             Shape::LongLived { pace } => {
                 // Before the scenario: a long-lived session ends only when the run drains.
                 probe_undeclared(ctx, persona, &mut session).await;
-                long_lived(&mut session, &mut timer, scenario, cache, pace, stop).await;
+                let (live, mut storm) = stop.storm.established();
+                let habits = &persona.habits;
+                let lived = long_lived::run(
+                    &mut session,
+                    &mut timer,
+                    scenario,
+                    cache,
+                    pace,
+                    habits,
+                    stop,
+                );
+                tokio::select! {
+                    () = lived => {}
+                    Ok(()) = storm.changed() => stormed = true,
+                }
+                drop(live);
             }
         }
     }
     timer.set_era(session.era(), session.version());
-    let t = Instant::now();
-    let closed = session.close().await;
-    let _ = timer.finish(Phase::Close, None, t, closed, || None);
+    if stormed || abandons {
+        // No goodbye and no `close` sample: the connection just goes away.
+        rec.count(if stormed {
+            Counter::StormDropped
+        } else {
+            Counter::Abandoned
+        });
+        session.abandon();
+    } else {
+        let t = Instant::now();
+        let closed = session.close().await;
+        let _ = timer.finish(Phase::Close, None, t, closed, || None);
+    }
     timer.end()
 }
 
@@ -180,42 +211,6 @@ async fn probe_undeclared(ctx: &SessionContext, persona: &Persona, session: &mut
         steps::probe_undeclared(session, steps::Probe::EverySession).await;
     } else if ctx.conformance.first_probe(&persona.route) {
         steps::probe_undeclared(session, steps::Probe::OncePerTarget).await;
-    }
-}
-
-/// A long-lived session repeats its scenario until the run drains. With a pace, the
-/// iterations are scheduled like an open model inside the session: iteration i is due
-/// at start + i/pace, and its first phase is measured from then, so a slow server shows
-/// up as latency rather than as fewer operations.
-async fn long_lived(
-    session: &mut Session<'_>,
-    timer: &mut Timer<'_>,
-    scenario: &Scenario,
-    cache: &mut ResponseCache,
-    pace: Option<f64>,
-    stop: &StopSignals,
-) {
-    let start = Instant::now();
-    for i in 0u64.. {
-        if stop.drain.is_cancelled() {
-            return;
-        }
-        if let Some(rate) = pace {
-            let due = start + Duration::from_secs_f64(i as f64 / rate);
-            tokio::select! {
-                () = tokio::time::sleep_until(due) => {}
-                () = stop.drain.cancelled() => return,
-            }
-            timer.intend(due);
-        }
-        if steps::run(session, timer, scenario, cache).await.is_err() {
-            return;
-        }
-        if pace.is_none() && scenario.steps.is_empty() {
-            // Nothing to repeat: hold the session open until the run drains.
-            stop.drain.cancelled().await;
-            return;
-        }
     }
 }
 

@@ -300,6 +300,11 @@ pub async fn probe_undeclared(session: &mut Session<'_>, probe: Probe) {
     }
 }
 
+/// A keep-alive `ping`, timed as the `ping` phase.
+pub async fn ping(session: &mut Session<'_>, timer: &mut Timer<'_>) -> Result<(), FailureKind> {
+    timed(session, timer, Phase::Ping, methods::PING, None).await
+}
+
 /// One request timed as one phase; the result body is not needed.
 async fn timed(
     session: &mut Session<'_>,

@@ -6,6 +6,9 @@ use crate::metrics::SessionOutcome;
 use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +19,88 @@ pub struct StopSignals {
     pub drain: CancellationToken,
     /// Abandon sessions in flight (they are counted as interrupted).
     pub abort: CancellationToken,
+    /// Reconnect storms, and the long-lived sessions they would drop.
+    pub storm: StormSignal,
+}
+
+/// The long-lived sessions of a run as a storm sees them: how many are live (past their
+/// handshake), and a generation counter they watch — a storm bumps it and every live
+/// one drops its connection at once (a `watch`, so nothing polls).
+#[derive(Debug, Clone, Default)]
+pub struct StormSignal {
+    generation: Arc<watch::Sender<u64>>,
+    live: Arc<AtomicU64>,
+    /// Sessions established since the latest storm (recovery is counted on these, so a
+    /// session that has not noticed the storm yet does not pass for one that is back).
+    fresh: Arc<AtomicU64>,
+    /// Every long-lived session ever established: when it grows, the target was reached
+    /// (a long-lived session only ends, and says so, when the run does).
+    established: Arc<AtomicU64>,
+}
+
+impl StormSignal {
+    /// Drop every live long-lived session; how many were live.
+    pub fn fire(&self) -> u64 {
+        let live = self.live();
+        self.fresh.store(0, Ordering::Relaxed);
+        self.generation.send_modify(|g| *g += 1);
+        live
+    }
+
+    /// Storms so far.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// Long-lived sessions live now.
+    pub fn live(&self) -> u64 {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Long-lived sessions established since the latest storm.
+    pub fn fresh(&self) -> u64 {
+        self.fresh.load(Ordering::Relaxed)
+    }
+
+    /// Long-lived sessions established since the run began.
+    pub fn established_total(&self) -> u64 {
+        self.established.load(Ordering::Relaxed)
+    }
+
+    /// A long-lived session is established: it counts as live until the guard drops, and
+    /// the receiver tells it of the next storm.
+    pub fn established(&self) -> (LiveSession, watch::Receiver<u64>) {
+        let rx = self.generation.subscribe();
+        let generation = *rx.borrow();
+        self.live.fetch_add(1, Ordering::Relaxed);
+        self.fresh.fetch_add(1, Ordering::Relaxed);
+        self.established.fetch_add(1, Ordering::Relaxed);
+        let guard = LiveSession {
+            signal: self.clone(),
+            generation,
+        };
+        (guard, rx)
+    }
+}
+
+/// One live long-lived session (see [`StormSignal::established`]).
+#[derive(Debug)]
+pub struct LiveSession {
+    signal: StormSignal,
+    generation: u64,
+}
+
+impl Drop for LiveSession {
+    fn drop(&mut self) {
+        self.signal.live.fetch_sub(1, Ordering::Relaxed);
+        if self.signal.generation() == self.generation {
+            // Saturating: `fire` may have reset it between our add and this.
+            let _ = self
+                .signal
+                .fresh
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+    }
 }
 
 impl StopSignals {

@@ -11,6 +11,7 @@
 
 pub mod progress;
 pub mod schedule;
+pub mod traffic;
 
 pub use progress::LiveCounters;
 
@@ -98,6 +99,12 @@ pub async fn run<W: Work>(
             gave_up.clone(),
         ))
     });
+    // Storms, and how long-lived sessions came through storms and outages.
+    let traffic = tokio::spawn(traffic::follow(
+        load.events.clone(),
+        live.clone(),
+        stop.clone(),
+    ));
     let shared = Shared {
         work,
         live,
@@ -114,7 +121,7 @@ pub async fn run<W: Work>(
             max_in_flight,
         } => open(rate, *max_in_flight, &shared).await,
     }
-    for task in timer.into_iter().chain(watch) {
+    for task in timer.into_iter().chain(watch).chain([traffic]) {
         task.abort();
     }
     if gave_up.load(Ordering::Acquire) {
@@ -240,9 +247,13 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
             return;
         }
         live.in_flight.fetch_add(1, Ordering::Relaxed);
+        let storms = stop.storm.generation();
         let outcome = work
             .session(Instant::now(), &mut rng, &mut cache, &stop)
             .await;
+        // A session a storm dropped reconnects as a client does after a load balancer
+        // restart: after the first step of the backoff (jittered, so not all at once).
+        let stormed = stop.storm.generation() != storms && outcome == SessionOutcome::Completed;
         live.in_flight.fetch_sub(1, Ordering::Relaxed);
         live.session_ended(outcome);
         // No think time once the budget is spent: it would only delay the end.
@@ -257,6 +268,9 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
             }
         } else {
             unreachable_in_a_row = 0;
+            if let (true, Some(b)) = (stormed, reconnect) {
+                pause = pause.max(b.delay(1, &mut jitter));
+            }
         }
         if !pause.is_zero() {
             tokio::select! {

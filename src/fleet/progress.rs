@@ -1,8 +1,10 @@
 //! Live counters shared by the virtual clients; the live view (`live.rs`), the metrics
 //! endpoint and the fleet's own watch on an unreachable target read them.
 
+use super::traffic::TrafficLog;
 use crate::metrics::SessionOutcome;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -19,6 +21,8 @@ pub struct LiveCounters {
     /// Since when the latest sessions have all failed to reach the server (`None` while
     /// they reach it).
     unreachable_since: watch::Sender<Option<Instant>>,
+    /// Reconnect storms and outages so far, and how the long-lived sessions came back.
+    traffic: Mutex<TrafficLog>,
 }
 
 impl LiveCounters {
@@ -49,9 +53,26 @@ impl LiveCounters {
         }
     }
 
+    /// A session reached the server without ending (a long-lived one got through its
+    /// handshake): the unreachable spell, if any, is over.
+    pub fn reached(&self) {
+        self.unreachable_since
+            .send_if_modified(|s| s.take().is_some());
+    }
+
     /// When the current unreachable spell began, if one is going on.
     pub fn unreachable_since(&self) -> Option<Instant> {
         *self.unreachable_since.borrow()
+    }
+
+    /// The storms and outages so far.
+    pub fn traffic(&self) -> TrafficLog {
+        self.traffic_mut().clone()
+    }
+
+    pub(super) fn traffic_mut(&self) -> MutexGuard<'_, TrafficLog> {
+        // Poisoned only if the follower panicked mid-update; the log is still readable.
+        self.traffic.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Follow the spells as they start and end.

@@ -115,6 +115,7 @@ fn load(model: LoadModel, sessions: Option<u64>, duration: Option<Duration>) -> 
         grace: Duration::from_secs(1),
         reconnect: None,
         abort_on_unreachable: None,
+        events: Vec::new(),
     }
 }
 

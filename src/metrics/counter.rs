@@ -40,11 +40,15 @@ pub enum Counter {
     InputRounds,
     /// A tool's `x-mcp-header` annotation that names no valid header.
     InvalidXMcpHeader,
+    /// A session that vanished at its end instead of closing (persona `abandon`).
+    Abandoned,
+    /// A long-lived session a reconnect storm dropped (`[load] events`).
+    StormDropped,
 }
 
 impl Counter {
     /// Every counter, in the order of the enum (which is also its index).
-    pub const ALL: [Counter; 17] = [
+    pub const ALL: [Counter; 19] = [
         Counter::Dropped,
         Counter::EraLegacy,
         Counter::EraModern,
@@ -62,6 +66,8 @@ impl Counter {
         Counter::ToolsRelisted,
         Counter::InputRounds,
         Counter::InvalidXMcpHeader,
+        Counter::Abandoned,
+        Counter::StormDropped,
     ];
 
     /// The stable name used in `summary.json` and every report.
@@ -84,6 +90,8 @@ impl Counter {
             Counter::ToolsRelisted => "tools_relisted",
             Counter::InputRounds => "input_rounds",
             Counter::InvalidXMcpHeader => "invalid_x_mcp_header",
+            Counter::Abandoned => "abandoned",
+            Counter::StormDropped => "storm_dropped",
         }
     }
 

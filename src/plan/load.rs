@@ -6,7 +6,7 @@
 use super::pause::{Backoff, Think, DEFAULT_BACKOFF};
 use super::quantity::{parse_duration, parse_rate};
 use super::PlanError;
-use crate::profile::{LoadSection, StageSection};
+use crate::profile::{EventSection, LoadSection, StageSection};
 use std::time::Duration;
 
 /// Default number of virtual clients of a closed model.
@@ -107,6 +107,32 @@ pub struct Load {
     pub reconnect: Option<Backoff>,
     /// Stop the run when the target has been unreachable this long.
     pub abort_on_unreachable: Option<Duration>,
+    /// Storms at set times, in time order.
+    pub events: Vec<LoadEvent>,
+}
+
+/// `[load] events`: something done to the whole fleet at a set time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadEvent {
+    /// From the start of the run.
+    pub at: Duration,
+    pub storm: Storm,
+}
+
+/// What a storm does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storm {
+    /// Every long-lived session drops its connection at once (no goodbye) and its client
+    /// reconnects with the reconnect backoff.
+    Reconnect,
+}
+
+impl Storm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Storm::Reconnect => "reconnect",
+        }
+    }
 }
 
 impl Load {
@@ -224,6 +250,7 @@ impl Load {
             ));
         }
         starts_a_session(&model, duration, origin)?;
+        let events = events(l.events.as_deref().unwrap_or_default(), duration, origin)?;
         Ok(Load {
             model,
             sessions,
@@ -232,8 +259,60 @@ impl Load {
             grace,
             reconnect,
             abort_on_unreachable,
+            events,
         })
     }
+}
+
+/// `events = [{ at = "10m", storm = "reconnect" }]`: each within the run when its length
+/// is known (else it could never happen), sorted by time.
+fn events(
+    sections: &[EventSection],
+    duration: Option<Duration>,
+    origin: &str,
+) -> Result<Vec<LoadEvent>, PlanError> {
+    let mut out = Vec::new();
+    for (i, e) in sections.iter().enumerate() {
+        let key = format!("load.events[{i}]");
+        let at = parse_duration(&e.at, &format!("{key}.at"), origin)?;
+        let storm = match e.storm.as_str() {
+            "reconnect" => Storm::Reconnect,
+            other => {
+                return Err(PlanError::new(
+                    origin,
+                    format!("{key}.storm"),
+                    format!("{other:?} is not a storm"),
+                    "use storm = \"reconnect\"",
+                ))
+            }
+        };
+        match duration {
+            Some(d) if at >= d => {
+                return Err(PlanError::new(
+                    origin,
+                    format!("{key}.at"),
+                    format!(
+                        "{} is not before the end of the run ({})",
+                        e.at,
+                        humantime::format_duration(d)
+                    ),
+                    "move the event inside the run, or make the run longer",
+                ))
+            }
+            None => {
+                return Err(PlanError::new(
+                    origin,
+                    format!("{key}.at"),
+                    "the run has no known length, so the event may never happen",
+                    "give the run a duration (duration = \"10m\" or --duration)",
+                ))
+            }
+            Some(_) => {}
+        }
+        out.push(LoadEvent { at, storm });
+    }
+    out.sort_by_key(|e| e.at);
+    Ok(out)
 }
 
 /// A plan whose load never rises above zero before the run ends would start no session

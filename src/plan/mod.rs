@@ -6,6 +6,7 @@
 mod checkpoint;
 mod describe;
 mod error;
+mod habits;
 mod load;
 mod overrides;
 mod pause;
@@ -20,7 +21,8 @@ pub mod threshold;
 mod watch;
 
 pub use error::{PlanError, SourceError};
-pub use load::{Curve, Load, LoadModel, Stage};
+pub use habits::Habits;
+pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
 pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::{EraMode, Persona, Shape};

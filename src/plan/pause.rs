@@ -56,7 +56,11 @@ impl Think {
 impl Think {
     /// `"100ms"`, a uniform range `"100ms..1s"`, or an exponential mean `"exp:200ms"`.
     pub(super) fn parse(text: &str, origin: &str) -> Result<Think, PlanError> {
-        let key = "load.think";
+        Think::parse_key(text, "load.think", origin)
+    }
+
+    /// [`Think::parse`] for another key (a persona's `idle`).
+    pub(super) fn parse_key(text: &str, key: &str, origin: &str) -> Result<Think, PlanError> {
         if let Some(mean) = text.strip_prefix("exp:") {
             return Ok(Think::Exponential(parse_duration(mean, key, origin)?));
         }

@@ -79,6 +79,8 @@ pub struct Persona {
     /// Indices into [`super::Plan::scenarios`] and their weights.
     pub scenarios: Vec<usize>,
     pub scenario_weights: WeightedIndex<u32>,
+    /// Abandoned sessions, keep-alive pings, idle pauses.
+    pub habits: super::Habits,
 }
 
 impl Persona {
@@ -184,6 +186,7 @@ impl Persona {
             }
         };
         let shape = shape(p, key, origin)?;
+        let habits = super::Habits::from_section(p, versions.era, shape, key, origin)?;
         let max_input_rounds = p.max_input_rounds.unwrap_or(8);
         if max_input_rounds == 0 {
             return Err(err(
@@ -215,6 +218,7 @@ impl Persona {
             replies,
             scenarios: chosen,
             scenario_weights,
+            habits,
         })
     }
 }

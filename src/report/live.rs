@@ -182,6 +182,7 @@ fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = vec![view.headline(now)];
     lines.extend(view.unreachable(now));
     lines.extend(view.resources.as_deref().and_then(resources_line));
+    lines.extend(super::soak_traffic::live_notes(&view.live.traffic()));
     lines.push(format!(
         "  {:<26} {:>9} {:>9} {:>9} {:>8}",
         "phase (last interval)", "p50", "p99", "per s", "errors"
@@ -217,6 +218,9 @@ fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     }
     if let Some(r) = view.resources.as_deref().and_then(resources_line) {
         let _ = write!(s, " · {r}");
+    }
+    for note in super::soak_traffic::live_notes(&view.live.traffic()) {
+        let _ = write!(s, " · {note}");
     }
     let key: Vec<String> = f
         .last

@@ -12,6 +12,7 @@ pub mod junit;
 pub mod live;
 pub mod prometheus;
 pub mod soak;
+pub mod soak_traffic;
 pub mod summary;
 pub mod text;
 pub mod threshold;

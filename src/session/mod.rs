@@ -336,6 +336,19 @@ impl<'p> Session<'p> {
 
     /// End the session (DELETE / close frame / stdin EOF and signals).
     pub async fn close(self) -> Result<(), Failure> {
+        self.count_transport_stats();
+        self.transport.close().await.map_err(Failure::from)
+    }
+
+    /// Vanish without a goodbye, as a crashed host does: no DELETE, no close frame, no
+    /// stdin EOF — the handles are dropped (a stdio child is killed and reaped by the
+    /// transport's drop), and the server finds out when it next reads.
+    pub fn abandon(self) {
+        self.count_transport_stats();
+        drop(self.transport);
+    }
+
+    fn count_transport_stats(&self) {
         if let Some(stats) = self.transport.http_stats() {
             self.recorder
                 .count_n(Counter::SseResumptions, u64::from(stats.resumptions));
@@ -348,7 +361,6 @@ impl<'p> Session<'p> {
                 u64::from(stats.connections_opened),
             );
         }
-        self.transport.close().await.map_err(Failure::from)
     }
 
     pub fn diagnostics(&self) -> Option<String> {

@@ -99,3 +99,31 @@ fn reconnecting_and_giving_up_are_load_settings() {
     let e = load("[load]\nabort_on_unreachable = \"0s\"\n").expect_err("zero");
     assert!(e.to_string().contains("load.abort_on_unreachable"), "{e}");
 }
+
+#[test]
+fn events_happen_inside_the_run_in_time_order() {
+    let l = load(
+        "[load]\nclients = 5\nduration = \"10m\"\nevents = [{ at = \"5m\", storm = \"reconnect\" }, { at = \"1m\", storm = \"reconnect\" }]",
+    )
+    .expect("two storms");
+    let at: Vec<u64> = l.events.iter().map(|e| e.at.as_secs()).collect();
+    assert_eq!(at, [60, 300]);
+    assert_eq!(l.events[0].storm, Storm::Reconnect);
+    for (text, key) in [
+        (
+            "duration = \"1m\"\nevents = [{ at = \"2m\", storm = \"reconnect\" }]",
+            "load.events[0].at",
+        ),
+        (
+            "sessions = 5\nevents = [{ at = \"1s\", storm = \"reconnect\" }]",
+            "load.events[0].at",
+        ),
+        (
+            "duration = \"1m\"\nevents = [{ at = \"1s\", storm = \"thunder\" }]",
+            "load.events[0].storm",
+        ),
+    ] {
+        let e = load(&format!("[load]\n{text}")).expect_err(text);
+        assert!(e.to_string().contains(key), "{text}: {e}");
+    }
+}

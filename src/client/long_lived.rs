@@ -1,0 +1,149 @@
+//! A long-lived session's life between its handshake and the run's end: the scenario
+//! repeated (paced like an open model inside the session, or back to back), an `idle`
+//! pause between iterations, and — for legacy-era sessions — a keep-alive `ping` on a
+//! fixed cadence while the session would otherwise be silent, as hosts send them.
+
+use super::steps;
+use super::timer::Timer;
+use super::StopSignals;
+use crate::metrics::{Event, Phase};
+use crate::plan::{Habits, Scenario};
+use crate::protocol::Era;
+use crate::session::{ResponseCache, Session};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The session's keep-alive cadence: slots at `start + k·period`.
+#[derive(Debug, Clone, Copy)]
+struct Pings {
+    start: Instant,
+    period: Duration,
+}
+
+impl Pings {
+    /// The first slot strictly after `now`: slots missed while the session was busy are
+    /// skipped, as a host's keep-alive timer does not catch up.
+    fn next_after(&self, now: Instant) -> Instant {
+        let since = now.saturating_duration_since(self.start);
+        let done = since.as_nanos() / self.period.as_nanos().max(1);
+        let k = u32::try_from(done + 1).unwrap_or(u32::MAX);
+        self.start + self.period.saturating_mul(k)
+    }
+}
+
+/// Why the session stopped waiting.
+enum Stopped {
+    Drained,
+    /// A ping failed in a way that ends the session.
+    Broken,
+}
+
+/// A long-lived session repeats its scenario until the run drains. With a pace, the
+/// iterations are scheduled like an open model inside the session: iteration i is due
+/// at start + i/pace, and its first phase is measured from then, so a slow server shows
+/// up as latency rather than as fewer operations. `idle` adds a pause after each
+/// iteration (the next starts at the later of its due time and the pause's end).
+pub(super) async fn run(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    scenario: &Scenario,
+    cache: &mut ResponseCache,
+    pace: Option<f64>,
+    habits: &Habits,
+    stop: &StopSignals,
+) {
+    let start = Instant::now();
+    let pings = match habits.ping_every {
+        Some(_) if session.era() == Era::Modern => {
+            // An `auto` session that found a modern server: 2026-07-28 has no ping.
+            timer.recorder().send(Event::Skipped {
+                persona: timer.persona(),
+                phase: Phase::Ping,
+            });
+            None
+        }
+        Some(period) => Some(Pings { start, period }),
+        None => None,
+    };
+    let mut free_from = start;
+    for i in 0u64.. {
+        if stop.drain.is_cancelled() {
+            return;
+        }
+        let due = pace.map(|rate| start + Duration::from_secs_f64(i as f64 / rate));
+        let wake = due.map_or(free_from, |d| d.max(free_from));
+        if wait(session, timer, Some(wake), pings, stop).await.is_err() {
+            return;
+        }
+        if pace.is_some() {
+            timer.intend(wake);
+        }
+        if steps::run(session, timer, scenario, cache).await.is_err() {
+            return;
+        }
+        if pace.is_none() && scenario.steps.is_empty() {
+            // Nothing to repeat: hold the session open (pinging) until the run drains.
+            let _ = wait(session, timer, None, pings, stop).await;
+            return;
+        }
+        let idle = habits.idle.map(|t| t.sample(session.rng()));
+        free_from = Instant::now() + idle.unwrap_or_default();
+    }
+}
+
+/// Wait until `until` (`None`: until the run drains), pinging on the cadence meanwhile.
+async fn wait(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    until: Option<Instant>,
+    pings: Option<Pings>,
+    stop: &StopSignals,
+) -> Result<(), Stopped> {
+    loop {
+        let ping_at = pings
+            .map(|p| p.next_after(Instant::now()))
+            .filter(|at| until.is_none_or(|u| *at < u));
+        let Some(at) = ping_at else {
+            return match until {
+                Some(u) => tokio::select! {
+                    () = tokio::time::sleep_until(u) => Ok(()),
+                    () = stop.drain.cancelled() => Err(Stopped::Drained),
+                },
+                None => {
+                    stop.drain.cancelled().await;
+                    Err(Stopped::Drained)
+                }
+            };
+        };
+        tokio::select! {
+            () = tokio::time::sleep_until(at) => {}
+            () = stop.drain.cancelled() => return Err(Stopped::Drained),
+        }
+        if let Err(kind) = steps::ping(session, timer).await {
+            if kind.ends_session() {
+                return Err(Stopped::Broken);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn pings_keep_a_fixed_cadence_and_skip_the_slots_missed_while_busy() {
+        let start = Instant::now();
+        let p = Pings {
+            start,
+            period: Duration::from_millis(200),
+        };
+        let ms = |n| start + Duration::from_millis(n);
+        assert_eq!(p.next_after(start), ms(200));
+        assert_eq!(p.next_after(ms(199)), ms(200));
+        assert_eq!(p.next_after(ms(200)), ms(400), "strictly after");
+        // Busy from 250 ms to 1 130 ms: the slots in between are not caught up.
+        tokio::time::advance(Duration::from_millis(1130)).await;
+        assert_eq!(p.next_after(Instant::now()), ms(1200));
+    }
+}

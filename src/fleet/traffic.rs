@@ -1,0 +1,145 @@
+//! What the run's traffic did to its long-lived sessions, over time: fires the `[load]
+//! events` reconnect storms at their times, and follows the live long-lived sessions
+//! (sampled every [`TICK`]) through storms and unreachable spells, to tell how many came
+//! back and how long that took. The records land in [`LiveCounters`] as they change, so
+//! the live view shows them and nothing is lost when the fleet stops this task.
+
+use super::LiveCounters;
+use crate::client::StopSignals;
+use crate::plan::{LoadEvent, Storm};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often the live count is read: the resolution of every recovery time.
+pub const TICK: Duration = Duration::from_millis(50);
+
+/// A storm the profile asked for, and how the fleet came back from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StormRecord {
+    /// From the start of the fleet.
+    pub at: Duration,
+    pub storm: Storm,
+    /// Long-lived sessions live when it struck.
+    pub dropped: u64,
+    /// The most of them live again (established since the storm) at one time.
+    pub recovered: u64,
+    /// From the storm until as many were back as were dropped.
+    pub recovery: Option<Duration>,
+}
+
+/// A span when sessions could not reach the target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutageRecord {
+    /// The first long-lived session lost, or the first session that could not connect.
+    pub from: Duration,
+    /// The first session that reached the target again (`None`: not yet).
+    pub to: Option<Duration>,
+    /// From `to` until as many long-lived sessions were live as before.
+    pub recovery: Option<Duration>,
+    /// Long-lived sessions live just before.
+    pub sessions_before: u64,
+}
+
+/// The storms and outages so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrafficLog {
+    pub storms: Vec<StormRecord>,
+    pub outages: Vec<OutageRecord>,
+}
+
+/// Long-lived sessions lost (the live count fell) and not back yet: maybe the start of
+/// an outage, whose `from` it then is.
+#[derive(Debug, Clone, Copy)]
+struct Loss {
+    at: Duration,
+    before: u64,
+}
+
+/// Run until the fleet drains (the caller aborts it when the load ends).
+pub(super) async fn follow(events: Vec<LoadEvent>, live: Arc<LiveCounters>, stop: StopSignals) {
+    let start = Instant::now();
+    let storm = &stop.storm;
+    let mut events = events.into_iter().peekable();
+    let mut last = storm.live();
+    let mut established = storm.established_total();
+    let mut loss: Option<Loss> = None;
+    let mut ticks = tokio::time::interval(TICK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = stop.drain.cancelled() => return,
+        }
+        let now = start.elapsed();
+        let count = storm.live();
+        let mut log = live.traffic_mut();
+        while let Some(e) = events.next_if(|e| e.at <= now) {
+            let dropped = storm.fire();
+            log.storms.push(StormRecord {
+                at: now,
+                storm: e.storm,
+                dropped,
+                recovered: 0,
+                recovery: None,
+            });
+            loss = None;
+        }
+        let fresh = storm.fresh();
+        let storming = log.storms.last_mut().filter(|s| s.recovery.is_none());
+        if let Some(s) = storming {
+            s.recovered = s.recovered.max(fresh.min(s.dropped));
+            if fresh >= s.dropped {
+                s.recovery = Some(now - s.at);
+            }
+        } else if let Some(s) = log.storms.last_mut() {
+            s.recovered = s.recovered.max(fresh.min(s.dropped));
+        }
+        let storming = log.storms.last().is_some_and(|s| s.recovery.is_none());
+        // A loss starts when the count falls, and is over once it is back.
+        match loss {
+            Some(l) if count >= l.before => loss = None,
+            None if count < last && !storming => {
+                loss = Some(Loss {
+                    at: now.saturating_sub(TICK),
+                    before: last,
+                })
+            }
+            _ => {}
+        }
+        let total = storm.established_total();
+        if total > established {
+            live.reached();
+            established = total;
+        }
+        let spell = live
+            .unreachable_since()
+            .map(|since| since.saturating_duration_since(start));
+        let open = log.outages.last_mut().filter(|o| o.to.is_none());
+        match (open, spell) {
+            (None, Some(since)) => {
+                let (from, before) = match loss {
+                    Some(l) => (l.at.min(since), l.before),
+                    None => (since, last.max(count)),
+                };
+                log.outages.push(OutageRecord {
+                    from,
+                    to: None,
+                    recovery: None,
+                    sessions_before: before,
+                });
+            }
+            (Some(o), None) => o.to = Some(now),
+            _ => {}
+        }
+        if let Some(o) = log.outages.last_mut() {
+            if let (Some(to), None) = (o.to, o.recovery) {
+                if count >= o.sessions_before && o.sessions_before > 0 {
+                    o.recovery = Some(now - to);
+                    loss = None;
+                }
+            }
+        }
+        last = count;
+    }
+}
