@@ -246,6 +246,11 @@ pub struct PersonaSection {
     /// Long-lived: a pause between iterations, `"5s"` or a uniform range `"1s..30s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<String>,
+    /// Long-lived: how long one session lasts before it closes (or is abandoned) and its
+    /// client opens the next, `"10m"` or a uniform range `"5m..20m"`, as a chat lasts a
+    /// while. Default: until the run drains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<String>,
 }
 
 /// `sampling = { text = "…", delay = "20ms" }`.

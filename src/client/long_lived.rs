@@ -1,7 +1,9 @@
 //! A long-lived session's life between its handshake and the run's end: the scenario
 //! repeated (paced like an open model inside the session, or back to back), an `idle`
 //! pause between iterations, and — for legacy-era sessions — a keep-alive `ping` on a
-//! fixed cadence while the session would otherwise be silent, as hosts send them.
+//! fixed cadence while the session would otherwise be silent, as hosts send them. A
+//! `lifetime` ends the session early, at an iteration boundary or during a wait, never
+//! in the middle of a request.
 
 use super::steps;
 use super::timer::Timer;
@@ -65,14 +67,19 @@ pub(super) async fn run(
         Some(period) => Some(Pings { start, period }),
         None => None,
     };
+    // Drawn only when set, so runs without lifetimes keep their seeded choices.
+    let ends = habits.lifetime.map(|t| start + t.sample(session.rng()));
+    let over = || ends.is_some_and(|e| Instant::now() >= e);
     let mut free_from = start;
     for i in 0u64.. {
-        if stop.drain.is_cancelled() {
+        if stop.drain.is_cancelled() || over() {
             return;
         }
         let due = pace.map(|rate| start + Duration::from_secs_f64(i as f64 / rate));
         let wake = due.map_or(free_from, |d| d.max(free_from));
-        if wait(session, timer, Some(wake), pings, stop).await.is_err() {
+        // A session whose lifetime ends before its next iteration ends then, not after.
+        let wake = ends.map_or(wake, |e| wake.min(e));
+        if wait(session, timer, Some(wake), pings, stop).await.is_err() || over() {
             return;
         }
         if pace.is_some() {
@@ -82,8 +89,9 @@ pub(super) async fn run(
             return;
         }
         if pace.is_none() && scenario.steps.is_empty() {
-            // Nothing to repeat: hold the session open (pinging) until the run drains.
-            let _ = wait(session, timer, None, pings, stop).await;
+            // Nothing to repeat: hold the session open (pinging) until the run drains or
+            // its lifetime ends.
+            let _ = wait(session, timer, ends, pings, stop).await;
             return;
         }
         let idle = habits.idle.map(|t| t.sample(session.rng()));

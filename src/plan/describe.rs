@@ -48,12 +48,7 @@ impl Plan {
             Some(w) => {
                 let _ = writeln!(s, "  watch    {w}");
             }
-            None if self.target == super::Target::BuiltIn
-                && self
-                    .personas
-                    .iter()
-                    .any(|p| p.route.transport != crate::protocol::TransportKind::Stdio) =>
-            {
+            None if self.soak.server_inside => {
                 // The in-process server shares our process: its memory is ours.
                 let _ = writeln!(
                     s,

@@ -1,7 +1,8 @@
 //! A persona's habits over long sessions, the traffic soak tests are made of: the share
 //! of sessions that vanish instead of closing (`abandon`), the keep-alive `ping` of a
-//! long-lived legacy session (`ping_every`), and the pause between its iterations
-//! (`idle`). Checked here once, against the persona's era and shape.
+//! long-lived legacy session (`ping_every`), the pause between its iterations
+//! (`idle`), and how long one long-lived session lasts (`lifetime`). Checked here once,
+//! against the persona's era and shape.
 
 use super::pause::Think;
 use super::persona::{EraMode, Shape};
@@ -19,6 +20,10 @@ pub struct Habits {
     pub ping_every: Option<Duration>,
     /// Long-lived sessions: a pause between iterations.
     pub idle: Option<Think>,
+    /// Long-lived sessions: how long one lasts before it closes (`None`: until the run
+    /// drains). Bounded lifetimes keep a closed model's mix of long-lived and churn
+    /// sessions steady: without them every client ends up in a session that never ends.
+    pub lifetime: Option<Think>,
 }
 
 impl Habits {
@@ -91,10 +96,32 @@ impl Habits {
                 Some(think)
             }
         };
+        let lifetime = match p.lifetime.as_deref() {
+            None => None,
+            Some(text) => {
+                let think = Think::parse_key(text, &format!("{key}.lifetime"), origin)?;
+                if matches!(think, Think::Exponential(_)) || think.is_zero() {
+                    return Err(err(
+                        "lifetime",
+                        format!("{text:?}: lifetime takes a duration or a range above zero"),
+                        "write \"10m\" or \"5m..20m\"",
+                    ));
+                }
+                if !long_lived {
+                    return Err(err(
+                        "lifetime",
+                        "only applies to shape = \"long-lived\" (a churn session ends after its scenario)".into(),
+                        "add shape = \"long-lived\", or remove lifetime",
+                    ));
+                }
+                Some(think)
+            }
+        };
         Ok(Habits {
             abandon,
             ping_every,
             idle,
+            lifetime,
         })
     }
 }

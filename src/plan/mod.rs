@@ -169,7 +169,11 @@ impl Plan {
             .thresholds
             .extend(overrides.thresholds.iter().cloned());
         let interval = interval(overrides.interval.as_deref())?;
-        let soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
+        let mut soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
+        soak.server_inside = target == Target::BuiltIn
+            && personas
+                .iter()
+                .any(|p| p.route.transport != crate::protocol::TransportKind::Stdio);
         let watch = Watch::from_section(&profile.watch, origin)?;
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {

@@ -24,6 +24,10 @@ pub struct SoakPlan {
     pub window: Option<Span>,
     /// The interval length: no window is shorter.
     pub interval: Duration,
+    /// The built-in server runs inside the generator (an HTTP persona against the
+    /// default target): its CPU and memory are the generator's, so a busy process does
+    /// not mean a starved generator.
+    pub server_inside: bool,
 }
 
 impl Default for SoakPlan {
@@ -32,6 +36,7 @@ impl Default for SoakPlan {
             warmup: Span::Share(0.1),
             window: None,
             interval: crate::metrics::DEFAULT_INTERVAL,
+            server_inside: false,
         }
     }
 }
@@ -58,6 +63,7 @@ impl SoakPlan {
             warmup,
             window,
             interval,
+            server_inside: false,
         };
         if let Some(d) = duration {
             let run_s = d.as_secs_f64();

@@ -135,6 +135,10 @@ pub struct GeneratorLoad {
     pub rss_per_s: Option<f64>,
     /// True when the figures describe the generator rather than the server.
     pub bottleneck: bool,
+    /// The built-in server ran inside the generator's process: its CPU share counts
+    /// both, so a busy process is not called a starved generator (lag still is).
+    #[serde(default)]
+    pub server_inside: bool,
     /// Why, in plain words (empty when it was not the bottleneck).
     #[serde(default)]
     pub reasons: Vec<String>,

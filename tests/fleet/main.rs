@@ -408,6 +408,7 @@ mod rmcp_peer;
 mod scripted_server;
 mod secrets;
 mod signals;
+mod soak;
 mod soak_report;
 mod soak_server;
 mod support;

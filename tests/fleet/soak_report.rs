@@ -78,7 +78,10 @@ async fn the_soak_section_draws_the_server_series_and_is_absent_without_them() {
     let soaked = soaked(&run.summary);
     let page = render(&soaked, dir, "soak.html");
     let text = |p: &Path| std::fs::read_to_string(p).expect("page");
-    assert!(!text(&plain).contains("id=soak"));
+    // A generator starved by a busy machine is worth a section of its own (the notice).
+    if !run.summary.soak.generator.bottleneck {
+        assert!(!text(&plain).contains("id=soak"));
+    }
     assert!(text(&page).contains("<section id=soak>"));
     server.shutdown().await;
     let Some(chromium) = chromium() else {

@@ -22,12 +22,11 @@ fn watched_server(s: &Summary) -> bool {
         .any(|r| r.name.starts_with("server.") || r.name.starts_with("scrape."))
 }
 
+/// What a run that watched no server still has to say: the outages and storms it lived
+/// through, and a generator that was the bottleneck. Slopes of the generator's own
+/// series and drift alone do not make a section (every run has them).
 fn has_verdicts(soak: &Soak) -> bool {
-    !(soak.slopes.is_empty()
-        && soak.drift.is_empty()
-        && soak.outages.is_empty()
-        && soak.storms.is_empty()
-        && !soak.generator.bottleneck)
+    !(soak.outages.is_empty() && soak.storms.is_empty() && !soak.generator.bottleneck)
 }
 
 /// Whether the page has a soak section.

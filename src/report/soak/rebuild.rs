@@ -31,6 +31,11 @@ pub fn refresh(
             interval,
             ..SoakPlan::default()
         });
+    // Where the server ran is a fact of the run, kept in its summary.
+    let plan = SoakPlan {
+        server_inside: summary.soak.generator.server_inside,
+        ..plan
+    };
     let mut soak = verdicts(
         &plan,
         dir,

@@ -1,6 +1,9 @@
-//! The terminal summary's "soak" block: each leak slope with its confidence interval,
-//! the phases whose p99 moved more than 10 % between the first and last steady windows,
-//! and the warning when the generator was the bottleneck. Nothing when there is none.
+//! The terminal summary's "soak" block: the server's leak slopes with their confidence
+//! intervals, the phases whose p99 moved more than 10 % between the first and last
+//! steady windows (with enough samples behind both), the outages and storms the run
+//! lived through, and the warning when the generator was the bottleneck. A run that
+//! watched no server and lived through nothing has no block: every run has drift
+//! figures and generator slopes in `summary.json`, and a short run's are noise.
 
 use super::fit::rate_text;
 use super::Soak;
@@ -9,14 +12,34 @@ use std::fmt::Write;
 
 /// A p99 change above this is worth a line.
 const NOTABLE_DRIFT: f64 = 0.1;
+/// Fewer samples than this in either window and a p99 is too thin to compare.
+const DRIFT_SAMPLES: u64 = 100;
+
+/// Series whose slope is a leak verdict worth a line: the server's memory, descriptors
+/// and threads, the scraped series the profile named, and the generator's RSS (the check
+/// that the generator did not leak either). The per-process spread, CPU, the scraped
+/// copies of the process figures and `scrape.failures` stay in `summary.json`.
+fn worth_a_line(series: &str) -> bool {
+    match series {
+        "server.rss" | "server.fds" | "server.threads" | "generator.rss" => true,
+        "scrape.failures" => false,
+        s => s.starts_with("scrape.") && !s.starts_with("scrape.process_"),
+    }
+}
 
 pub fn render(out: &mut String, soak: &Soak) {
+    let watched = soak
+        .slopes
+        .iter()
+        .any(|s| s.series.starts_with("server.") || s.series.starts_with("scrape."));
     let drifts: Vec<_> = soak
         .drift
         .iter()
+        .filter(|d| d.first.count >= DRIFT_SAMPLES && d.last.count >= DRIFT_SAMPLES)
         .filter(|d| d.p99_change.is_some_and(|c| c.abs() > NOTABLE_DRIFT))
         .collect();
-    if soak.slopes.is_empty() && drifts.is_empty() && !soak.generator.bottleneck {
+    let lived_through = !soak.outages.is_empty() || !soak.storms.is_empty();
+    if !watched && !lived_through && !soak.generator.bottleneck {
         return;
     }
     let _ = writeln!(
@@ -24,7 +47,14 @@ pub fn render(out: &mut String, soak: &Soak) {
         "\nsoak (steady {:.0}s–{:.0}s):",
         soak.steady_from_s, soak.steady_to_s
     );
-    for s in &soak.slopes {
+    // A flat count (threads that never changed) says nothing.
+    let moved = |s: &&super::Slope| s.per_s != 0.0 || s.series != "server.threads";
+    for s in soak
+        .slopes
+        .iter()
+        .filter(|s| worth_a_line(&s.series))
+        .filter(moved)
+    {
         let _ = writeln!(
             out,
             "  {}, 95% CI {} … {}",
@@ -39,11 +69,35 @@ pub fn render(out: &mut String, soak: &Soak) {
         };
         let _ = writeln!(
             out,
-            "  drift {}: p99 {} → {} ({:+.1}%)",
+            "  drift {}: p99 {} → {} ({:+.1}%, {} and {} samples)",
             d.phase,
             format_us(a as f64),
             format_us(b as f64),
-            c * 100.0
+            c * 100.0,
+            d.first.count,
+            d.last.count
+        );
+    }
+    for o in &soak.outages {
+        let back = match (o.to_s, o.recovery_s) {
+            (None, _) => "still down at the end".to_string(),
+            (Some(_), Some(r)) => format!("sessions back {r:.1} s later"),
+            (Some(_), None) => format!("the {} sessions never all came back", o.sessions_before),
+        };
+        let _ = writeln!(
+            out,
+            "  outage at {:.1}s: down {:.1} s, {back}",
+            o.from_s, o.downtime_s
+        );
+    }
+    for t in &soak.storms {
+        let back = t.recovery_s.map_or("not all back".to_string(), |r| {
+            format!("back after {r:.1} s")
+        });
+        let _ = writeln!(
+            out,
+            "  {} storm at {:.1}s: {} dropped, {} reconnected, {back}",
+            t.kind, t.at_s, t.dropped, t.recovered
         );
     }
     if soak.generator.bottleneck {
@@ -64,7 +118,7 @@ mod tests {
         DriftWindow {
             from_s: 0.0,
             to_s: 1.0,
-            count: 10,
+            count: 200,
             errors: 0,
             p50_us: Some(p99 / 2),
             p99_us: Some(p99),
@@ -105,7 +159,7 @@ mod tests {
         assert!(out.contains("soak (steady 1s–9s):"), "{out}");
         assert!(out.contains("RSS +3.52 MiB/h (R² 1.00), 95% CI"), "{out}");
         assert!(
-            out.contains("drift tools/call: p99 1.00ms → 1.50ms (+50.0%)"),
+            out.contains("drift tools/call: p99 1.00ms → 1.50ms (+50.0%, 200 and 200 samples)"),
             "{out}"
         );
         assert!(!out.contains("ping"), "a 5% drift is not shown: {out}");

@@ -49,14 +49,19 @@ pub fn verdicts(
         },
         outages: Vec::new(),
         storms: Vec::new(),
-        generator: generator(resources, from, to),
+        generator: generator(resources, from, to, plan.server_inside),
     }
 }
 
 /// The generator's load over the steady part, and whether it limited the figures: CPU
 /// share ≥ 0.9 in more than 10 % of the steady intervals, or a scheduler lag p99 above
 /// 10 ms.
-pub fn generator(resources: &[Series], from_s: f64, to_s: f64) -> GeneratorLoad {
+pub fn generator(
+    resources: &[Series],
+    from_s: f64,
+    to_s: f64,
+    server_inside: bool,
+) -> GeneratorLoad {
     let steady = |name: &str| -> Vec<f64> {
         resources
             .iter()
@@ -86,7 +91,10 @@ pub fn generator(resources: &[Series], from_s: f64, to_s: f64) -> GeneratorLoad 
         .map(|s| s.per_s);
     let mut reasons = Vec::new();
     let saturated = share.iter().filter(|v| **v >= SATURATED_SHARE).count();
-    if !share.is_empty() && saturated as f64 > SATURATED_INTERVALS * share.len() as f64 {
+    if !server_inside
+        && !share.is_empty()
+        && saturated as f64 > SATURATED_INTERVALS * share.len() as f64
+    {
         reasons.push(format!(
             "the generator used ≥ 90 % of its CPU in {saturated} of {} steady intervals: run fewer clients per generator or give it more cores",
             share.len()
@@ -102,6 +110,7 @@ pub fn generator(resources: &[Series], from_s: f64, to_s: f64) -> GeneratorLoad 
         lag_p99_ms,
         rss_per_s,
         bottleneck: !reasons.is_empty(),
+        server_inside,
         reasons,
     }
 }
@@ -132,16 +141,16 @@ mod tests {
             series("generator.lag", SeriesUnit::Seconds, |_| 0.001),
             series("generator.rss", SeriesUnit::Bytes, |t| 1e8 + t),
         ];
-        let g = generator(&busy, 10.0, 100.0);
+        let g = generator(&busy, 10.0, 100.0, false);
         assert!(g.bottleneck, "{g:?}");
         assert_eq!(g.reasons.len(), 1);
         assert_eq!(g.cpu_share_max, Some(0.95));
         assert!((g.lag_p99_ms.expect("lag") - 1.0).abs() < 1e-9);
         assert!((g.rss_per_s.expect("slope") - 1.0).abs() < 1e-9);
         let laggy = [series("generator.lag", SeriesUnit::Seconds, |_| 0.05)];
-        let g = generator(&laggy, 10.0, 100.0);
+        let g = generator(&laggy, 10.0, 100.0, false);
         assert!(g.bottleneck && g.reasons[0].contains("lag"), "{g:?}");
-        assert_eq!(generator(&[], 0.0, 1.0), GeneratorLoad::default());
+        assert_eq!(generator(&[], 0.0, 1.0, false), GeneratorLoad::default());
     }
 
     #[test]
