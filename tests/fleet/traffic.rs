@@ -334,3 +334,57 @@ async fn a_server_restart_is_an_outage_the_long_lived_sessions_recover_from() {
     assert!(n(&s["failed"]) + n(&s["unreachable"]) > 0, "{s}");
     assert!(n(&s["completed"]) > 0, "the run went on: {s}");
 }
+
+#[tokio::test]
+async fn a_lifetime_ends_long_lived_sessions_and_their_clients_open_the_next() {
+    let server = builtin_http(ServerOptions::default()).await;
+    let json = FleetRun::default()
+        .profile(&format!(
+            r#"
+[target]
+url = "{}"
+[load]
+clients = 2
+duration = "2s"
+[[persona]]
+name = "host"
+shape = "long-lived"
+pace = "20/s"
+lifetime = "400ms"
+[[scenario]]
+name = "tick"
+steps = [{{ op = "tools/call", tool = "echo", arguments = {{ message = "x" }} }}]
+"#,
+            server.url()
+        ))
+        .run()
+        .await
+        .json;
+    check_schema(&json);
+    let s = &json["sessions"];
+    // 2 s of 400 ms lives: about five sessions per client, each closed (not failed).
+    let completed = n(&s["completed"]);
+    assert!((6..=12).contains(&completed), "{s}");
+    assert_eq!(n(&s["failed"]), 0, "{s}");
+    assert!(
+        count(&json, "close") >= completed - 2,
+        "ended with a close: {s}"
+    );
+    // Paced at 20/s, a 400 ms life holds about eight calls, never one cut in half.
+    let calls = count(&json, "tools/call");
+    assert!(
+        calls >= 6 * completed && calls <= 10 * (completed + 2),
+        "{calls} calls"
+    );
+    assert_eq!(json["phases"]["tools/call"]["errors"], 0);
+}
+
+#[tokio::test]
+async fn a_lifetime_is_refused_for_churn_personas() {
+    let e = FleetRun::default()
+        .profile("[[persona]]\nname = \"p\"\nlifetime = \"1m\"\n")
+        .error()
+        .await;
+    let text = format!("{e:#}");
+    assert!(text.contains("persona[0].lifetime"), "{text}");
+}
