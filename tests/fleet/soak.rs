@@ -5,10 +5,9 @@
 //! the other, and the exit code must say so. The real binary runs both ends, as a user
 //! runs them before a release.
 
-use crate::support::{check_schema, fleet_program};
+use crate::support::{check_schema, fleet_program, Served};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Ten seconds of churn: four clients, a tool call per session, one session in five
@@ -43,40 +42,10 @@ name = "call"
 steps = [{ op = "tools/list" }, { op = "tools/call", tool = "echo", arguments = { message = "hi" } }]
 "#;
 
-/// `mcp-fleet serve --http 127.0.0.1:0 ARGS` in its own process, killed when dropped.
-struct Served {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(args: &[&str]) -> Served {
-    let mut child = Command::new(fleet_program())
-        .args(["serve", "--http", "127.0.0.1:0", "--session-ttl", "1s"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn serve");
-    let mut line = String::new();
-    let stderr = child.stderr.take().expect("stderr");
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .expect("startup line");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    Served { child, addr }
+    let mut all = vec!["--session-ttl", "1s"];
+    all.extend_from_slice(args);
+    Served::start(&all)
 }
 
 /// Run the soak against `server`; the exit code, stdout and `summary.json`.
@@ -89,8 +58,8 @@ fn soak(server: &Served) -> (i32, String, Value) {
     let run = Command::new(fleet_program())
         .arg("run")
         .arg(&profile)
-        .args(["--target", &format!("http://{}/mcp", server.addr)])
-        .args(["--server-pid", &server.child.id().to_string()])
+        .args(["--target", &server.url()])
+        .args(["--server-pid", &server.pid().to_string()])
         .args([
             "--server-metrics",
             &format!("http://{}/metrics", server.addr),

@@ -3,43 +3,9 @@
 //! (read from /proc/PID), a healthy one does not; and the soak verdicts of a run land in
 //! `summary.json`.
 
-use crate::support::{fleet_command, FleetRun};
+use crate::support::{FleetRun, Served};
 use mcp_fleet::cli::RunArgs;
 use mcp_fleet::plan::Overrides;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-
-/// A `serve --http 127.0.0.1:0` child and its MCP URL (read from its banner).
-struct ServeChild {
-    child: Child,
-    url: String,
-}
-
-impl Drop for ServeChild {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(extra: &[&str]) -> ServeChild {
-    let mut child = fleet_command()
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).expect("banner");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://") && w.ends_with("/mcp"))
-        .unwrap_or_else(|| panic!("no URL in the banner {line:?}"))
-        .to_string();
-    ServeChild { child, url }
-}
 
 /// (RSS bytes, open descriptors) of a process.
 fn resources(pid: u32) -> (u64, usize) {
@@ -73,12 +39,12 @@ async fn sessions_against(url: &str, sessions: u64) {
 #[tokio::test]
 async fn a_leaking_server_keeps_a_descriptor_and_memory_per_session() {
     const SESSIONS: u64 = 200;
-    let leaky = serve(&["--fault", "leak"]);
-    let healthy = serve(&[]);
-    let before = (resources(leaky.child.id()), resources(healthy.child.id()));
-    sessions_against(&leaky.url, SESSIONS).await;
-    sessions_against(&healthy.url, SESSIONS).await;
-    let after = (resources(leaky.child.id()), resources(healthy.child.id()));
+    let leaky = Served::start(&["--fault", "leak"]);
+    let healthy = Served::start(&[]);
+    let before = (resources(leaky.pid()), resources(healthy.pid()));
+    sessions_against(&leaky.url(), SESSIONS).await;
+    sessions_against(&healthy.url(), SESSIONS).await;
+    let after = (resources(leaky.pid()), resources(healthy.pid()));
     let leaked_fds = after.0 .1.saturating_sub(before.0 .1) as u64;
     let leaked_rss = after.0 .0.saturating_sub(before.0 .0);
     assert!(

@@ -139,3 +139,53 @@ pub fn check_schema(json: &Value) {
         "summary.json breaks its schema: {errors:#?}"
     );
 }
+
+/// `mcp-fleet serve --http 127.0.0.1:0 ARGS` in a process of its own, as a user runs a
+/// server to watch it; killed and reaped when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`, read from its start-up line.
+    pub addr: String,
+}
+
+impl Served {
+    pub fn start(args: &[&str]) -> Served {
+        use std::io::BufRead;
+        let mut child = fleet_command()
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut line = String::new();
+        std::io::BufReader::new(stderr)
+            .read_line(&mut line)
+            .expect("start-up line");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Served { child, addr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its Streamable HTTP endpoint.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

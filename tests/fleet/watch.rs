@@ -2,41 +2,9 @@
 //! process, watched by pid and scraped at its `/metrics`; the built-in server over stdio,
 //! its children watched without asking.
 
-use crate::support::{builtin_stdio, check_schema, fleet_program, FleetRun};
+use crate::support::{builtin_stdio, check_schema, FleetRun, Served};
 use mcp_fleet::cli::{Overrides, RunArgs};
 use serde_json::Value;
-use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-/// `mcp-fleet serve --http 127.0.0.1:0` as a child; its address from the startup line.
-async fn served() -> (tokio::process::Child, String) {
-    let mut child = tokio::process::Command::new(fleet_program())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut line = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(10),
-        BufReader::new(stderr).read_line(&mut line),
-    )
-    .await
-    .expect("the startup line in time")
-    .expect("reads");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    assert!(line.contains("/metrics (Prometheus)"), "{line}");
-    (child, addr)
-}
 
 /// A series' values from `summary.json`.
 fn values(json: &Value, name: &str) -> Vec<f64> {
@@ -57,8 +25,8 @@ fn max(v: &[f64]) -> f64 {
 
 #[tokio::test]
 async fn a_server_in_its_own_process_is_watched_by_pid_and_scraped() {
-    let (child, addr) = served().await;
-    let pid = child.id().expect("pid");
+    let served = Served::start(&[]);
+    let (pid, addr) = (served.pid(), served.addr.clone());
     let fleet = FleetRun::new(RunArgs {
         overrides: Overrides {
             target: Some(format!("http://{addr}/mcp")),
@@ -113,7 +81,7 @@ series = ["mcp_active_sessions", "mcp_sessions_total"]
             path.display()
         );
     }
-    drop(child);
+    drop(served);
 }
 
 #[tokio::test]
