@@ -35,12 +35,14 @@ profile=${PROFILE:-profiles/handshake.toml}
 duration=${DURATION:-10m}
 every=${SAMPLE_EVERY:-1}
 warmup=${WARMUP_PCT:-10}
-server_core=${SERVER_CORE-1}
-gen_core=${GEN_CORE-0}
 if [[ $mode == churn ]]; then clients=${CLIENTS:-32}; else clients=${CLIENTS:-2000}; fi
 
-cargo build --release --quiet -p mcp-fleet
-bin=${CARGO_TARGET_DIR:-target}/release/mcp-fleet
+# bin, pids and the cleanup on exit are the other benchmarks' (benches/lib.sh).
+source benches/lib.sh
+# Here an empty SERVER_CORE / GEN_CORE means "not pinned" (lib.sh's :- would pin).
+server_core=${SERVER_CORE-1}
+gen_core=${GEN_CORE-0}
+build_fleet
 out=results/memory-$mode-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 
@@ -49,14 +51,6 @@ pinned() { # pinned CORE CMD…: CMD on CORE, or unpinned when CORE is empty.
   shift
   if [[ -n $core ]]; then exec taskset -c "$core" "$@"; else exec "$@"; fi
 }
-
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # The server, on a port the OS picks; its start-up line names the URL.
 (pinned "$server_core" "$bin" serve --http 127.0.0.1:0) 2>"$out/server.log" &
