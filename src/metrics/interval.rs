@@ -29,6 +29,7 @@ pub struct IntervalRow {
     pub errors: u64,
     pub p50_us: u64,
     pub p90_us: u64,
+    pub p95_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
 }
@@ -150,6 +151,7 @@ impl Intervals {
                 errors: self.errors[i],
                 p50_us: q(0.5),
                 p90_us: q(0.9),
+                p95_us: q(0.95),
                 p99_us: q(0.99),
                 max_us: h.max(),
             };

@@ -45,10 +45,11 @@ impl Measure {
 
     /// The figure in a phase; `None` when it has no meaning (no successful samples).
     fn read(self, p: &PhaseSummary) -> Option<f64> {
-        let l = &p.service;
-        if self.is_latency() && p.count <= p.errors {
+        let l = p.service.as_ref();
+        if self.is_latency() && l.is_none() {
             return None;
         }
+        let l = l.cloned().unwrap_or_default();
         Some(match self {
             Measure::P50 => l.p50_us as f64,
             Measure::P90 => l.p90_us as f64,
@@ -295,7 +296,7 @@ mod tests {
         let mut new = summary();
         // initialize p99 40ms → 50ms (+25%); tools/call unchanged; rate halves.
         if let Some(p) = new.phases.get_mut("initialize") {
-            p.service.p99_us = 50_000;
+            p.service.as_mut().expect("latency").p99_us = 50_000;
         }
         for p in new.phases.values_mut() {
             p.rate_per_s /= 2.0;

@@ -10,7 +10,10 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "intervals.csv";
-pub const HEADER: &str = "time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us";
+pub const HEADER: &str = "time_s,length_s,phase,count,errors,p50_us,p90_us,p95_us,p99_us,max_us";
+/// The header before `p95_us` (results of mcp-fleet before schema 8): still readable,
+/// with p95 unknown (0).
+const HEADER_V7: &str = "time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us";
 
 /// Appends rows as intervals finish, flushed after each interval, to the final name (a
 /// run killed hard leaves every finished interval; the reader skips a cut last line).
@@ -38,7 +41,7 @@ impl CsvSink {
 /// One row as written.
 pub fn format_row(r: &IntervalRow) -> String {
     format!(
-        "{:.3},{:.3},{},{},{},{},{},{},{}",
+        "{:.3},{:.3},{},{},{},{},{},{},{},{}",
         r.start_s,
         r.len_s,
         r.phase.name(),
@@ -46,6 +49,7 @@ pub fn format_row(r: &IntervalRow) -> String {
         r.errors,
         r.p50_us,
         r.p90_us,
+        r.p95_us,
         r.p99_us,
         r.max_us
     )
@@ -87,17 +91,22 @@ pub fn read(path: &Path) -> Result<Vec<IntervalRow>, CsvError> {
         Some(end) => &text[..=end],
         None => "",
     };
+    let old = whole.lines().next().is_some_and(|h| h.trim() == HEADER_V7);
+    let (fields, header) = if old { (9, HEADER_V7) } else { (10, HEADER) };
     let mut rows = Vec::new();
     for (i, line) in whole.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 9 {
+        let mut f: Vec<&str> = line.split(',').collect();
+        if f.len() != fields {
             return Err(err(
                 i + 1,
-                format!("{} fields, expected 9 ({HEADER})", f.len()),
+                format!("{} fields, expected {fields} ({header})", f.len()),
             ));
+        }
+        if old {
+            f.insert(7, "0");
         }
         let num = |k: usize| -> Result<u64, CsvError> {
             f[k].parse()
@@ -116,8 +125,9 @@ pub fn read(path: &Path) -> Result<Vec<IntervalRow>, CsvError> {
             errors: num(4)?,
             p50_us: num(5)?,
             p90_us: num(6)?,
-            p99_us: num(7)?,
-            max_us: num(8)?,
+            p95_us: num(7)?,
+            p99_us: num(8)?,
+            max_us: num(9)?,
         });
     }
     Ok(rows)
@@ -139,6 +149,7 @@ mod tests {
             errors: 1,
             p50_us: 10,
             p90_us: 20,
+            p95_us: 25,
             p99_us: 30,
             max_us: 40,
         };

@@ -231,6 +231,7 @@ mod tests {
                 errors: 0,
                 p50_us: 1500,
                 p90_us: 1500,
+                p95_us: 1500,
                 p99_us: 1500,
                 max_us: 1500,
             };

@@ -12,8 +12,11 @@ use std::collections::BTreeMap;
 /// 3: `thresholds`, `protocol_versions`, `run.interval_s`; 4: `findings`;
 /// 5: `sessions.unreachable` (and per persona), `run.stopped_by` = `unreachable`;
 /// 6: `resources` (server and generator series sampled over the run);
-/// 7: `soak` (leak slopes, drift, outages, storms, the generator's load).
-pub const SCHEMA_VERSION: u32 = 7;
+/// 7: `soak` (leak slopes, drift, outages, storms, the generator's load);
+/// 8: `p95_us` in every latency; a phase without successful samples has no latency
+/// fields (and `response` null) instead of zeros; `run.load.clients` null in an open
+/// model, `run.load.max_in_flight` and `run.load.rate_per_s`; `diagnosis`.
+pub const SCHEMA_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -58,6 +61,24 @@ pub struct Summary {
     /// Absent before schema 7.
     #[serde(default)]
     pub soak: super::soak::Soak,
+    /// When most sessions failed: the likeliest cause, in words, with its fix. The
+    /// summary leads with it. Absent before schema 8 and when most sessions worked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+/// Why most sessions failed, as far as the failures tell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// A stable code: `wrong_path`, `wrong_transport`, `server_down`,
+    /// `version_rejected`, `auth_required`, `timeouts`, `server_errors`, `unknown` …
+    pub cause: String,
+    /// Sessions that failed or never reached the server, as a share of those that ended.
+    pub failed_share: f64,
+    /// What was seen, in one sentence.
+    pub message: String,
+    /// What to do about it.
+    pub fix: String,
 }
 
 /// One conformance finding in the report.
@@ -144,7 +165,15 @@ fn finished() -> bool {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadInfo {
     pub model: String,
-    pub clients: u32,
+    /// Closed model: the most virtual clients at once; `None` in an open model (its
+    /// sessions are not clients: see `max_in_flight`).
+    pub clients: Option<u32>,
+    /// Open model: the most sessions in flight at once (arrivals beyond are dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
+    /// Open model: the highest arrival rate of the plan, sessions per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
     pub sessions: Option<u64>,
     pub duration_s: Option<f64>,
     pub think: String,
@@ -168,15 +197,33 @@ pub struct Sessions {
 }
 
 /// Latency percentiles in microseconds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Latency {
     pub mean_us: f64,
     pub min_us: u64,
     pub p50_us: u64,
     pub p90_us: u64,
+    /// Absent (0) in results written before schema 8.
+    #[serde(default)]
+    pub p95_us: u64,
     pub p99_us: u64,
     pub p999_us: u64,
     pub max_us: u64,
+}
+
+impl Latency {
+    /// The percentile nearest at or below `q` that the summary keeps (p50, p90, p95,
+    /// p99, p99.9, max at 1.0).
+    pub fn at(&self, q: f64) -> u64 {
+        match q {
+            x if x >= 1.0 => self.max_us,
+            x if x >= 0.999 => self.p999_us,
+            x if x >= 0.99 => self.p99_us,
+            x if x >= 0.95 => self.p95_us,
+            x if x >= 0.9 => self.p90_us,
+            _ => self.p50_us,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -189,11 +236,13 @@ pub struct PhaseSummary {
     /// Steps not run because the server did not declare the capability.
     pub skipped: u64,
     pub rate_per_s: f64,
-    /// Service time (finished − started) of successful samples, flattened for scripts.
+    /// Service time (finished − started) of successful samples, flattened for scripts;
+    /// `None` (no latency fields) when no sample succeeded: there is no latency to show.
     #[serde(flatten)]
-    pub service: Latency,
+    pub service: Option<Latency>,
     /// Response time (finished − intended start); equals service time in a closed model.
-    pub response: Latency,
+    /// `None` when no sample succeeded.
+    pub response: Option<Latency>,
     /// Latencies above the histogram bound, clamped to it.
     pub clamped: u64,
     pub failures: BTreeMap<String, u64>,
@@ -211,27 +260,21 @@ pub struct PersonaSummary {
     pub phases: BTreeMap<String, PhaseSummary>,
 }
 
-fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
+/// The latency of a histogram's samples; `None` when it has none.
+pub fn latency(h: &hdrhistogram::Histogram<u64>) -> Option<Latency> {
     if h.is_empty() {
-        return Latency {
-            mean_us: 0.0,
-            min_us: 0,
-            p50_us: 0,
-            p90_us: 0,
-            p99_us: 0,
-            p999_us: 0,
-            max_us: 0,
-        };
+        return None;
     }
-    Latency {
+    Some(Latency {
         mean_us: (h.mean() * 10.0).round() / 10.0,
         min_us: h.min(),
         p50_us: h.value_at_quantile(0.5),
         p90_us: h.value_at_quantile(0.9),
+        p95_us: h.value_at_quantile(0.95),
         p99_us: h.value_at_quantile(0.99),
         p999_us: h.value_at_quantile(0.999),
         max_us: h.max(),
-    }
+    })
 }
 
 fn phase_summary(s: &PhaseStats, duration_s: f64) -> PhaseSummary {
@@ -360,15 +403,24 @@ impl Summary {
             findings: findings(stats),
             resources: facts.resources.clone(),
             soak: facts.soak.clone(),
+            diagnosis: None,
         }
     }
 }
 
 /// The run's facts and its load as the plan described it.
 fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo {
-    let (model, clients) = match &plan.load.model {
-        LoadModel::Closed { .. } => ("closed", plan.load.clients()),
-        LoadModel::Open { .. } => ("open", plan.load.clients()),
+    let (model, clients, max_in_flight, peak_rate) = match &plan.load.model {
+        LoadModel::Closed { .. } => ("closed", Some(plan.load.clients()), None, None),
+        LoadModel::Open {
+            rate,
+            max_in_flight,
+        } => (
+            "open",
+            None,
+            Some(*max_in_flight),
+            Some(rate.peak_before(None)),
+        ),
     };
     RunInfo {
         name: plan.name.clone(),
@@ -381,6 +433,8 @@ fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo 
         load: LoadInfo {
             model: model.into(),
             clients,
+            max_in_flight,
+            rate_per_s: peak_rate,
             sessions: plan.load.sessions,
             duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
             think: plan.load.think.describe(),

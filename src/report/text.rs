@@ -15,8 +15,14 @@ pub fn format_us(us: f64) -> String {
     }
 }
 
+/// [`format_us`], or "–" where there is no figure (no successful sample).
+pub fn format_opt_us(us: Option<f64>) -> String {
+    us.map_or_else(|| "–".to_string(), format_us)
+}
+
 fn row(out: &mut String, name: &str, p: &PhaseSummary) {
-    let l: &Latency = &p.service;
+    let l: Option<&Latency> = p.service.as_ref();
+    let q = |f: fn(&Latency) -> f64| format_opt_us(l.map(f));
     let _ = writeln!(
         out,
         "  {name:<26} {:>8} {:>7} {:>7} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
@@ -24,12 +30,12 @@ fn row(out: &mut String, name: &str, p: &PhaseSummary) {
         p.errors,
         p.tool_errors,
         p.rate_per_s,
-        format_us(l.mean_us),
-        format_us(l.p50_us as f64),
-        format_us(l.p90_us as f64),
-        format_us(l.p99_us as f64),
-        format_us(l.p999_us as f64),
-        format_us(l.max_us as f64),
+        q(|l| l.mean_us),
+        q(|l| l.p50_us as f64),
+        q(|l| l.p90_us as f64),
+        q(|l| l.p99_us as f64),
+        q(|l| l.p999_us as f64),
+        q(|l| l.max_us as f64),
         if p.skipped > 0 {
             format!("  ({} skipped: not declared by the server)", p.skipped)
         } else {
@@ -79,8 +85,8 @@ pub fn render(s: &Summary) -> String {
     let ss = &s.sessions;
     let _ = writeln!(
         out,
-        "sessions: {} started, {} completed, {} failed, {} interrupted · {:.1} sessions/s · {} clients · stopped by {}",
-        ss.started, ss.completed, ss.failed, ss.interrupted, ss.rate_per_s, r.load.clients, r.stopped_by
+        "sessions: {} started, {} completed, {} failed, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
+        ss.started, ss.completed, ss.failed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
     );
     if ss.unreachable > 0 {
         let _ = writeln!(

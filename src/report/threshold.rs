@@ -59,18 +59,15 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
                 .ok_or_else(|| format!("every {} sample failed", p.name()))
         })
     };
+    let ok_latency = |p: Phase| -> Result<&super::summary::Latency, String> {
+        ok_phase(p)?
+            .service
+            .as_ref()
+            .ok_or_else(|| format!("every {} sample failed", p.name()))
+    };
     Ok(match (t.metric, t.subject) {
-        (Metric::Quantile(q), Subject::Phase(p)) => {
-            let l = &ok_phase(p)?.service;
-            (match q {
-                x if x >= 1.0 => l.max_us,
-                x if x >= 0.999 => l.p999_us,
-                x if x >= 0.99 => l.p99_us,
-                x if x >= 0.9 => l.p90_us,
-                _ => l.p50_us,
-            }) as f64
-        }
-        (Metric::Mean, Subject::Phase(p)) => ok_phase(p)?.service.mean_us,
+        (Metric::Quantile(q), Subject::Phase(p)) => ok_latency(p)?.at(q) as f64,
+        (Metric::Mean, Subject::Phase(p)) => ok_latency(p)?.mean_us,
         (Metric::ErrorRate, Subject::Phase(p)) => {
             let ps = phase(p)?;
             ps.errors as f64 / ps.count as f64

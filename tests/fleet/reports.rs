@@ -49,7 +49,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     .run()
     .await;
     check_schema(&json);
-    assert_eq!(json["schema_version"], 7);
+    assert_eq!(json["schema_version"], 8);
     assert!(!summary.passed(), "one threshold cannot hold");
     // The quickstart profile's two thresholds come first, then the --threshold ones.
     let verdicts: Vec<bool> = summary.thresholds.iter().map(|t| t.passed).collect();
@@ -99,10 +99,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
 
     let csv = std::fs::read_to_string(dir.path().join("intervals.csv")).expect("csv");
     let mut lines = csv.lines();
-    assert_eq!(
-        lines.next(),
-        Some("time_s,length_s,phase,count,errors,p50_us,p90_us,p99_us,max_us")
-    );
+    assert_eq!(lines.next(), Some(mcp_fleet::report::csv::HEADER));
     let sessions: u64 = lines
         .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();

@@ -62,7 +62,8 @@ fn headline(out: &mut String, s: &Summary) {
     let p99 = |name: &str| {
         s.phases
             .get(name)
-            .map_or("–".to_string(), |p| format_us(p.service.p99_us as f64))
+            .and_then(|p| p.service.as_ref())
+            .map_or("–".to_string(), |l| format_us(l.p99_us as f64))
     };
     let tiles = [
         ("sessions", format!("{}", ss.started)),
@@ -262,7 +263,7 @@ fn parameters(out: &mut String, s: &Summary) {
         ("started", r.started_at.clone()),
         ("finished", r.finished_at.clone()),
         ("duration", format!("{:.3}s", r.duration_s)),
-        ("load", format!("{}, {} clients", l.model, l.clients)),
+        ("load", l.description.clone()),
         (
             "sessions budget",
             l.sessions.map_or("–".into(), |n| n.to_string()),
@@ -318,7 +319,10 @@ fn phase_rows(
         if only.is_some_and(|o| !o.contains(&name.as_str())) {
             continue;
         }
-        let l = &p.service;
+        let l = p.service.as_ref();
+        let q = |f: fn(&super::super::summary::Latency) -> u64| {
+            super::super::text::format_opt_us(l.map(|l| f(l) as f64))
+        };
         let err_class = if p.errors > 0 { " class=\"bad\"" } else { "" };
         let _ = writeln!(
             out,
@@ -328,11 +332,11 @@ fn phase_rows(
             p.count,
             p.errors,
             p.rate_per_s,
-            format_us(l.p50_us as f64),
-            format_us(l.p90_us as f64),
-            format_us(l.p99_us as f64),
-            format_us(l.p999_us as f64),
-            format_us(l.max_us as f64),
+            q(|l| l.p50_us),
+            q(|l| l.p90_us),
+            q(|l| l.p99_us),
+            q(|l| l.p999_us),
+            q(|l| l.max_us),
         );
         first = false;
     }

@@ -109,6 +109,7 @@ mod tests {
             errors,
             p50_us: 0,
             p90_us: 0,
+            p95_us: 0,
             p99_us: 0,
             max_us: 0,
         }
