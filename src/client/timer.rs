@@ -159,7 +159,7 @@ impl<'a> Timer<'a> {
     ) -> FailureKind {
         let kind = f.kind;
         self.sample(phase, tool, started, finished, Outcome::Failed(kind));
-        let mut text = format!("{}: {}", phase.name(), f.detail);
+        let mut text = example_text(phase.name(), &f.detail);
         if let Some(d) = diagnostics.filter(|_| !text.contains("stderr:")) {
             text.push_str(" | server stderr: ");
             text.push_str(&d);
@@ -207,9 +207,87 @@ impl<'a> Timer<'a> {
     }
 }
 
+/// A failure's example: `phase: detail`, each part said once. The detail may name the
+/// phase already (`tools/call: Unknown tool`, `connect to 127.0.0.1:9: …`, `no answer to
+/// initialize within 1s`), and an error may repeat its source's text (`Connection
+/// refused (os error 111): Connection refused (os error 111)`); empty trailing parts go.
+pub fn example_text(phase: &str, detail: &str) -> String {
+    let detail = detail.trim();
+    let detail = detail
+        .strip_prefix(phase)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map(str::trim_start)
+        .unwrap_or(detail);
+    let detail = detail.replacen(
+        &format!("no answer to {phase} within"),
+        "no answer within",
+        1,
+    );
+    let mut parts: Vec<&str> = Vec::new();
+    for part in detail.split(": ") {
+        let part = part.trim_end_matches(':').trim();
+        // "HTTP 400 Bad Request: Bad Request: …" says the reason twice too.
+        let repeated = parts
+            .last()
+            .is_some_and(|p| p.to_ascii_lowercase().ends_with(&part.to_ascii_lowercase()));
+        if !part.is_empty() && !repeated {
+            parts.push(part);
+        }
+    }
+    let detail = parts.join(": ");
+    let names_phase = detail
+        .strip_prefix(phase)
+        .is_some_and(|rest| rest.starts_with(' '));
+    match (detail.is_empty(), names_phase) {
+        (true, _) => phase.to_string(),
+        (false, true) => detail,
+        (false, false) => format!("{phase}: {detail}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn example_texts_say_each_part_once() {
+        let cases = [
+            (
+                "initialize",
+                "HTTP 404 Not Found: ",
+                "initialize: HTTP 404 Not Found",
+            ),
+            (
+                "tools/call",
+                "tools/call: Unknown tool: nope (-32602)",
+                "tools/call: Unknown tool: nope (-32602)",
+            ),
+            (
+                "initialize",
+                "no answer to initialize within 1s",
+                "initialize: no answer within 1s",
+            ),
+            (
+                "connect",
+                "connect to 127.0.0.1:9: Connection refused (os error 111)",
+                "connect to 127.0.0.1:9: Connection refused (os error 111)",
+            ),
+            (
+                "connect",
+                "connection refused (os error 111): Connection refused (os error 111)",
+                "connect: connection refused (os error 111)",
+            ),
+            (
+                "initialized",
+                "HTTP 400 Bad Request: Bad Request: MCP-Protocol-Version is not accepted (-32000)",
+                "initialized: HTTP 400 Bad Request: MCP-Protocol-Version is not accepted (-32000)",
+            ),
+            ("close", "", "close"),
+        ];
+        for (phase, detail, want) in cases {
+            assert_eq!(example_text(phase, detail), want, "{phase} / {detail}");
+        }
+    }
     use crate::metrics::Collector;
     use crate::protocol::TransportKind;
     use std::cell::Cell;

@@ -4,7 +4,7 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{CheckId, Counter, FailureKind, PersonaId, Phase, Sample, ToolId};
+use super::{CheckId, Counter, FailureKind, Origin, PersonaId, Phase, Sample, ToolId};
 use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
@@ -248,6 +248,11 @@ impl Collector {
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
                 s.phases.get_mut(sample.phase).add(&sample);
+                // The fleet's own samples (scheduler lag) belong to no session: they
+                // have no persona, era or version, so no breakdown shows them.
+                if sample.persona == Origin::FLEET.persona {
+                    return;
+                }
                 if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
                     table.get_mut(sample.phase).add(&sample);
                 }

@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod diagnosis;
 pub mod hlog;
 pub mod html;
 pub mod junit;

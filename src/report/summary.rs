@@ -326,6 +326,7 @@ pub struct RunFacts {
 impl Summary {
     pub fn build(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
         let mut summary = Self::measured(plan, stats, facts);
+        summary.diagnosis = super::diagnosis::diagnose(&summary);
         summary.thresholds = threshold::evaluate_all(&plan.thresholds, &summary);
         summary
     }

@@ -16,7 +16,7 @@
 mod conn;
 mod flow;
 
-use super::{excerpt, Received, TransportError};
+use super::{Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use bytes::Bytes;
@@ -413,7 +413,7 @@ fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> Transport
     if status == StatusCode::NOT_FOUND && had_session {
         return TransportError::new(
             FailureKind::SessionExpired,
-            format!("404 on a live session: {}", excerpt(body)),
+            super::with_body("404 on a live session".into(), body),
         );
     }
     if let Ok(crate::protocol::Incoming::Response {
@@ -429,7 +429,7 @@ fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> Transport
     }
     TransportError::new(
         FailureKind::HttpStatus(status.as_u16()),
-        format!("HTTP {status}: {}", excerpt(body)),
+        super::with_body(format!("HTTP {status}"), body),
     )
 }
 

@@ -431,14 +431,14 @@ where
         StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => Ok(()),
         StatusCode::NOT_FOUND => Err(TransportError::new(
             FailureKind::SessionExpired,
-            format!(
-                "POST answered 404: the server forgot the session: {}",
-                excerpt(&bytes)
+            super::with_body(
+                "POST answered 404: the server forgot the session".into(),
+                &bytes,
             ),
         )),
         s => Err(TransportError::new(
             FailureKind::HttpStatus(s.as_u16()),
-            format!("POST answered {s}: {}", excerpt(&bytes)),
+            super::with_body(format!("POST answered {s}"), &bytes),
         )),
     }
 }

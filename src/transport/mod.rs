@@ -79,6 +79,17 @@ pub(crate) fn too_large(request: Option<u64>, what: &str, limit: usize) -> Recei
 /// At most this much of a bad message is kept for the report.
 const EXCERPT_CHARS: usize = 200;
 
+/// `head`, then `: ` and the body's excerpt when the body has any text (an empty body
+/// leaves no trailing colon in the report).
+pub(crate) fn with_body(head: String, bytes: &[u8]) -> String {
+    let body = excerpt(bytes);
+    if body.trim().is_empty() {
+        head
+    } else {
+        format!("{head}: {body}")
+    }
+}
+
 pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out: String = text.chars().take(EXCERPT_CHARS).collect();

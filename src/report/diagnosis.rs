@@ -1,0 +1,325 @@
+//! Why most sessions failed: the likeliest cause read from a summary's failure kinds,
+//! examples and target, in words, with what to do. `Summary::build` fills
+//! `Summary.diagnosis` with it; the terminal and the HTML report lead with it.
+
+use super::summary::{Diagnosis, PhaseSummary, Summary};
+use crate::metrics::Phase;
+use std::collections::BTreeMap;
+
+/// The stable cause codes, as they appear in `summary.json` (`diagnosis.cause`).
+pub mod cause {
+    pub const SERVER_DOWN: &str = "server_down";
+    pub const WRONG_PATH: &str = "wrong_path";
+    pub const WRONG_TRANSPORT: &str = "wrong_transport";
+    pub const VERSION_REJECTED: &str = "version_rejected";
+    pub const AUTH_REQUIRED: &str = "auth_required";
+    pub const TIMEOUTS: &str = "timeouts";
+    pub const SERVER_ERRORS: &str = "server_errors";
+    pub const SPAWN_FAILED: &str = "spawn_failed";
+    pub const UNKNOWN: &str = "unknown";
+}
+
+/// What a diagnosis is made from: the parts of a summary that tell why sessions failed.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// Sessions that ended: completed + failed + unreachable.
+    pub ended: u64,
+    /// Sessions that failed or never reached the server.
+    pub failed: u64,
+    pub phases: &'a BTreeMap<String, PhaseSummary>,
+    pub failures: &'a BTreeMap<String, u64>,
+    pub examples: &'a BTreeMap<String, Vec<String>>,
+    /// The target as the summary shows it (already redacted).
+    pub target: &'a str,
+    /// `http`, `sse`, `ws`, `stdio` (several joined by commas when personas differ).
+    pub transport: &'a str,
+}
+
+impl<'a> Evidence<'a> {
+    pub fn of(s: &'a Summary) -> Evidence<'a> {
+        let failed = s.sessions.failed + s.sessions.unreachable;
+        Evidence {
+            ended: s.sessions.completed + failed,
+            failed,
+            phases: &s.phases,
+            failures: &s.failures,
+            examples: &s.failure_examples,
+            target: &s.run.target,
+            transport: &s.run.transport,
+        }
+    }
+}
+
+/// The diagnosis of `s`, when more than half of the sessions that ended failed.
+pub fn diagnose(s: &Summary) -> Option<Diagnosis> {
+    diagnose_evidence(&Evidence::of(s))
+}
+
+/// [`diagnose`] on its inputs.
+pub fn diagnose_evidence(e: &Evidence<'_>) -> Option<Diagnosis> {
+    if e.ended == 0 || e.failed * 2 <= e.ended {
+        return None;
+    }
+    let failed_share = ((e.failed as f64 / e.ended as f64) * 1000.0).round() / 1000.0;
+    let Some((kind, count, phase)) = main_failure(e) else {
+        return Some(Diagnosis {
+            cause: cause::UNKNOWN.into(),
+            failed_share,
+            message: format!(
+                "{} of {} sessions failed, with no failure recorded",
+                e.failed, e.ended
+            ),
+            fix: "run `mcp-fleet inspect TARGET` to watch one session".into(),
+        });
+    };
+    let example = e
+        .examples
+        .get(&kind)
+        .and_then(|v| v.first())
+        .map(String::as_str)
+        .unwrap_or("");
+    let seen = Seen {
+        kind: &kind,
+        count,
+        phase: &phase,
+        example,
+        every: count >= e.failed,
+    };
+    let (code, what, fix) = classify(&seen, e);
+    Some(Diagnosis {
+        cause: code.into(),
+        failed_share,
+        message: format!("{} of {} sessions failed: {what}", e.failed, e.ended),
+        fix,
+    })
+}
+
+/// The failure that ended most sessions: the most frequent kind in the phase that fails
+/// first in a session's order (connect before initialize before calls), with its count.
+fn main_failure(e: &Evidence<'_>) -> Option<(String, u64, String)> {
+    let mut phases: Vec<(Phase, &PhaseSummary)> = e
+        .phases
+        .iter()
+        .filter_map(|(name, p)| Some((Phase::from_name(name)?, p)))
+        .filter(|(p, s)| !matches!(p, Phase::Session | Phase::Lag) && !s.failures.is_empty())
+        .collect();
+    phases.sort_by_key(|(p, _)| p.index());
+    if let Some((phase, s)) = phases.first() {
+        let (kind, n) = s
+            .failures
+            .iter()
+            .max_by_key(|(k, n)| (**n, std::cmp::Reverse(*k)))?;
+        return Some((kind.clone(), *n, phase.name().to_string()));
+    }
+    let (kind, n) = e
+        .failures
+        .iter()
+        .max_by_key(|(k, n)| (**n, std::cmp::Reverse(*k)))?;
+    Some((kind.clone(), *n, "session".into()))
+}
+
+/// The main failure as seen.
+struct Seen<'a> {
+    kind: &'a str,
+    count: u64,
+    phase: &'a str,
+    example: &'a str,
+    /// Whether every failed session had it.
+    every: bool,
+}
+
+impl Seen<'_> {
+    /// "every initialize" or "37 initialize requests".
+    fn how_many(&self) -> String {
+        if self.every {
+            format!("every {}", self.phase)
+        } else {
+            format!("{} {} requests", self.count, self.phase)
+        }
+    }
+
+    fn mentions(&self, words: &[&str]) -> bool {
+        let text = self.example.to_ascii_lowercase();
+        words.iter().any(|w| text.contains(w))
+    }
+}
+
+/// The cause, what was seen and the fix.
+fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
+    let path = url_path(e.target);
+    let from = path
+        .as_deref()
+        .map(|p| format!(" from {p}"))
+        .unwrap_or_default();
+    let kind = s.kind;
+    let status = kind
+        .strip_prefix("http_status:")
+        .and_then(|c| c.parse::<u16>().ok());
+    let rpc = kind
+        .strip_prefix("rpc_error:")
+        .and_then(|c| c.parse::<i64>().ok());
+    let version_words = ["version"];
+    match (kind, status, rpc) {
+        ("spawn_failed", _, _) => (
+            cause::SPAWN_FAILED,
+            format!("the server command could not be started ({})", s.example),
+            "check the command and its PATH: run it by hand to see it start".into(),
+        ),
+        ("timeout", _, _) => (
+            cause::TIMEOUTS,
+            format!("{} got no answer within the timeout", s.how_many()),
+            "the server is overloaded or stalled: lower --clients/--rate, or raise --timeout"
+                .into(),
+        ),
+        ("version_rejected", _, _) => version_rejected(s),
+        ("connect_failed", _, _) if s.mentions(&["upgrade with http 404"]) => wrong_path(s, &from),
+        ("connect_failed", _, _) if s.mentions(&["upgrade with http"]) => {
+            wrong_transport(e, "the WebSocket upgrade was refused")
+        }
+        ("connect_failed", _, _) if s.mentions(&["certificate", "tls"]) => (
+            cause::UNKNOWN,
+            format!("the TLS handshake failed ({})", s.example),
+            "pass --insecure for a self-signed certificate, or check the host name".into(),
+        ),
+        ("connect_failed", _, _) => (
+            cause::SERVER_DOWN,
+            format!(
+                "{} could not connect to {}",
+                s.how_many(),
+                host_of(e.target)
+            ),
+            "start the server, or check the host and port of --target".into(),
+        ),
+        (_, Some(404), _) => wrong_path(s, &from),
+        (_, Some(401 | 403), _) => (
+            cause::AUTH_REQUIRED,
+            format!("{} got {}{from}", s.how_many(), status_text(kind)),
+            "the server wants credentials: pass them with --header 'Authorization: Bearer …'"
+                .into(),
+        ),
+        (_, Some(400), _) if s.mentions(&version_words) => version_rejected(s),
+        (_, Some(405 | 406 | 415), _) => {
+            wrong_transport(e, &format!("{} got {}", s.how_many(), status_text(kind)))
+        }
+        (_, Some(500..=599), _) | (_, _, Some(-32603)) => (
+            cause::SERVER_ERRORS,
+            format!("{} got a server error ({kind})", s.how_many()),
+            "the server failed internally: read its log".into(),
+        ),
+        (_, _, Some(-32022 | -32020)) => version_rejected(s),
+        (_, _, Some(_)) if s.mentions(&version_words) => version_rejected(s),
+        ("protocol_violation", _, _)
+            if s.mentions(&["text/html", "content-type", "event-stream", "not json"]) =>
+        {
+            wrong_transport(
+                e,
+                &format!("{} got an answer that is not MCP", s.how_many()),
+            )
+        }
+        _ => (
+            cause::UNKNOWN,
+            format!(
+                "{} failed with {kind}{}",
+                s.how_many(),
+                if s.example.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", s.example)
+                }
+            ),
+            "run `mcp-fleet inspect TARGET` to watch one session".into(),
+        ),
+    }
+}
+
+fn wrong_path(s: &Seen<'_>, from: &str) -> (&'static str, String, String) {
+    (
+        cause::WRONG_PATH,
+        format!("{} got HTTP 404 Not Found{from}", s.how_many()),
+        "check the path: the reference and SDK servers serve /mcp (Streamable HTTP), /sse (legacy SSE) and /ws (WebSocket)".into(),
+    )
+}
+
+fn version_rejected(s: &Seen<'_>) -> (&'static str, String, String) {
+    (
+        cause::VERSION_REJECTED,
+        format!(
+            "the server rejected the protocol version ({})",
+            if s.example.is_empty() { s.kind } else { s.example }
+        ),
+        "offer a version the server supports: --protocol-version 2025-06-18, or the persona's accepted versions".into(),
+    )
+}
+
+/// A transport that does not fit the URL: suggest the one its path or scheme names.
+fn wrong_transport(e: &Evidence<'_>, what: &str) -> (&'static str, String, String) {
+    let path = url_path(e.target).unwrap_or_default();
+    let fits = if e.target.starts_with("ws://") || e.target.starts_with("wss://") {
+        if path.ends_with("/ws") {
+            None
+        } else {
+            Some("http")
+        }
+    } else if path.ends_with("/sse") {
+        Some("sse")
+    } else if path.ends_with("/ws") {
+        Some("ws")
+    } else {
+        Some("http")
+    };
+    let fix = match fits {
+        Some(t) if t == e.transport => format!(
+            "the server at {path} does not speak the {t} transport: check the URL's path (/mcp Streamable HTTP, /sse legacy SSE, /ws WebSocket)"
+        ),
+        Some("ws") => format!("{path} is a WebSocket endpoint: use a ws:// URL (or --transport ws)"),
+        Some("http") if e.target.starts_with("ws") => {
+            format!("{path} is not a WebSocket endpoint: use an http:// URL with --transport http")
+        }
+        Some(t) => format!("use --transport {t}, which fits the path {path}"),
+        None => "check the URL's path: /mcp Streamable HTTP, /sse legacy SSE, /ws WebSocket".into(),
+    };
+    (
+        cause::WRONG_TRANSPORT,
+        format!("{what} (transport {})", e.transport),
+        fix,
+    )
+}
+
+/// "HTTP 405" from `http_status:405`.
+fn status_text(kind: &str) -> String {
+    match kind.strip_prefix("http_status:") {
+        Some(code) => format!("HTTP {code}"),
+        None => kind.to_string(),
+    }
+}
+
+/// The path of a URL target (no query: it may carry secrets), `None` for a command.
+fn url_path(target: &str) -> Option<String> {
+    let url = url::Url::parse(target).ok()?;
+    if !matches!(url.scheme(), "http" | "https" | "ws" | "wss") {
+        return None;
+    }
+    Some(url.path().to_string())
+}
+
+/// Host and port of a URL target (no user info), else the target's first word.
+fn host_of(target: &str) -> String {
+    match url::Url::parse(target) {
+        Ok(url) if url.host_str().is_some() => {
+            let host = url.host_str().unwrap_or_default();
+            match url.port_or_known_default() {
+                Some(p) => format!("{host}:{p}"),
+                None => host.to_string(),
+            }
+        }
+        _ => target
+            .split_whitespace()
+            .next()
+            .unwrap_or(target)
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "diagnosis_tests.rs"]
+mod tests;
