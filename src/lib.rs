@@ -183,7 +183,13 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
         .context("--fail-if")?;
     let base = report::load_summary(&args.base)?;
     let new = report::load_summary(&args.new)?;
-    let c = report::compare::compare(&base, &new, &rules);
+    let profile = |dir: &std::path::Path| std::fs::read_to_string(dir.join("profile.toml")).ok();
+    let profiles = (profile(&args.base), profile(&args.new));
+    let both = match &profiles {
+        (Some(b), Some(n)) => Some((b.as_str(), n.as_str())),
+        _ => None,
+    };
+    let c = report::compare::compare_with(&base, &new, &rules, both);
     print!("{}", c.text);
     Ok(c.regressions.is_empty())
 }

@@ -570,6 +570,14 @@ mod tests {
             "one full interval and the last partial one"
         );
         assert_eq!(stats.timeline[1].start_s, 1.0);
+        // The last interval is as long as it lasted (0.5 s of a 1 s interval), so a
+        // rate read from it (count / length) is per its real length.
+        assert_eq!(stats.timeline[0].len_s, 1.0);
+        assert!(
+            stats.timeline[1].len_s > 0.0 && stats.timeline[1].len_s < 1.0,
+            "partial: {}",
+            stats.timeline[1].len_s
+        );
         assert_eq!(stats.interval_s, 1.0);
         let by_version = &stats.by_version[&VersionId::of("2025-03-26")];
         assert_eq!(by_version.get(Phase::Initialize).count(), 3);

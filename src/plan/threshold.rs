@@ -25,7 +25,7 @@ pub struct ThresholdError {
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
-    /// A service-time quantile (0.5, 0.9, 0.99, 0.999) or 1.0 for the maximum.
+    /// A service-time quantile (0.5, 0.9, 0.95, 0.99, 0.999) or 1.0 for the maximum.
     Quantile(f64),
     Mean,
     /// Failed / all samples (or failed / ended sessions for `sessions`).
@@ -111,13 +111,14 @@ pub struct Threshold {
 }
 
 const LATENCY_FIX: &str =
-    "write e.g. p99(initialize) < 50ms (metrics: p50 p90 p99 p999 max mean; units: us ms s)";
+    "write e.g. p99(initialize) < 50ms (metrics: p50 p90 p95 p99 p999 max mean; units: us ms s)";
 const FORMS: &str = "write METRIC(PHASE) OP VALUE, e.g. p99(initialize) < 50ms, error_rate < 0.1%, rate(sessions) > 500";
 
 fn metric_of(name: &str) -> Option<Metric> {
     Some(match name {
         "p50" => Metric::Quantile(0.5),
         "p90" => Metric::Quantile(0.9),
+        "p95" => Metric::Quantile(0.95),
         "p99" => Metric::Quantile(0.99),
         "p999" | "p99.9" => Metric::Quantile(0.999),
         "max" => Metric::Quantile(1.0),
@@ -206,7 +207,7 @@ impl Threshold {
         let metric = metric_of(name).ok_or_else(|| {
             err(
                 format!("unknown metric `{name}`"),
-                "use one of p50 p90 p99 p999 max mean error_rate errors rate count, or a soak form: slope(SERIES) max(SERIES) min(SERIES) drift(p99(PHASE))",
+                "use one of p50 p90 p95 p99 p999 max mean error_rate errors rate count, or a soak form: slope(SERIES) max(SERIES) min(SERIES) drift(p99(PHASE))",
             )
         })?;
         let mut subject = Subject::All;

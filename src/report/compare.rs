@@ -14,6 +14,7 @@ use std::fmt::Write;
 pub enum Measure {
     P50,
     P90,
+    P95,
     P99,
     P999,
     Max,
@@ -29,6 +30,7 @@ impl Measure {
         Some(match name {
             "p50" => Measure::P50,
             "p90" => Measure::P90,
+            "p95" => Measure::P95,
             "p99" => Measure::P99,
             "p999" | "p99.9" => Measure::P999,
             "max" => Measure::Max,
@@ -53,6 +55,7 @@ impl Measure {
         Some(match self {
             Measure::P50 => l.p50_us as f64,
             Measure::P90 => l.p90_us as f64,
+            Measure::P95 => l.p95_us as f64,
             Measure::P99 => l.p99_us as f64,
             Measure::P999 => l.p999_us as f64,
             Measure::Max => l.max_us as f64,
@@ -85,7 +88,7 @@ pub struct FailIf {
 }
 
 const FAIL_IF_FORMS: &str =
-    "write MEASURE[(PHASE)] OP CHANGE, e.g. 'p99 > +10%', 'p99(initialize) > +5ms', 'rate < -20%' (measures: p50 p90 p99 p999 max mean rate error_rate)";
+    "write MEASURE[(PHASE)] OP CHANGE, e.g. 'p99 > +10%', 'p99(initialize) > +5ms', 'rate < -20%' (measures: p50 p90 p95 p99 p999 max mean rate error_rate)";
 
 impl FailIf {
     pub fn parse(text: &str) -> Result<FailIf, ThresholdError> {
@@ -191,7 +194,51 @@ pub struct Comparison {
 }
 
 pub fn compare(base: &Summary, new: &Summary, rules: &[FailIf]) -> Comparison {
+    compare_with(base, new, rules, None)
+}
+
+/// How two runs differ in what they measured: a line for each of load model, target,
+/// profile (its name, and the `profile.toml` texts when given), mcp-fleet version and
+/// schema version that is not the same. Figures of such runs are not like for like.
+pub fn differences(base: &Summary, new: &Summary, profiles: Option<(&str, &str)>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, b: &str, n: &str| {
+        if b != n {
+            out.push(format!("the runs differ in {what}: {b} → {n}"));
+        }
+    };
+    differ("load model", &base.run.load.model, &new.run.load.model);
+    differ("target", &base.run.target, &new.run.target);
+    differ("profile", &base.run.name, &new.run.name);
+    differ("mcp-fleet version", &base.tool.version, &new.tool.version);
+    differ(
+        "schema version",
+        &base.schema_version.to_string(),
+        &new.schema_version.to_string(),
+    );
+    if let Some((b, n)) = profiles {
+        if b.trim() != n.trim() && base.run.name == new.run.name {
+            out.push(format!(
+                "the runs differ in profile: profile.toml of {} is not the same file in both",
+                base.run.name
+            ));
+        }
+    }
+    out
+}
+
+/// [`compare`], with `warning:` lines first for every way the runs differ
+/// ([`differences`]); `profiles` are the two `profile.toml` texts when there are both.
+pub fn compare_with(
+    base: &Summary,
+    new: &Summary,
+    rules: &[FailIf],
+    profiles: Option<(&str, &str)>,
+) -> Comparison {
     let mut text = String::new();
+    for d in differences(base, new, profiles) {
+        let _ = writeln!(text, "warning: {d}");
+    }
     let _ = writeln!(
         text,
         "base: {} · {} · seed {} · {:.1}s · {:.1} sessions/s",
@@ -213,8 +260,13 @@ pub fn compare(base: &Summary, new: &Summary, rules: &[FailIf]) -> Comparison {
     );
     let _ = writeln!(
         text,
-        "  {:<26} {:>28} {:>28} {:>24} {:>14}",
-        "phase", "p50 base → new", "p99 base → new", "rate/s base → new", "errors"
+        "  {:<26} {:>28} {:>28} {:>28} {:>24} {:>14}",
+        "phase",
+        "p50 base → new",
+        "p95 base → new",
+        "p99 base → new",
+        "rate/s base → new",
+        "errors"
     );
     let mut names: Vec<&String> = base.phases.keys().chain(new.phases.keys()).collect();
     names.sort_by_key(|n| (Phase::from_name(n).map_or(usize::MAX, Phase::index), *n));
@@ -240,8 +292,9 @@ pub fn compare(base: &Summary, new: &Summary, rules: &[FailIf]) -> Comparison {
         );
         let _ = writeln!(
             text,
-            "  {name:<26} {:>28} {:>28} {:>24} {errors:>14}",
+            "  {name:<26} {:>28} {:>28} {:>28} {:>24} {errors:>14}",
             cell(Measure::P50),
+            cell(Measure::P95),
             cell(Measure::P99),
             cell(Measure::Rate)
         );
@@ -288,6 +341,62 @@ mod tests {
             assert!(e.problem.contains(why), "{bad}: {}", e.problem);
             assert_eq!(e.text, bad);
         }
+    }
+
+    #[test]
+    fn a_p95_rule_finds_a_p95_regression() {
+        let base = summary();
+        let mut new = summary();
+        if let Some(p) = new.phases.get_mut("tools/call") {
+            p.service.as_mut().expect("latency").p95_us = 20_000;
+        }
+        let rule = FailIf::parse("p95 > +10%").expect("parses");
+        assert_eq!(rule.measure, Measure::P95);
+        let c = compare(&base, &new, &[rule]);
+        assert_eq!(c.regressions.len(), 1, "{:?}", c.regressions);
+        assert!(
+            c.regressions[0].starts_with("p95 > +10%: tools/call: 9.00ms → 20.00ms"),
+            "{}",
+            c.regressions[0]
+        );
+        assert!(c.text.contains("p95 base → new"), "{}", c.text);
+    }
+
+    #[test]
+    fn runs_that_differ_are_warned_about_first() {
+        let base = summary();
+        let same = compare_with(&base, &base, &[], Some(("a = 1", "a = 1")));
+        assert!(!same.text.contains("warning:"), "{}", same.text);
+        let mut new = summary();
+        new.run.load.model = "open".into();
+        new.run.target = "http://127.0.0.1:2/mcp".into();
+        new.run.name = "other".into();
+        new.tool.version = "9.9.9".into();
+        new.schema_version = 8;
+        let c = compare_with(&base, &new, &[], None);
+        let warnings: Vec<&str> = c
+            .text
+            .lines()
+            .take_while(|l| l.starts_with("warning:"))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                "warning: the runs differ in load model: closed → open",
+                "warning: the runs differ in target: x → http://127.0.0.1:2/mcp",
+                "warning: the runs differ in profile: t → other",
+                "warning: the runs differ in mcp-fleet version: 0 → 9.9.9",
+                "warning: the runs differ in schema version: 3 → 8",
+            ]
+        );
+        let edited = compare_with(&base, &base, &[], Some(("a = 1", "a = 2")));
+        assert!(
+            edited
+                .text
+                .starts_with("warning: the runs differ in profile: profile.toml of t"),
+            "{}",
+            edited.text
+        );
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! interval, for spreadsheets and scripts (and the HTML report's timelines when it is
 //! regenerated from a results folder). Written by hand: the fields never need quoting
 //! (phase names are `[a-z/]`).
+//!
+//! `length_s` is the interval's real length: every interval but the last lasts
+//! `run.interval_s`; the last, partial one ends with the run and is shorter. A rate
+//! read from a row is `count / length_s`, never `count / interval_s`.
 
 use crate::metrics::{IntervalRow, IntervalSink, Phase};
 use hdrhistogram::Histogram;

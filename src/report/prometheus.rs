@@ -254,6 +254,7 @@ fn phase_families(f: &LiveFigures) -> Vec<Family> {
         for (q, us) in [
             ("0.5", r.p50_us),
             ("0.9", r.p90_us),
+            ("0.95", r.p95_us),
             ("0.99", r.p99_us),
             ("1", r.max_us),
         ] {
@@ -385,6 +386,9 @@ mod tests {
         assert!(text.contains("mcp_fleet_phase_samples_total{phase=\"tools/call\"} 40\n"));
         assert!(text.contains(
             "mcp_fleet_phase_latency_seconds{phase=\"tools/call\",quantile=\"0.99\"} 0.003000\n"
+        ));
+        assert!(text.contains(
+            "mcp_fleet_phase_latency_seconds{phase=\"tools/call\",quantile=\"0.95\"} 0.002000\n"
         ));
         assert!(text.contains("mcp_fleet_failures_total{kind=\"rpc_error:-32602\"} 1\n"));
         // Every sample line follows its own family's TYPE line.

@@ -384,16 +384,19 @@ impl Summary {
                 .by_transport
                 .iter()
                 .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .filter(|(_, p)| !p.is_empty())
                 .collect(),
             eras: stats
                 .by_era
                 .iter()
                 .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .filter(|(_, p)| !p.is_empty())
                 .collect(),
             protocol_versions: stats
                 .by_version
                 .iter()
                 .map(|(k, t)| (k.name().to_string(), phases(t, secs)))
+                .filter(|(_, p)| !p.is_empty())
                 .collect(),
             thresholds: Vec::new(),
             counters: stats
@@ -456,6 +459,8 @@ fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, 
     plan.personas
         .iter()
         .zip(&stats.personas)
+        // A persona no session was given (a small weight in a short run) is no group.
+        .filter(|(_, (table, c))| c.started > 0 || table.active().next().is_some())
         .map(|(p, (table, c))| {
             (
                 p.name.clone(),

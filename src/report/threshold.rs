@@ -165,7 +165,7 @@ pub(crate) mod tests {
     use serde_json::{json, Value};
 
     fn phase(count: u64, errors: u64, p50: u64, p99: u64) -> Value {
-        let lat = json!({"mean_us": p50 as f64, "min_us": 1, "p50_us": p50, "p90_us": p99,
+        let lat = json!({"mean_us": p50 as f64, "min_us": 1, "p50_us": p50, "p90_us": p99, "p95_us": p99,
             "p99_us": p99, "p999_us": p99, "max_us": p99 * 2});
         let mut v = lat.clone();
         let o = v.as_object_mut().expect("object");
@@ -249,6 +249,45 @@ pub(crate) mod tests {
         assert_eq!(t("error_rate(sessions) < 1%").observed_text, "50.500%");
         // Still 990 + 10 sessions that reached the server in 10 s.
         assert_eq!(t("rate(sessions) > 0").observed, Some(100.0));
+    }
+
+    #[test]
+    fn p95_is_a_threshold_metric() {
+        let r = check("p95(initialize) < 50ms");
+        assert!(r.passed, "{r:?}");
+        assert_eq!(r.observed, Some(40_000.0));
+        assert!(!check("p95(initialize) < 30ms").passed);
+    }
+
+    #[test]
+    fn phases_without_a_successful_sample_fail_every_form() {
+        let mut s = summary();
+        for p in [
+            s.phases.get_mut("initialize"),
+            s.personas
+                .get_mut("slow")
+                .and_then(|p| p.phases.get_mut("initialize")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            p.errors = p.count;
+            p.service = None;
+            p.response = None;
+        }
+        for text in [
+            "p99(initialize) < 100s",
+            "p95(initialize) < 100s",
+            "max(initialize) < 100s",
+            "mean(initialize) < 100s",
+            "p50(initialize, persona=slow) < 100s",
+            "mean(initialize, persona=slow) < 100s",
+        ] {
+            let r = evaluate(&Threshold::parse(text).expect(text), &s);
+            assert!(!r.passed, "{text} passed on no samples");
+            assert_eq!(r.observed, None, "{text}");
+            assert_eq!(r.observed_text, "every initialize sample failed", "{text}");
+        }
     }
 
     #[test]

@@ -401,6 +401,7 @@ mod cli;
 mod conformance;
 mod eras;
 mod failures;
+mod figures;
 mod inspect;
 mod load;
 mod reports;
