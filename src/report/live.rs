@@ -134,6 +134,20 @@ impl View {
         }
     }
 
+    /// How long until the run ends: the time left, or the sessions left at the current
+    /// rate, whichever is sooner; `None` when neither is known.
+    fn eta(&self, elapsed: Duration, rate: f64) -> Option<Duration> {
+        let by_time = self.goal.duration.map(|d| d.saturating_sub(elapsed));
+        let by_sessions = self.goal.sessions.and_then(|n| {
+            let left = n.saturating_sub(self.spent()) as f64;
+            (rate > 0.0).then(|| Duration::from_secs_f64(left / rate))
+        });
+        match (by_time, by_sessions) {
+            (Some(t), Some(n)) => Some(t.min(n)),
+            (t, n) => t.or(n),
+        }
+    }
+
     /// Rate, in flight, ok and failed (unreachable and dropped when there are any).
     fn status(&self, rate: f64) -> String {
         let l = &self.live;
@@ -205,8 +219,7 @@ fn mebibytes(bytes: f64) -> String {
 }
 
 /// What the progress bar shows under it: the load and its status, then the details.
-fn bar_message(view: &mut View, f: &LiveFigures, now: Instant) -> String {
-    let rate = view.rate(now);
+fn bar_message(view: &View, f: &LiveFigures, now: Instant, rate: f64) -> String {
     let mut lines = vec![format!(
         "target {} · {}",
         view.goal.target,
@@ -321,8 +334,13 @@ pub async fn show(
         let now = Instant::now();
         match &bar {
             Some(bar) => {
-                let progress = view.progress(now.duration_since(view.started));
-                bar.update(progress, bar_message(&mut view, &f, now));
+                let elapsed = now.duration_since(view.started);
+                let rate = view.rate(now);
+                bar.update(
+                    view.progress(elapsed),
+                    view.eta(elapsed, rate),
+                    bar_message(&view, &f, now, rate),
+                );
             }
             None => {
                 let mut err = std::io::stderr().lock();
@@ -378,7 +396,9 @@ mod tests {
             p99_us: 4_500,
             max_us: 9_000,
         });
-        let text = bar_message(&mut view, &f, started + Duration::from_secs(1));
+        let now = started + Duration::from_secs(1);
+        let rate = view.rate(now);
+        let text = bar_message(&view, &f, now, rate);
         assert!(text.starts_with("target 8 clients · "), "{text}");
         assert!(text.contains("100.0 sessions/s"), "{text}");
         assert!(text.contains("1.20ms") && text.contains("4.50ms"), "{text}");
@@ -414,7 +434,7 @@ mod tests {
         live.session_ended(SessionOutcome::Unreachable);
         live.session_ended(SessionOutcome::Unreachable);
         let now = started + Duration::from_secs(5);
-        let text = bar_message(&mut view, &f, now);
+        let text = bar_message(&view, &f, now, 0.0);
         assert!(
             text.contains("TARGET UNREACHABLE since 3.0s (for 2.0s)"),
             "{text}"
@@ -427,7 +447,7 @@ mod tests {
         assert_eq!(view.progress(Duration::from_secs(5)), Some(0.03));
         assert!(line(&mut view, &f, now).contains("TARGET UNREACHABLE since 3.0s"));
         live.session_ended(SessionOutcome::Completed);
-        let text = bar_message(&mut view, &f, now);
+        let text = bar_message(&view, &f, now, 0.0);
         assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
     }
 
@@ -453,6 +473,11 @@ mod tests {
         assert_eq!(view(Some(10), Some(40)).progress(at), Some(0.75));
         assert_eq!(view(Some(4), Some(40)).progress(at), Some(1.0));
         assert_eq!(view(None, None).progress(at), None, "a spinner");
+        let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+        assert_eq!(secs(view(Some(10), None).eta(at, 0.0)), Some(5.0));
+        assert_eq!(secs(view(None, Some(40)).eta(at, 2.0)), Some(5.0));
+        assert_eq!(secs(view(None, Some(40)).eta(at, 0.0)), None, "no rate yet");
+        assert_eq!(secs(view(Some(100), Some(40)).eta(at, 5.0)), Some(2.0));
     }
 
     #[test]

@@ -10,9 +10,19 @@ use std::time::Duration;
 const STEPS: u64 = 1000;
 
 /// A bar that knows where the run ends, and a spinner for runs that go on until stopped.
-const BOUNDED: &str = "{spinner} {elapsed:>4} [{bar:40}] {percent:>3}% · ETA {eta}\n{msg}";
+const BOUNDED: &str = "{spinner} {elapsed:>4} [{bar:40}] {percent:>3}% · ETA {prefix}\n{msg}";
 const UNBOUNDED: &str =
     "{spinner} {elapsed:>4} until stopped (Ctrl-C ends the run and writes the results)\n{msg}";
+
+/// `42s`, `3m05s`, `1h02m`.
+fn eta_text(d: Duration) -> String {
+    let s = d.as_secs_f64().ceil() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
 
 pub(super) struct Bar {
     bar: ProgressBar,
@@ -31,12 +41,16 @@ impl Bar {
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
         }
+        bar.set_prefix("–");
         bar.enable_steady_tick(Duration::from_millis(200));
         Bar { bar }
     }
 
-    /// Move to `progress` (0 to 1; `None` for a spinner) and show `message` under it.
-    pub(super) fn update(&self, progress: Option<f64>, message: String) {
+    /// Move to `progress` (0 to 1; `None` for a spinner) with `eta` (ours: indicatif's
+    /// estimate knows neither the duration nor the session budget), `message` under it.
+    pub(super) fn update(&self, progress: Option<f64>, eta: Option<Duration>, message: String) {
+        self.bar
+            .set_prefix(eta.map_or_else(|| "–".to_string(), eta_text));
         if let Some(p) = progress {
             self.bar
                 .set_position((p.clamp(0.0, 1.0) * STEPS as f64).round() as u64);
@@ -63,16 +77,29 @@ mod tests {
     fn a_bounded_run_is_a_bar_and_an_open_ended_one_a_spinner() {
         let bar = Bar::new(true, ProgressDrawTarget::hidden());
         assert_eq!(bar.inner().length(), Some(STEPS));
-        bar.update(Some(0.25), "target closed, 8 clients".into());
+        bar.update(
+            Some(0.25),
+            Some(Duration::from_secs(65)),
+            "target closed, 8 clients".into(),
+        );
+        assert_eq!(bar.inner().prefix(), "1m05s");
         assert_eq!(bar.inner().position(), 250);
         assert_eq!(bar.inner().message(), "target closed, 8 clients");
-        bar.update(Some(1.7), String::new());
+        bar.update(Some(1.7), None, String::new());
+        assert_eq!(bar.inner().prefix(), "–");
         assert_eq!(bar.inner().position(), STEPS, "never past the end");
         bar.clear();
         let spinner = Bar::new(false, ProgressDrawTarget::hidden());
         assert_eq!(spinner.inner().length(), None);
-        spinner.update(None, "x".into());
+        spinner.update(None, None, "x".into());
         assert_eq!(spinner.inner().position(), 0);
+    }
+
+    #[test]
+    fn etas_read_at_a_glance() {
+        assert_eq!(eta_text(Duration::from_millis(4_200)), "5s");
+        assert_eq!(eta_text(Duration::from_secs(185)), "3m05s");
+        assert_eq!(eta_text(Duration::from_secs(3720)), "1h02m");
     }
 
     #[test]
