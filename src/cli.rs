@@ -3,6 +3,7 @@
 //! a profile are `plan::Overrides` (and its `ClientArgs`), flattened in here.
 
 pub use crate::plan::{ClientArgs, Overrides};
+pub use crate::report::style::ColorWhen;
 use crate::server::{Eras, Fault};
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -61,6 +62,8 @@ pub struct RunArgs {
     /// expect -32601 (method not found).
     #[arg(long, display_order = 106)]
     pub probe_undeclared: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
     /// The mcp-fleet program that serves the built-in server over stdio (`PROGRAM serve
     /// --stdio`); None: this program. Not a flag: callers of the library whose own
     /// executable is something else (the integration tests) name the binary here.
@@ -72,6 +75,32 @@ pub struct RunArgs {
 pub struct ReportArgs {
     /// A results folder (holds summary.json).
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// How the summary is printed: `--verbose`, `--color` (run and report).
+#[derive(Debug, Default, Clone, Copy, Args)]
+pub struct ViewArgs {
+    /// Also print the breakdowns (by persona, transport, era, protocol version, tool;
+    /// counted events, messages from the server). summary.txt and report.html always
+    /// hold them.
+    #[arg(long, short, display_order = 120)]
+    pub verbose: bool,
+    /// Colour and ✓/✗ marks: auto (only on a terminal, unless NO_COLOR is set or
+    /// TERM=dumb), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", display_order = 121)]
+    pub color: ColorWhen,
+}
+
+impl ViewArgs {
+    /// The summary's view for stdout.
+    pub fn summary_view(&self) -> crate::report::text::View {
+        crate::report::text::View {
+            verbose: self.verbose,
+            style: crate::report::style::Style::stdout(self.color),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +215,17 @@ impl ValueEnum for Eras {
 impl ValueEnum for Fault {
     fn value_variants<'a>() -> &'a [Self] {
         &Fault::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+/// `--color WHEN`.
+impl ValueEnum for ColorWhen {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ColorWhen::ALL
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {

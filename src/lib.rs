@@ -104,7 +104,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     if args.quiet {
         println!("{}", results_dir.display());
     } else {
-        println!("{}", report::text::render(&summary));
+        println!(
+            "{}",
+            report::text::render_view(&summary, args.view.summary_view())
+        );
         println!("results: {}", results_dir.display());
     }
     Ok(RunOutcome {
@@ -165,7 +168,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// `mcp-fleet report DIR`: rebuild the views of a results folder and print the summary.
 pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
     let summary = report::regenerate(&args.dir)?;
-    println!("{}", report::text::render(&summary));
+    println!(
+        "{}",
+        report::text::render_view(&summary, args.view.summary_view())
+    );
     println!(
         "report: {}",
         args.dir.join(report::html::FILE_NAME).display()

@@ -1,4 +1,5 @@
-//! The live view during a run: on a terminal, a small block redrawn every second
+//! The live view during a run: on a terminal, a progress bar with its ETA (time, session
+//! budget, or a spinner until stopped) over a small block redrawn every second
 //! (elapsed and remaining time, target and achieved rate, sessions in flight, each
 //! phase's p50/p99 of the last interval, errors by kind, and "target unreachable since
 //! …" while the latest sessions all fail to connect); when stderr is not a terminal (CI
@@ -16,6 +17,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+mod bar;
 
 /// How the view is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +108,48 @@ impl View {
     fn headline(&mut self, now: Instant) -> String {
         let elapsed = now.duration_since(self.started);
         let rate = self.rate(now);
+        format!(
+            "{:.1}s ({}) · target {} · {}",
+            elapsed.as_secs_f64(),
+            self.remaining(elapsed, rate),
+            self.goal.target,
+            self.status(rate)
+        )
+    }
+
+    /// How far the run is, 0 to 1, by whichever of its duration and session budget ends
+    /// first; `None` when it runs until stopped.
+    fn progress(&self, elapsed: Duration) -> Option<f64> {
+        let by_time = self
+            .goal
+            .duration
+            .map(|d| elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9));
+        let by_sessions = self
+            .goal
+            .sessions
+            .map(|n| self.spent() as f64 / n.max(1) as f64);
+        match (by_time, by_sessions) {
+            (None, None) => None,
+            (t, n) => Some(t.unwrap_or(0.0).max(n.unwrap_or(0.0)).clamp(0.0, 1.0)),
+        }
+    }
+
+    /// How long until the run ends: the time left, or the sessions left at the current
+    /// rate, whichever is sooner; `None` when neither is known.
+    fn eta(&self, elapsed: Duration, rate: f64) -> Option<Duration> {
+        let by_time = self.goal.duration.map(|d| d.saturating_sub(elapsed));
+        let by_sessions = self.goal.sessions.and_then(|n| {
+            let left = n.saturating_sub(self.spent()) as f64;
+            (rate > 0.0).then(|| Duration::from_secs_f64(left / rate))
+        });
+        match (by_time, by_sessions) {
+            (Some(t), Some(n)) => Some(t.min(n)),
+            (t, n) => t.or(n),
+        }
+    }
+
+    /// Rate, in flight, ok and failed (unreachable and dropped when there are any).
+    fn status(&self, rate: f64) -> String {
         let l = &self.live;
         let dropped = match l.dropped.load(Ordering::Relaxed) {
             0 => String::new(),
@@ -115,11 +160,7 @@ impl View {
             n => format!(" {n} unreachable"),
         };
         format!(
-            "{:.1}s ({}) · target {} · {:.1} sessions/s · in flight {} · {} ok {} failed{unreachable}{dropped}",
-            elapsed.as_secs_f64(),
-            self.remaining(elapsed, rate),
-            self.goal.target,
-            rate,
+            "{rate:.1} sessions/s · in flight {} · {} ok {} failed{unreachable}{dropped}",
             l.in_flight.load(Ordering::Relaxed),
             l.completed.load(Ordering::Relaxed),
             l.failed.load(Ordering::Relaxed),
@@ -177,9 +218,20 @@ fn mebibytes(bytes: f64) -> String {
     format!("{:.1}MiB", bytes / f64::from(1u32 << 20))
 }
 
-/// The terminal block: headline, a row per phase, errors.
-fn block(view: &mut View, f: &LiveFigures, now: Instant) -> Vec<String> {
-    let mut lines = vec![view.headline(now)];
+/// What the progress bar shows under it: the load and its status, then the details.
+fn bar_message(view: &View, f: &LiveFigures, now: Instant, rate: f64) -> String {
+    let mut lines = vec![format!(
+        "target {} · {}",
+        view.goal.target,
+        view.status(rate)
+    )];
+    lines.extend(details(view, f, now));
+    lines.join("\n")
+}
+
+/// Under the headline: unreachable, resources, traffic notes, a row per phase, errors.
+fn details(view: &View, f: &LiveFigures, now: Instant) -> Vec<String> {
+    let mut lines = Vec::new();
     lines.extend(view.unreachable(now));
     lines.extend(view.resources.as_deref().and_then(resources_line));
     lines.extend(super::soak_traffic::live_notes(&view.live.traffic()));
@@ -264,9 +316,14 @@ pub async fn show(
         Mode::Terminal => Duration::from_secs(1),
         Mode::Lines { every } => every,
     };
+    let bar = (mode == Mode::Terminal).then(|| {
+        bar::Bar::new(
+            view.progress(Duration::ZERO).is_some(),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+    });
     // Just after the collector's interval tick, so each draw shows a fresh interval.
     let mut tick = tokio::time::interval_at(started + every + Duration::from_millis(100), every);
-    let mut drawn = 0usize;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -275,31 +332,27 @@ pub async fn show(
         let f = figures.borrow().clone();
         view.resources = Some(resources.borrow().clone());
         let now = Instant::now();
-        let mut err = std::io::stderr().lock();
-        match mode {
-            Mode::Terminal => {
-                let lines = block(&mut view, &f, now);
-                let mut out = String::new();
-                if drawn > 0 {
-                    // Back to the top of the previous block, then clear below.
-                    let _ = write!(out, "\x1b[{drawn}A\r\x1b[J");
-                }
-                for l in &lines {
-                    let _ = writeln!(out, "{l}");
-                }
-                drawn = lines.len();
-                let _ = err.write_all(out.as_bytes());
+        match &bar {
+            Some(bar) => {
+                let elapsed = now.duration_since(view.started);
+                let rate = view.rate(now);
+                bar.update(
+                    view.progress(elapsed),
+                    view.eta(elapsed, rate),
+                    bar_message(&view, &f, now, rate),
+                );
             }
-            Mode::Lines { .. } => {
+            None => {
+                let mut err = std::io::stderr().lock();
+                // A closed stderr (a pipe whose reader left) only loses the view.
                 let _ = writeln!(err, "{}", line(&mut view, &f, now));
+                let _ = err.flush();
             }
         }
-        let _ = err.flush();
     }
-    if drawn > 0 {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\x1b[{drawn}A\r\x1b[J");
-        let _ = err.flush();
+    // Gone before the summary prints.
+    if let Some(bar) = bar {
+        bar.clear();
     }
 }
 
@@ -343,10 +396,10 @@ mod tests {
             p99_us: 4_500,
             max_us: 9_000,
         });
-        let lines = block(&mut view, &f, started + Duration::from_secs(1));
-        let text = lines.join("\n");
-        assert!(text.contains("300 sessions left"), "{text}");
-        assert!(text.contains("target 8 clients"), "{text}");
+        let now = started + Duration::from_secs(1);
+        let rate = view.rate(now);
+        let text = bar_message(&view, &f, now, rate);
+        assert!(text.starts_with("target 8 clients · "), "{text}");
         assert!(text.contains("100.0 sessions/s"), "{text}");
         assert!(text.contains("1.20ms") && text.contains("4.50ms"), "{text}");
         assert!(text.contains("errors: timeout 2"), "{text}");
@@ -356,6 +409,8 @@ mod tests {
             "{one}"
         );
         assert!(one.contains("p99 initialize 4.50ms"), "{one}");
+        assert!(one.contains("(300 sessions left"), "{one}");
+        assert!(one.contains("target 8 clients"), "{one}");
     }
 
     #[tokio::test(start_paused = true)]
@@ -379,20 +434,50 @@ mod tests {
         live.session_ended(SessionOutcome::Unreachable);
         live.session_ended(SessionOutcome::Unreachable);
         let now = started + Duration::from_secs(5);
-        let text = block(&mut view, &f, now).join("\n");
+        let text = bar_message(&view, &f, now, 0.0);
         assert!(
             text.contains("TARGET UNREACHABLE since 3.0s (for 2.0s)"),
             "{text}"
         );
         assert!(text.contains("1 ok 0 failed 2 unreachable"), "{text}");
         assert!(
-            text.contains("97 sessions left"),
-            "the budget pays for them: {text}"
+            line(&mut view, &f, now).contains("97 sessions left"),
+            "the budget pays for them"
         );
+        assert_eq!(view.progress(Duration::from_secs(5)), Some(0.03));
         assert!(line(&mut view, &f, now).contains("TARGET UNREACHABLE since 3.0s"));
         live.session_ended(SessionOutcome::Completed);
-        let text = block(&mut view, &f, now).join("\n");
+        let text = bar_message(&view, &f, now, 0.0);
         assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
+    }
+
+    #[test]
+    fn progress_is_whichever_of_time_and_sessions_ends_first() {
+        let live = Arc::new(LiveCounters::default());
+        let started = Instant::now();
+        let view = |duration: Option<u64>, sessions: Option<u64>| View {
+            goal: Goal {
+                duration: duration.map(Duration::from_secs),
+                sessions,
+                target: "4 clients".into(),
+            },
+            live: live.clone(),
+            started,
+            last: (started, 0),
+            resources: None,
+        };
+        live.completed.store(30, Ordering::Relaxed);
+        let at = Duration::from_secs(5);
+        assert_eq!(view(Some(10), None).progress(at), Some(0.5));
+        assert_eq!(view(None, Some(40)).progress(at), Some(0.75));
+        assert_eq!(view(Some(10), Some(40)).progress(at), Some(0.75));
+        assert_eq!(view(Some(4), Some(40)).progress(at), Some(1.0));
+        assert_eq!(view(None, None).progress(at), None, "a spinner");
+        let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+        assert_eq!(secs(view(Some(10), None).eta(at, 0.0)), Some(5.0));
+        assert_eq!(secs(view(None, Some(40)).eta(at, 2.0)), Some(5.0));
+        assert_eq!(secs(view(None, Some(40)).eta(at, 0.0)), None, "no rate yet");
+        assert_eq!(secs(view(Some(100), Some(40)).eta(at, 5.0)), Some(2.0));
     }
 
     #[test]

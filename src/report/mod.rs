@@ -14,6 +14,7 @@ pub mod live;
 pub mod prometheus;
 pub mod soak;
 pub mod soak_traffic;
+pub mod style;
 pub mod summary;
 pub mod text;
 pub mod threshold;

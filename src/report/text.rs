@@ -1,7 +1,14 @@
-//! The terminal summary: a header with the run's facts, one table row per phase, then
-//! personas, tools and failures — the same figures as `summary.json`.
+//! The terminal summary: a header with the run's facts, the diagnosis when most sessions
+//! failed, one table row per phase (service time, and response time in an open model),
+//! failures, findings, thresholds; with `--verbose` (and in `summary.txt`) also the
+//! breakdowns by persona, transport, era, protocol version and tool — the same figures
+//! as `summary.json`.
 
-use super::summary::{Latency, PhaseSummary, Summary};
+mod breakdowns;
+mod table;
+
+use super::style::Style;
+use super::summary::Summary;
 use std::fmt::Write;
 
 /// Format microseconds with a unit a person reads at a glance.
@@ -20,247 +27,235 @@ pub fn format_opt_us(us: Option<f64>) -> String {
     us.map_or_else(|| "–".to_string(), format_us)
 }
 
-fn row(out: &mut String, name: &str, p: &PhaseSummary) {
-    let l: Option<&Latency> = p.service.as_ref();
-    let q = |f: fn(&Latency) -> f64| format_opt_us(l.map(f));
-    let _ = writeln!(
-        out,
-        "  {name:<26} {:>8} {:>7} {:>7} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
-        p.count,
-        p.errors,
-        p.tool_errors,
-        p.rate_per_s,
-        q(|l| l.mean_us),
-        q(|l| l.p50_us as f64),
-        q(|l| l.p90_us as f64),
-        q(|l| l.p99_us as f64),
-        q(|l| l.p999_us as f64),
-        q(|l| l.max_us as f64),
-        if p.skipped > 0 {
-            format!("  ({} skipped: not declared by the server)", p.skipped)
-        } else {
-            String::new()
-        }
-    );
+/// How much of the summary to show, and how it looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// Also the breakdowns (persona, transport, era, protocol version, tool, counters,
+    /// server messages); without it one line says what is hidden and where it is.
+    pub verbose: bool,
+    pub style: Style,
 }
 
-fn header(out: &mut String, first: &str) {
-    let _ = writeln!(
-        out,
-        "  {first:<26} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "count", "errors", "isError", "rate/s", "mean", "p50", "p90", "p99", "p99.9", "max"
-    );
+impl View {
+    /// What `summary.txt` holds: everything, no colour.
+    pub const FILE: View = View {
+        verbose: true,
+        style: Style::PLAIN,
+    };
 }
 
-/// Phases in pipeline order (the map is sorted by name).
-fn ordered(
-    phases: &std::collections::BTreeMap<String, PhaseSummary>,
-) -> Vec<(&str, &PhaseSummary)> {
-    let mut v: Vec<_> = phases.iter().map(|(k, p)| (k.as_str(), p)).collect();
-    v.sort_by_key(|(k, _)| {
-        crate::metrics::Phase::from_name(k).map_or(usize::MAX, crate::metrics::Phase::index)
-    });
-    v
-}
-
-/// The phases shown in the breakdowns (the full table has them all).
-const KEY_PHASES: [&str; 5] = ["probe", "discover", "initialize", "tools/call", "session"];
-
+/// The full summary without colour, as `summary.txt` holds it.
 pub fn render(s: &Summary) -> String {
+    render_view(s, View::FILE)
+}
+
+/// The summary as `view` asks: compact or verbose, plain or coloured.
+pub fn render_view(s: &Summary, view: View) -> String {
+    let st = view.style;
     let mut out = String::new();
+    header(&mut out, s, st);
+    diagnosis(&mut out, s, st);
+    let _ = writeln!(out);
+    table::phases(&mut out, s, st);
+    if view.verbose {
+        breakdowns::render(&mut out, s, st);
+    }
+    failures(&mut out, s, st);
+    render_findings_styled(&mut out, &s.findings, st);
+    if view.verbose {
+        breakdowns::events(&mut out, s);
+    }
+    super::soak::text::render(&mut out, &s.soak);
+    thresholds(&mut out, s, st);
+    if !view.verbose {
+        let hidden = breakdowns::hidden(s);
+        if !hidden.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                st.dim(&format!(
+                    "not shown: {} — see --verbose, report.html or summary.json",
+                    hidden.join(", ")
+                ))
+            );
+        }
+    }
+    out
+}
+
+/// Version, run, seed, duration, target; the sessions line with the load in words.
+fn header(out: &mut String, s: &Summary, st: Style) {
     let r = &s.run;
     let _ = writeln!(
         out,
-        "mcp-fleet {} · {} · seed {} · {:.1}s · {} ({})",
-        s.tool.version, r.name, r.seed, r.duration_s, r.target, r.transport
+        "{} {} · {} · seed {} · {:.1}s · {} ({})",
+        st.bold("mcp-fleet"),
+        s.tool.version,
+        st.bold(&r.name),
+        r.seed,
+        r.duration_s,
+        r.target,
+        r.transport
     );
     if !r.complete {
         let _ = writeln!(
             out,
-            "this run did not finish: figures as of the checkpoint at {} ({:.1}s in)",
-            r.checkpoint_at.as_deref().unwrap_or("an unknown time"),
-            r.duration_s
+            "{}",
+            st.warn(&format!(
+                "this run did not finish: figures as of the checkpoint at {} ({:.1}s in)",
+                r.checkpoint_at.as_deref().unwrap_or("an unknown time"),
+                r.duration_s
+            ))
         );
     }
     let ss = &s.sessions;
+    let failed = st.count(&format!("{} failed", ss.failed), ss.failed);
     let _ = writeln!(
         out,
-        "sessions: {} started, {} completed, {} failed, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
-        ss.started, ss.completed, ss.failed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
+        "sessions: {} started, {} completed, {failed}, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
+        ss.started, ss.completed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
     );
     if ss.unreachable > 0 {
         let _ = writeln!(
             out,
-            "unreachable: {} sessions never reached the target (their connect failed); not counted in sessions/s or latency",
-            ss.unreachable
+            "{}",
+            st.bad(&format!(
+                "unreachable: {} sessions never reached the target (their connect failed); not counted in sessions/s or latency",
+                ss.unreachable
+            ))
         );
     }
-    let _ = writeln!(out);
-    header(&mut out, "phase");
-    for (name, p) in ordered(&s.phases) {
-        row(&mut out, name, p);
-    }
-    breakdowns(&mut out, s);
-    failures(&mut out, s);
-    render_findings(&mut out, &s.findings);
-    if !s.counters.is_empty() {
-        let list: Vec<String> = s.counters.iter().map(|(m, n)| format!("{m} {n}")).collect();
-        let _ = writeln!(out, "\ncounted: {}", list.join(", "));
-    }
-    if !s.server_messages.is_empty() {
-        let list: Vec<String> = s
-            .server_messages
-            .iter()
-            .map(|(m, n)| format!("{m} ×{n}"))
-            .collect();
-        let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
-    }
-    super::soak::text::render(&mut out, &s.soak);
-    thresholds(&mut out, s);
-    out
 }
 
-/// Key phases by persona, transport, era and protocol version; `tools/call` by tool.
-fn breakdowns(out: &mut String, s: &Summary) {
-    if s.personas.len() > 1 {
-        let _ = writeln!(out, "\nby persona");
-        for (name, p) in &s.personas {
-            let _ = writeln!(
-                out,
-                "  {name}: {} sessions, {} completed, {} failed",
-                p.sessions, p.completed, p.failed
-            );
-            for (phase, ps) in ordered(&p.phases) {
-                if KEY_PHASES.contains(&phase) {
-                    row(out, &format!("  {phase}"), ps);
-                }
-            }
-        }
-    }
-    for (title, table) in [
-        ("by transport", &s.transports),
-        ("by era", &s.eras),
-        ("by protocol version", &s.protocol_versions),
-    ] {
-        if table.len() > 1 {
-            let _ = writeln!(out, "\n{title}");
-            for (name, phases) in table {
-                let _ = writeln!(out, "  {name}");
-                for (phase, ps) in ordered(phases) {
-                    if KEY_PHASES.contains(&phase) {
-                        row(out, &format!("  {phase}"), ps);
-                    }
-                }
-            }
-        }
-    }
-    if !s.tools.is_empty() {
-        let _ = writeln!(out, "\ntools/call by tool");
-        for (name, p) in &s.tools {
-            row(out, name, p);
-        }
-    }
+/// When most sessions failed: what was seen and the likeliest cause, before any figure.
+fn diagnosis(out: &mut String, s: &Summary, st: Style) {
+    let Some(d) = &s.diagnosis else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        st.bad("✗ most sessions failed:"),
+        st.bad(&format!(
+            "{} ({:.0}% of sessions)",
+            d.message,
+            d.failed_share * 100.0
+        ))
+    );
+    let _ = writeln!(
+        out,
+        "  likely cause: {} — {}",
+        st.bold(&d.cause.replace('_', " ")),
+        d.fix
+    );
 }
 
 /// Failures by kind with a first example, and the malformed messages.
-fn failures(out: &mut String, s: &Summary) {
+fn failures(out: &mut String, s: &Summary, st: Style) {
     if !s.failures.is_empty() || s.malformed_messages > 0 {
-        let _ = writeln!(out, "\nfailures");
+        let _ = writeln!(out, "\n{}", st.bold("failures"));
         for (kind, n) in &s.failures {
             let example = s
                 .failure_examples
                 .get(kind)
                 .and_then(|v| v.first())
-                .map(|e| format!("  e.g. {e}"))
+                .map(|e| format!("  {}", st.dim(&format!("e.g. {e}"))))
                 .unwrap_or_default();
-            let _ = writeln!(out, "  {kind:<26} {n:>8}{example}");
+            let _ = writeln!(
+                out,
+                "  {kind:<26} {}{example}",
+                st.count(&format!("{n:>8}"), *n)
+            );
         }
         if s.malformed_messages > 0 {
             let _ = writeln!(
                 out,
-                "  {:<26} {:>8}  (messages that are not JSON-RPC; each fails a request as protocol_violation)",
-                "malformed messages", s.malformed_messages
+                "  {:<26} {}  (messages that are not JSON-RPC; each fails a request as protocol_violation)",
+                "malformed messages",
+                st.bad(&format!("{:>8}", s.malformed_messages))
             );
         }
     }
-    tool_errors(out, s);
+    tool_errors(out, s, st);
 }
 
 /// Tools that answered `isError: true`: how often, and what they said.
-fn tool_errors(out: &mut String, s: &Summary) {
+fn tool_errors(out: &mut String, s: &Summary, st: Style) {
     if s.tool_error_examples.is_empty() {
         return;
     }
-    let _ = writeln!(
-        out,
-        "
-tool errors (isError: true)"
-    );
+    let _ = writeln!(out, "\n{}", st.bold("tool errors (isError: true)"));
     for (tool, examples) in &s.tool_error_examples {
         let n = s.tools.get(tool).map_or(0, |p| p.tool_errors);
-        let _ = writeln!(out, "  {tool:<26} {n:>8}");
+        let _ = writeln!(out, "  {tool:<26} {}", st.count(&format!("{n:>8}"), n));
         for e in examples {
-            let _ = writeln!(out, "    e.g. {e}");
+            let _ = writeln!(out, "    {}", st.dim(&format!("e.g. {e}")));
         }
     }
 }
 
-/// The verdict, then each threshold with what was observed.
-fn thresholds(out: &mut String, s: &Summary) {
-    if !s.thresholds.is_empty() {
-        let failed = s.thresholds.iter().filter(|t| !t.passed).count();
+/// The verdict, then each threshold as given, with ✓/✗ and what was observed.
+fn thresholds(out: &mut String, s: &Summary, st: Style) {
+    if s.thresholds.is_empty() {
+        return;
+    }
+    let failed = s.thresholds.iter().filter(|t| !t.passed).count();
+    let verdict = if failed == 0 {
+        st.good(&format!("all {} passed", s.thresholds.len()))
+    } else {
+        st.bad(&format!("{failed} of {} FAILED", s.thresholds.len()))
+    };
+    let _ = writeln!(out, "\n{} {verdict}", st.bold("thresholds:"));
+    for t in &s.thresholds {
         let _ = writeln!(
             out,
-            "\nthresholds: {}",
-            if failed == 0 {
-                format!("all {} passed", s.thresholds.len())
-            } else {
-                format!("{failed} of {} FAILED", s.thresholds.len())
-            }
+            "  {} {:<44} observed {}",
+            st.mark(t.passed),
+            t.expression,
+            t.observed_text
         );
-        for t in &s.thresholds {
-            let _ = writeln!(
-                out,
-                "  {:<4} {:<44} observed {}",
-                if t.passed { "ok" } else { "FAIL" },
-                t.expression,
-                t.observed_text
-            );
-        }
     }
 }
 
 /// The findings section: code, severity, count, the fix, the spec section and the
 /// first example. Shared with `inspect`.
 pub fn render_findings(out: &mut String, findings: &[super::summary::FindingSummary]) {
+    render_findings_styled(out, findings, Style::PLAIN);
+}
+
+/// [`render_findings`] in a style: errors red, warnings yellow.
+pub fn render_findings_styled(
+    out: &mut String,
+    findings: &[super::summary::FindingSummary],
+    st: Style,
+) {
     if findings.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\nfindings (what the server does wrong)");
+    let _ = writeln!(
+        out,
+        "\n{}",
+        st.bold("findings (what the server does wrong)")
+    );
     for f in findings {
+        let severity = format!("{:<7}", f.severity.name());
+        let severity = match f.severity {
+            crate::conformance::Severity::Error => st.bad(&severity),
+            crate::conformance::Severity::Warning => st.warn(&severity),
+        };
         let _ = writeln!(
             out,
-            "  {:<7} {:<38} {:>6}×  {}  [spec: {}]",
-            f.severity.name(),
+            "  {severity} {:<38} {:>6}×  {}  {}",
             f.code,
             f.count,
             f.message,
-            f.spec
+            st.dim(&format!("[spec: {}]", f.spec))
         );
         if !f.example.is_empty() {
-            let _ = writeln!(out, "          e.g. {}", f.example);
+            let _ = writeln!(out, "          {}", st.dim(&format!("e.g. {}", f.example)));
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn units_switch_at_thousands() {
-        assert_eq!(format_us(12.0), "12µs");
-        assert_eq!(format_us(1_500.0), "1.50ms");
-        assert_eq!(format_us(2_500_000.0), "2.50s");
-    }
-}
+mod tests;

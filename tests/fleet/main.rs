@@ -413,6 +413,7 @@ mod soak;
 mod soak_report;
 mod soak_server;
 mod support;
+mod terminal;
 mod traffic;
 mod transports;
 mod unreachable;
