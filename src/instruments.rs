@@ -18,6 +18,18 @@ use std::time::{Duration, SystemTime};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+/// The sessions in flight at each sample, as the series `fleet.in_flight` (closed model:
+/// the clients inside a session, not thinking; open model: against the in-flight cap), so
+/// the report can draw them over time and `report DIR` can redraw them.
+fn in_flight_gauge(live: &Arc<LiveCounters>) -> crate::watch::Gauge {
+    let live = live.clone();
+    crate::watch::Gauge {
+        name: "fleet.in_flight",
+        unit: crate::metrics::SeriesUnit::Count,
+        read: Arc::new(move || live.in_flight.load(std::sync::atomic::Ordering::Relaxed) as f64),
+    }
+}
+
 /// The running instruments of one run.
 pub struct Instruments {
     pub recorder: Recorder,
@@ -59,7 +71,14 @@ impl Instruments {
     ) -> anyhow::Result<Instruments> {
         let started_at = SystemTime::now();
         let started = tokio::time::Instant::now();
-        let watcher = Watcher::start(plan, children.clone(), started, dir)?;
+        let live = Arc::new(LiveCounters::default());
+        let watcher = Watcher::start_with(
+            plan,
+            children.clone(),
+            started,
+            dir,
+            vec![in_flight_gauge(&live)],
+        )?;
         let resources = watcher.latest();
         let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
             Box::new(report::hlog::HlogSink::new(dir, started_at)),
@@ -76,7 +95,6 @@ impl Instruments {
         let figures = collector.live();
         let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());
-        let live = Arc::new(LiveCounters::default());
         let stop = StopSignals::default();
         let signals = SignalWatch::start(stop.clone(), plan.load.grace, args.quiet)
             .context("installing the signal handlers")?;

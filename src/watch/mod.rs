@@ -82,6 +82,24 @@ struct Sources {
     local: bool,
     /// The cgroup alone stands for the server (no pids, no stdio children).
     cgroup_only: bool,
+    /// Values of the run itself read at every sample (`fleet.in_flight`).
+    gauges: Vec<Gauge>,
+}
+
+/// A value of the run itself, read at every sample into a series of its own (the
+/// sessions in flight: `fleet.in_flight`). A closure, so the watcher needs nothing of
+/// the layers above it.
+#[derive(Clone)]
+pub struct Gauge {
+    pub name: &'static str,
+    pub unit: SeriesUnit,
+    pub read: Arc<dyn Fn() -> f64 + Send + Sync>,
+}
+
+impl std::fmt::Debug for Gauge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gauge").field("name", &self.name).finish()
+    }
 }
 
 /// The running watcher.
@@ -99,6 +117,17 @@ impl Watcher {
         children: ChildRegistry,
         started: Instant,
         dir: &Path,
+    ) -> Result<Watcher, WatchError> {
+        Self::start_with(plan, children, started, dir, Vec::new())
+    }
+
+    /// [`Watcher::start`], also sampling the run's own `gauges` every interval.
+    pub fn start_with(
+        plan: &Plan,
+        children: ChildRegistry,
+        started: Instant,
+        dir: &Path,
+        gauges: Vec<Gauge>,
     ) -> Result<Watcher, WatchError> {
         let w = &plan.watch;
         if let Some(&pid) = w.server_pids.iter().find(|&&p| !procfs::exists(p)) {
@@ -119,6 +148,7 @@ impl Watcher {
             children,
             local: stdio || !w.server_pids.is_empty() || w.server_cgroup.is_some(),
             cgroup_only: w.server_cgroup.is_some() && w.server_pids.is_empty() && !stdio,
+            gauges,
         };
         let path = dir.join(CSV_FILE);
         let csv = resources_csv::ResourcesCsv::create(&path).map_err(|source| WatchError::Csv {

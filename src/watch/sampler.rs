@@ -118,6 +118,9 @@ impl Sampler {
             self.scrape(&url, t_s, &mut rows).await;
         }
         self.generator(dt, &mut rows);
+        for g in &self.sources.gauges {
+            rows.push(row(g.name, g.unit, (g.read)()));
+        }
         let bottleneck = self.bottleneck();
         self.csv.write(t_s, &rows);
         for (name, unit, value) in &rows {

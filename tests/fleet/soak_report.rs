@@ -9,13 +9,13 @@ use mcp_fleet::server::ServerOptions;
 use std::path::Path;
 use std::process::Command;
 
-fn chromium() -> Option<String> {
+pub(crate) fn chromium() -> Option<String> {
     let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     Path::new(&path).is_file().then_some(path)
 }
 
 /// The page's DOM after its script ran.
-fn dom(chromium: &str, page: &Path) -> String {
+pub(crate) fn dom(chromium: &str, page: &Path) -> String {
     let profile = tempfile::tempdir().expect("tempdir");
     let o = Command::new(chromium)
         .args([

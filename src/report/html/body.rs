@@ -4,20 +4,20 @@
 use super::esc;
 use crate::conformance::Severity;
 use crate::metrics::Phase;
-use crate::report::summary::{PhaseSummary, Summary};
-use crate::report::text::format_us;
+use crate::report::summary::Summary;
+use crate::report::text::format_opt_us;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The page's body, section by section.
 pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> String {
     let mut out = String::new();
+    diagnosis(&mut out, s);
     headline(&mut out, s);
     thresholds(&mut out, s);
     super::soak::section(&mut out, s, &charts["latency"]);
-    chart_places(&mut out, charts);
-    phase_tables(&mut out, s);
+    chart_places(&mut out, s, charts);
+    super::phases::tables(&mut out, s);
     failures(&mut out, s);
     findings(&mut out, s);
     parameters(&mut out, s);
@@ -29,6 +29,21 @@ pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> S
         );
     }
     out
+}
+
+/// When most sessions failed: what was seen and what to do, before anything else.
+fn diagnosis(out: &mut String, s: &Summary) {
+    let Some(d) = &s.diagnosis else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<section class=\"notice bad diagnosis\" id=diagnosis data-cause=\"{}\"><div>{:.0}% of sessions failed: {}</div><div class=fix>fix: {}</div></section>",
+        esc(&d.cause),
+        d.failed_share * 100.0,
+        esc(&d.message),
+        esc(&d.fix)
+    );
 }
 
 /// The title with the verdict, and the tiles of headline figures.
@@ -49,7 +64,7 @@ fn headline(out: &mut String, s: &Summary) {
     let _ = writeln!(
         out,
         "<header><h1>{} {verdict}</h1><p class=sub>{} · {} ({}) · seed {} · {:.1}s · stopped by {}</p></header>",
-        esc(&r.name),
+        esc(super::title(s)),
         esc(&r.started_at),
         esc(&r.target),
         esc(&r.transport),
@@ -59,32 +74,35 @@ fn headline(out: &mut String, s: &Summary) {
     );
     let ss = &s.sessions;
     let errors: u64 = s.failures.values().sum();
+    // A phase that did not run gets no tile; one whose every sample failed shows "–".
     let p99 = |name: &str| {
-        s.phases
-            .get(name)
-            .and_then(|p| p.service.as_ref())
-            .map_or("–".to_string(), |l| format_us(l.p99_us as f64))
+        s.phases.get(name).map(|p| {
+            let v = p.service.as_ref().map(|l| l.p99_us as f64);
+            (format!("p99 {name}"), format_opt_us(v))
+        })
     };
-    let tiles = [
-        ("sessions", format!("{}", ss.started)),
-        ("completed", format!("{}", ss.completed)),
-        ("failed", format!("{}", ss.failed)),
-        ("unreachable", format!("{}", ss.unreachable)),
-        ("sessions/s", format!("{:.1}", ss.rate_per_s)),
-        ("errors", format!("{errors}")),
-        ("p99 initialize", p99("initialize")),
-        ("p99 tools/call", p99("tools/call")),
-        ("p99 session", p99("session")),
+    let mut tiles = vec![
+        ("sessions".to_string(), format!("{}", ss.started)),
+        ("completed".into(), format!("{}", ss.completed)),
+        ("failed".into(), format!("{}", ss.failed)),
+        ("unreachable".into(), format!("{}", ss.unreachable)),
+        ("sessions/s".into(), format!("{:.1}", ss.rate_per_s)),
+        ("errors".into(), format!("{errors}")),
     ];
+    tiles.extend(
+        ["initialize", "tools/call", "session"]
+            .into_iter()
+            .filter_map(p99),
+    );
     out.push_str("<section class=tiles>");
     for (k, v) in tiles {
-        let bad = matches!(k, "failed" | "unreachable" | "errors") && v != "0";
+        let bad = matches!(k.as_str(), "failed" | "unreachable" | "errors") && v != "0";
         let _ = write!(
             out,
             "<div class=\"tile{}\"><div class=v>{}</div><div class=k>{}</div></div>",
             if bad { " bad" } else { "" },
             esc(&v),
-            esc(k)
+            esc(&k)
         );
     }
     out.push_str("</section>\n");
@@ -111,59 +129,93 @@ fn thresholds(out: &mut String, s: &Summary) {
     }
 }
 
-/// Where the script draws the charts.
-fn chart_places(out: &mut String, charts: &Value) {
-    out.push_str("<h2>Latency over time</h2><p class=note>Service time of successful samples per interval (p50, p90, p99, max).</p><section class=grid>");
-    if let Some(lat) = charts["latency"].as_object() {
-        for phase in Phase::ALL {
-            if lat.contains_key(phase.name()) {
-                let _ = write!(
-                    out,
-                    "<figure><figcaption>{}</figcaption><canvas data-chart=latency data-phase=\"{}\"></canvas></figure>",
-                    esc(phase.name()),
-                    esc(phase.name())
-                );
-            }
+/// Where the script draws the charts (each canvas says what it shows; the script fills it
+/// from the page's data and sets `data-points` to the points it drew).
+fn chart_places(out: &mut String, s: &Summary, charts: &Value) {
+    out.push_str("<h2>Latency over time</h2><p class=note>Service time of successful samples per interval (p50, p90, p95, p99, max). Hover or focus a chart for exact values.</p><section class=grid>");
+    let lat = charts["latency"].as_object();
+    for phase in Phase::ALL {
+        // A card only for a phase that ran and has a successful sample to draw.
+        if s.phases.contains_key(phase.name()) && lat.is_some_and(|l| l.contains_key(phase.name()))
+        {
+            let _ = write!(
+                out,
+                "<figure><figcaption>{}</figcaption><canvas tabindex=0 data-chart=latency data-phase=\"{}\"></canvas></figure>",
+                esc(&caption(phase)),
+                esc(phase.name())
+            );
         }
     }
-    out.push_str("</section>\n<h2>Throughput and errors over time</h2><section class=grid2>");
-    out.push_str("<figure><figcaption>samples per second, by phase</figcaption><canvas data-chart=throughput></canvas></figure>");
-    out.push_str("<figure><figcaption>errors per second (all phases)</figcaption><canvas data-chart=errors></canvas></figure></section>\n");
-    out.push_str("<h2>Latency by percentile</h2><p class=note>The whole run's service time per phase, log scales as HdrHistogram plots do.</p>");
-    out.push_str("<figure class=wide><canvas data-chart=distribution></canvas></figure>\n");
+    let failed_only: Vec<&str> = Phase::ALL
+        .iter()
+        .map(|p| p.name())
+        .filter(|n| s.phases.get(*n).is_some_and(|p| p.service.is_none()))
+        .collect();
+    out.push_str("</section>\n");
+    if !failed_only.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=note>No successful sample, so no latency to draw: {}.</p>",
+            esc(&failed_only.join(", "))
+        );
+    }
+    let cap = match (s.run.load.max_in_flight, s.run.load.clients) {
+        (Some(n), _) => format!(" (cap {n})"),
+        (None, Some(n)) => format!(" ({n} clients)"),
+        (None, None) => String::new(),
+    };
+    out.push_str("<h2>Sessions and throughput over time</h2><section class=grid2>");
+    out.push_str("<figure><figcaption>sessions per second (ended, failed)</figcaption><canvas tabindex=0 data-chart=sessions></canvas></figure>");
+    let _ = write!(
+        out,
+        "<figure><figcaption>sessions in flight{}</figcaption><canvas tabindex=0 data-chart=in-flight></canvas></figure>",
+        esc(&cap)
+    );
+    out.push_str("<figure><figcaption>requests per second, by phase</figcaption><canvas tabindex=0 data-chart=throughput></canvas></figure>");
+    out.push_str("<figure><figcaption>errors per second (all phases)</figcaption><canvas tabindex=0 data-chart=errors></canvas></figure></section>\n");
+    out.push_str("<p class=note>A last interval shorter than the others is drawn dashed, at its own rate.</p>");
+    out.push_str("<h2>Latency distribution</h2><p class=note>The whole run's service time per phase: how many samples took how long (log-spaced buckets), and by percentile, log scales as HdrHistogram plots do.</p>");
+    histogram_place(out, charts);
+    out.push_str("<figure class=wide><figcaption>by percentile</figcaption><canvas tabindex=0 data-chart=distribution></canvas></figure>\n");
 }
 
-/// The phase table, then the breakdowns by persona, transport, era, version and tool.
-fn phase_tables(out: &mut String, s: &Summary) {
-    let _ = writeln!(out, "<h2>Phases</h2>{TABLE_HEAD}");
-    phase_rows(out, "all", &s.phases, None);
-    out.push_str("</tbody></table>\n");
-
-    out.push_str("<h2>Breakdowns</h2>");
-    let personas: BTreeMap<String, BTreeMap<String, PhaseSummary>> = s
-        .personas
-        .iter()
-        .map(|(k, p)| {
-            (
-                format!("{k} ({} sessions, {} failed)", p.sessions, p.failed),
-                p.phases.clone(),
-            )
-        })
-        .collect();
-    breakdown(out, "persona", &personas);
-    breakdown(out, "transport", &s.transports);
-    breakdown(out, "era", &s.eras);
-    breakdown(out, "protocol version", &s.protocol_versions);
-    if !s.tools.is_empty() {
-        let _ = writeln!(out, "<h3>tools/call by tool</h3>{TABLE_HEAD}");
-        for (name, p) in &s.tools {
-            let one: BTreeMap<String, PhaseSummary> = [("tools/call".to_string(), p.clone())]
-                .into_iter()
-                .collect();
-            phase_rows(out, name, &one, None);
-        }
-        out.push_str("</tbody></table>\n");
+/// A latency chart's caption: the phase, and what `lag` is (it is no request).
+fn caption(phase: Phase) -> String {
+    match phase {
+        Phase::Lag => "lag (how late sessions started against their schedule)".into(),
+        p => p.name().into(),
     }
+}
+
+/// The histogram with a selector of its phase (the first key phase that has samples).
+fn histogram_place(out: &mut String, charts: &Value) {
+    let Some(hist) = charts["histogram"].as_object().filter(|h| !h.is_empty()) else {
+        return;
+    };
+    let names: Vec<&str> = Phase::ALL
+        .iter()
+        .map(|p| p.name())
+        .filter(|n| hist.contains_key(*n))
+        .collect();
+    let chosen = ["tools/call", "session", "initialize"]
+        .into_iter()
+        .find(|n| names.contains(n))
+        .or(names.first().copied())
+        .unwrap_or_default();
+    out.push_str("<figure class=wide><figcaption>samples by service time, phase <select id=histogram-phase aria-label=\"phase of the histogram\">");
+    for n in &names {
+        let _ = write!(
+            out,
+            "<option{}>{}</option>",
+            if *n == chosen { " selected" } else { "" },
+            esc(n)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "</select></figcaption><canvas tabindex=0 data-chart=histogram data-phase=\"{}\"></canvas></figure>",
+        esc(chosen)
+    );
 }
 
 /// Failures by kind with their first examples.
@@ -253,31 +305,30 @@ fn findings(out: &mut String, s: &Summary) {
 /// The run's parameters and what was counted.
 fn parameters(out: &mut String, s: &Summary) {
     let r = &s.run;
-    out.push_str("<h2>Run parameters</h2><table class=kv><tbody>");
+    out.push_str("<h2>Run parameters</h2><table class=\"kv params\"><tbody>");
     let l = &r.load;
-    let params = [
+    let mut params = vec![
         ("name", r.name.clone()),
-        ("seed", r.seed.to_string()),
         ("target", r.target.clone()),
         ("transport", r.transport.clone()),
+        ("seed", r.seed.to_string()),
         ("started", r.started_at.clone()),
         ("finished", r.finished_at.clone()),
         ("duration", format!("{:.3}s", r.duration_s)),
         ("load", l.description.clone()),
-        (
-            "sessions budget",
-            l.sessions.map_or("–".into(), |n| n.to_string()),
-        ),
-        (
-            "duration budget",
-            l.duration_s.map_or("–".into(), |d| format!("{d}s")),
-        ),
-        ("load", l.description.clone()),
+    ];
+    if let Some(n) = l.sessions {
+        params.push(("sessions budget", n.to_string()));
+    }
+    if let Some(d) = l.duration_s {
+        params.push(("duration budget", format!("{d}s")));
+    }
+    params.extend([
         ("think", l.think.clone()),
         ("request timeout", format!("{}ms", l.timeout_ms)),
         ("interval", format!("{}s", r.interval_s)),
         ("mcp-fleet", s.tool.version.clone()),
-    ];
+    ]);
     for (k, v) in params {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
@@ -304,67 +355,4 @@ fn parameters(out: &mut String, s: &Summary) {
             })
         );
     }
-}
-
-fn phase_rows(
-    out: &mut String,
-    label: &str,
-    phases: &BTreeMap<String, PhaseSummary>,
-    only: Option<&[&str]>,
-) {
-    let mut list: Vec<(&String, &PhaseSummary)> = phases.iter().collect();
-    list.sort_by_key(|(k, _)| Phase::from_name(k).map_or(usize::MAX, Phase::index));
-    let mut first = true;
-    for (name, p) in list {
-        if only.is_some_and(|o| !o.contains(&name.as_str())) {
-            continue;
-        }
-        let l = p.service.as_ref();
-        let q = |f: fn(&super::super::summary::Latency) -> u64| {
-            super::super::text::format_opt_us(l.map(|l| f(l) as f64))
-        };
-        let err_class = if p.errors > 0 { " class=\"bad\"" } else { "" };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td class=n>{}</td><td class=n{err_class}>{}</td><td class=n>{:.1}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-            if first { esc(label) } else { String::new() },
-            esc(name),
-            p.count,
-            p.errors,
-            p.rate_per_s,
-            q(|l| l.p50_us),
-            q(|l| l.p90_us),
-            q(|l| l.p99_us),
-            q(|l| l.p999_us),
-            q(|l| l.max_us),
-        );
-        first = false;
-    }
-}
-
-const TABLE_HEAD: &str = "<table class=ph><thead><tr><th></th><th>phase</th><th class=n>count</th><th class=n>errors</th><th class=n>rate/s</th><th class=n>p50</th><th class=n>p90</th><th class=n>p99</th><th class=n>p99.9</th><th class=n>max</th></tr></thead><tbody>";
-
-/// The phases the breakdowns show (the phase table has them all).
-const KEY_PHASES: [&str; 6] = [
-    "probe",
-    "discover",
-    "initialize",
-    "tools/list",
-    "tools/call",
-    "session",
-];
-
-fn breakdown(
-    out: &mut String,
-    title: &str,
-    groups: &BTreeMap<String, BTreeMap<String, PhaseSummary>>,
-) {
-    if groups.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "<h3>by {}</h3>{TABLE_HEAD}", esc(title));
-    for (name, phases) in groups {
-        phase_rows(out, name, phases, Some(&KEY_PHASES));
-    }
-    out.push_str("</tbody></table>\n");
 }

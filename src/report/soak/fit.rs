@@ -8,10 +8,13 @@ use crate::metrics::{Series, SeriesUnit};
 /// Fewer points than this give no slope (two points always fit a line exactly).
 pub const MIN_POINTS: usize = 3;
 
-/// One slope per series with at least [`MIN_POINTS`] points in `[from_s, to_s]`.
+/// One slope per series with at least [`MIN_POINTS`] points in `[from_s, to_s]`. The
+/// run's own `fleet.*` series (sessions in flight) are the load applied, not something
+/// that can leak: they get none.
 pub fn slopes(resources: &[Series], from_s: f64, to_s: f64) -> Vec<Slope> {
     resources
         .iter()
+        .filter(|s| !s.name.starts_with("fleet."))
         .filter_map(|s| slope(s, from_s, to_s))
         .collect()
 }

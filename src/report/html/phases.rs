@@ -1,0 +1,147 @@
+//! The report's phase tables: every phase's count, errors, rate and service-time
+//! percentiles ("–" where no sample succeeded), response time beside service time in
+//! the open model, and the breakdowns by persona, transport, era, version and tool.
+
+use super::esc;
+use crate::metrics::Phase;
+use crate::report::summary::{Latency, PhaseSummary, Summary};
+use crate::report::text::format_opt_us;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+const TABLE_HEAD: &str = "<table class=ph><thead><tr><th></th><th>phase</th><th class=n>count</th><th class=n>errors</th><th class=n>rate/s</th><th class=n>p50</th><th class=n>p90</th><th class=n>p95</th><th class=n>p99</th><th class=n>p99.9</th><th class=n>max</th></tr></thead><tbody>";
+
+/// The phases the breakdowns show (the phase table has them all).
+const KEY_PHASES: [&str; 6] = [
+    "probe",
+    "discover",
+    "initialize",
+    "tools/list",
+    "tools/call",
+    "session",
+];
+
+/// The phase table, response beside service time (open model), then the breakdowns.
+pub(super) fn tables(out: &mut String, s: &Summary) {
+    let _ = writeln!(out, "<h2 id=phases>Phases</h2>{TABLE_HEAD}");
+    phase_rows(out, "all", &s.phases, None);
+    out.push_str("</tbody></table>\n");
+    if s.run.load.model == "open" {
+        response_table(out, s);
+    }
+
+    out.push_str("<h2>Breakdowns</h2>");
+    let personas: BTreeMap<String, BTreeMap<String, PhaseSummary>> = s
+        .personas
+        .iter()
+        .map(|(k, p)| {
+            (
+                format!("{k} ({} sessions, {} failed)", p.sessions, p.failed),
+                p.phases.clone(),
+            )
+        })
+        .collect();
+    breakdown(out, "persona", &personas);
+    breakdown(out, "transport", &s.transports);
+    breakdown(out, "era", &s.eras);
+    breakdown(out, "protocol version", &s.protocol_versions);
+    if !s.tools.is_empty() {
+        let _ = writeln!(out, "<h3>tools/call by tool</h3>{TABLE_HEAD}");
+        for (name, p) in &s.tools {
+            let one: BTreeMap<String, PhaseSummary> = [("tools/call".to_string(), p.clone())]
+                .into_iter()
+                .collect();
+            phase_rows(out, name, &one, None);
+        }
+        out.push_str("</tbody></table>\n");
+    }
+}
+
+/// Phases in pipeline order.
+fn ordered(phases: &BTreeMap<String, PhaseSummary>) -> Vec<(&String, &PhaseSummary)> {
+    let mut list: Vec<(&String, &PhaseSummary)> = phases.iter().collect();
+    list.sort_by_key(|(k, _)| Phase::from_name(k).map_or(usize::MAX, Phase::index));
+    list
+}
+
+/// A percentile of an optional latency, "–" without one.
+fn q(l: Option<&Latency>, f: fn(&Latency) -> u64) -> String {
+    format_opt_us(l.map(|l| f(l) as f64))
+}
+
+/// Open model: the time from each sample's intended start (response) beside the time
+/// from its actual start (service); the gap is the wait that coordinated omission hides.
+fn response_table(out: &mut String, s: &Summary) {
+    out.push_str(
+        "<h3 id=response>Response time (from the intended start) beside service time</h3>",
+    );
+    out.push_str("<p class=note>Open model: response time counts from when a session was due to start, so a server that falls behind shows it here even where service time stays low.</p>");
+    out.push_str("<table class=ph><thead><tr><th>phase</th><th class=n>count</th><th class=n>service p50</th><th class=n>response p50</th><th class=n>service p95</th><th class=n>response p95</th><th class=n>service p99</th><th class=n>response p99</th><th class=n>response max</th></tr></thead><tbody>");
+    for (name, p) in ordered(&s.phases) {
+        if name == Phase::Lag.name() {
+            continue;
+        }
+        let (sv, rs) = (p.service.as_ref(), p.response.as_ref());
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            esc(name),
+            p.count,
+            q(sv, |l| l.p50_us),
+            q(rs, |l| l.p50_us),
+            q(sv, |l| l.p95_us),
+            q(rs, |l| l.p95_us),
+            q(sv, |l| l.p99_us),
+            q(rs, |l| l.p99_us),
+            q(rs, |l| l.max_us),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn phase_rows(
+    out: &mut String,
+    label: &str,
+    phases: &BTreeMap<String, PhaseSummary>,
+    only: Option<&[&str]>,
+) {
+    let mut first = true;
+    for (name, p) in ordered(phases) {
+        if only.is_some_and(|o| !o.contains(&name.as_str())) {
+            continue;
+        }
+        let l = p.service.as_ref();
+        let err_class = if p.errors > 0 { " class=\"bad\"" } else { "" };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=n>{}</td><td class=n{err_class}>{}</td><td class=n>{:.1}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            if first { esc(label) } else { String::new() },
+            esc(name),
+            p.count,
+            p.errors,
+            p.rate_per_s,
+            q(l, |l| l.p50_us),
+            q(l, |l| l.p90_us),
+            q(l, |l| l.p95_us),
+            q(l, |l| l.p99_us),
+            q(l, |l| l.p999_us),
+            q(l, |l| l.max_us),
+        );
+        first = false;
+    }
+}
+
+fn breakdown(
+    out: &mut String,
+    title: &str,
+    groups: &BTreeMap<String, BTreeMap<String, PhaseSummary>>,
+) {
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<h3>by {}</h3>{TABLE_HEAD}", esc(title));
+    for (name, phases) in groups {
+        phase_rows(out, name, phases, Some(&KEY_PHASES));
+    }
+    out.push_str("</tbody></table>\n");
+}
