@@ -252,3 +252,68 @@ impl Answer {
         Answer::new(&ask, true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(at_ms: f64, direction: Direction, message: Value) -> Entry {
+        Entry {
+            at_ms,
+            direction,
+            message,
+        }
+    }
+
+    fn call(name: &str) -> Ask {
+        Ask::Call {
+            name: name.into(),
+            arguments: json!({}),
+        }
+    }
+
+    #[test]
+    fn retries_belong_to_their_request_and_twins_stay_apart() {
+        use Direction::{Received, Sent};
+        let req = |id: u32, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}});
+        let ok = |id: u32, text: &str| json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}});
+        let entries = [
+            entry(1.0, Sent, req(5, "echo")),
+            entry(2.0, Received, ok(5, "one")),
+            entry(3.0, Sent, req(6, "echo")),
+            entry(
+                4.0,
+                Received,
+                json!({"jsonrpc": "2.0", "id": 6, "error": {"code": codes::UNSUPPORTED_PROTOCOL_VERSION, "message": "v"}}),
+            ),
+            entry(5.0, Sent, req(7, "echo")),
+            entry(
+                5.5,
+                Received,
+                json!({"jsonrpc": "2.0", "id": 99, "method": "roots/list"}),
+            ),
+            entry(
+                5.6,
+                Sent,
+                json!({"jsonrpc": "2.0", "id": 99, "result": {"roots": []}}),
+            ),
+            entry(7.0, Received, ok(7, "two")),
+        ];
+        let asks = [call("echo"), call("echo"), call("never")];
+        let a = read(&asks, &entries, |_| true);
+        assert_eq!(a[0].status, "answered");
+        assert_eq!(a[0].latency_ms, Some(1.0));
+        assert_eq!(a[1].status, "answered", "{:?}", a[1]);
+        assert_eq!(a[1].requests, 2, "the version retry is the same call");
+        assert_eq!(a[1].latency_ms, Some(4.0));
+        assert_eq!(
+            a[1].result.as_ref().map(|r| &r["content"][0]["text"]),
+            Some(&json!("two"))
+        );
+        assert_eq!(a[1].events.len(), 1);
+        assert_eq!(a[1].events[0].method, "roots/list");
+        assert_eq!(a[1].events[0].reply.as_deref(), Some("answered"));
+        assert_eq!(a[2].status, "skipped");
+    }
+}

@@ -207,7 +207,8 @@ pub fn block(out: &mut String, indent: &str, text: &str) {
         notes.push(format!("{left} more lines, {chars} characters"));
     }
     if cut_lines > 0 {
-        notes.push(format!("{cut_lines} long lines cut"));
+        let s = if cut_lines == 1 { "" } else { "s" };
+        notes.push(format!("{cut_lines} long line{s} cut"));
     }
     if !notes.is_empty() {
         let _ = writeln!(out, "{indent}… {} (all in --json)", notes.join("; "));
@@ -284,6 +285,6 @@ mod tests {
             out.starts_with(&format!("{}…\n", "x".repeat(WIDTH - 1))),
             "{out}"
         );
-        assert!(out.contains("1 long lines cut"), "{out}");
+        assert!(out.contains("1 long line cut"), "{out}");
     }
 }

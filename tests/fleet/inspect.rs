@@ -39,12 +39,20 @@ async fn inspect_every_transport_and_era() {
                     era: mcp_fleet::plan::EraMode::from_name(era),
                     ..Default::default()
                 },
+                call: vec!["echo".into(), format!(r#"{{"message":"{name} {era}"}}"#)],
                 ..InspectArgs::default()
             };
             let i = mcp_fleet::inspect::inspect(&args)
                 .await
                 .unwrap_or_else(|e| panic!("{name} {era}: {e:#}"));
             let what = format!("{name} {era}");
+            let echoed = i.answers.first().and_then(|a| a.result.as_ref());
+            assert_eq!(
+                echoed.map(|r| &r["content"][0]["text"]),
+                Some(&Value::from(what.as_str())),
+                "{what}: {:?}",
+                i.answers
+            );
             assert_eq!(i.outcome, "completed", "{what}: {:?}", i.failures);
             assert_eq!(i.transport, name, "{what}");
             assert_eq!(i.era, era, "{what}");
