@@ -188,6 +188,18 @@ pub struct InspectArgs {
     /// Also print every wire message.
     #[arg(long)]
     pub raw: bool,
+    /// After discovery, call this tool with these JSON arguments (default {}), e.g.
+    /// --call echo '{"message":"hi"}'. Repeatable: the calls run in order in the one
+    /// session. Exit 1 when one is answered with a JSON-RPC error.
+    #[arg(long, value_names = ["NAME", "JSON"], num_args = 1..=2)]
+    pub call: Vec<String>,
+    /// After the calls, read this resource (resources/read). Repeatable.
+    #[arg(long, value_name = "URI")]
+    pub read: Vec<String>,
+    /// After the reads, get this prompt with these JSON arguments (default {}), e.g.
+    /// --get-prompt review '{"code":"x = 1"}'. Repeatable.
+    #[arg(long, value_names = ["NAME", "JSON"], num_args = 1..=2)]
+    pub get_prompt: Vec<String>,
 }
 
 #[derive(Debug, Args)]

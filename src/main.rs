@@ -68,9 +68,12 @@ fn main() -> ExitCode {
                 })
             }
             Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| Verdict::Passed),
-            Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|text| {
-                print!("{text}");
-                Verdict::Passed
+            Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|shown| {
+                print!("{}", shown.text);
+                if let Some(problem) = &shown.problem {
+                    eprintln!("error: {problem}");
+                }
+                Verdict::from(shown.passed)
             }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
                 print!("{text}");

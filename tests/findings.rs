@@ -186,7 +186,10 @@ async fn inspect_raw_shows_what_a_posted_notification_got() {
         })
     });
     assert!(body, "the body sent back is in the transcript");
-    let text = mcp_fleet::inspect::run(inspect).await.expect("renders");
+    let text = mcp_fleet::inspect::run(inspect)
+        .await
+        .expect("renders")
+        .text;
     assert!(
         text.contains("HTTP 200 to the POSTed notifications/initialized"),
         "{text}"

@@ -2,8 +2,16 @@
 //! MCP Inspector shows it — the handshake, the server's capabilities, every tool,
 //! resource and prompt, the timings and the findings. It runs the ordinary session
 //! (`client::run_session`) with a transcript observer, then reads the transcript.
+//! `--call`, `--read` and `--get-prompt` become steps after the listings, in the same
+//! session; their answers are read back from the transcript too.
 
+mod answer;
+mod ask;
+mod content;
 mod render;
+
+pub use answer::{Answer, ServerEvent};
+pub use ask::{Ask, AskError};
 
 use crate::cli::InspectArgs;
 use crate::client::StopSignals;
@@ -41,6 +49,10 @@ pub struct Inspection {
     pub resources: Vec<Value>,
     pub resource_templates: Vec<Value>,
     pub prompts: Vec<Value>,
+    /// Whether the handshake was answered (`initialize` or `server/discover`).
+    pub connected: bool,
+    /// The answers to `--call`, `--read` and `--get-prompt`, in the order they ran.
+    pub answers: Vec<Answer>,
     /// One row per phase: how many, how long.
     pub timings: Vec<Timing>,
     /// `completed` or `failed`, with the failures seen.
@@ -60,13 +72,22 @@ pub struct Timing {
     pub mean_ms: f64,
 }
 
-/// The list steps `inspect` always runs (undeclared ones are skipped, as in a run).
-fn scenario() -> Scenario {
+/// The list steps `inspect` always runs (undeclared ones are skipped, as in a run), then
+/// the requests the user asked for.
+fn scenario(asks: &[Ask]) -> Scenario {
     let list = |phase, method| Step::List { phase, method };
+    let mut calls: crate::metrics::ToolId = 0;
+    let asked = asks.iter().map(|a| {
+        let step = a.step(calls);
+        if matches!(a, Ask::Call { .. }) {
+            calls = calls.saturating_add(1);
+        }
+        step
+    });
     Scenario {
         name: "inspect".into(),
         weight: 1,
-        steps: vec![
+        steps: [
             list(Phase::ToolsList, methods::TOOLS_LIST),
             list(Phase::ResourcesList, methods::RESOURCES_LIST),
             list(
@@ -74,23 +95,73 @@ fn scenario() -> Scenario {
                 methods::RESOURCES_TEMPLATES_LIST,
             ),
             list(Phase::PromptsList, methods::PROMPTS_LIST),
-        ],
+        ]
+        .into_iter()
+        .chain(asked)
+        .collect(),
     }
 }
 
-/// `mcp-fleet inspect`: run the session, then print text or JSON.
-pub async fn run(args: InspectArgs) -> anyhow::Result<String> {
+/// What `mcp-fleet inspect` prints, and whether every requested call, read and prompt
+/// was answered (a tool's `isError: true` is an answer; a JSON-RPC error is not).
+#[derive(Debug)]
+pub struct Shown {
+    pub text: String,
+    pub passed: bool,
+    /// Why not, in one line, for stderr.
+    pub problem: Option<String>,
+}
+
+/// `mcp-fleet inspect`: run the session, then print text or JSON. `Err` (exit 2) when
+/// the session could not be made at all.
+pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
     let inspection = inspect(&args).await?;
-    if args.json {
+    if !inspection.connected {
+        let why = match inspection.failures.as_slice() {
+            [] => format!("the session ended as {}", inspection.outcome),
+            list => list.join("; "),
+        };
+        anyhow::bail!("could not open a session with {}: {why}", inspection.target);
+    }
+    let unanswered: Vec<String> = inspection
+        .answers
+        .iter()
+        .filter(|a| !a.answered())
+        .map(|a| {
+            let why = match a.status {
+                "error" => "a JSON-RPC error",
+                "skipped" => "not sent, capability undeclared",
+                _ => "no response",
+            };
+            format!("{} {} ({why})", a.kind, a.name)
+        })
+        .collect();
+    let problem = (!unanswered.is_empty()).then(|| {
+        format!(
+            "{} of {} requests got no result: {}",
+            unanswered.len(),
+            inspection.answers.len(),
+            unanswered.join(", ")
+        )
+    });
+    let text = if args.json {
         let mut text = serde_json::to_string_pretty(&inspection)?;
         text.push('\n');
-        return Ok(text);
-    }
-    Ok(render::text(&inspection, args.raw))
+        text
+    } else {
+        render::text(&inspection, args.raw)
+    };
+    Ok(Shown {
+        text,
+        passed: problem.is_none(),
+        problem,
+    })
 }
 
 /// Run one session against the target and gather what it showed.
 pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
+    // Bad JSON in a flag is the user's to fix before anything connects.
+    let asks = Ask::from_args(args)?;
     // One client, one session: the plan of a run that stops after it.
     let overrides = Overrides {
         target: args.target.clone(),
@@ -115,7 +186,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
     };
     let targets = crate::targets::resolve(&plan, None).await?;
     let transcript = Transcript::default();
-    let (outcome, stats) = one_session(&plan, persona, &targets, &transcript, args).await?;
+    let (outcome, stats) = one_session(&plan, persona, &targets, &transcript, args, &asks).await?;
     let target = targets.description.trim().to_string();
     let transport = persona.route.transport.name().to_string();
     targets.shutdown().await;
@@ -144,8 +215,17 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         "modern" => Some(persona.modern_version.as_str().to_string()),
         _ => field("protocolVersion").and_then(|v| v.as_str().map(String::from)),
     };
+    let tools = seen.items(methods::TOOLS_LIST, "tools");
+    let resources = seen.items(methods::RESOURCES_LIST, "resources");
+    let resource_templates = seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates");
+    let prompts = seen.items(methods::PROMPTS_LIST, "prompts");
+    let answers = answer::read(&asks, &entries, |a| {
+        listed(a, &tools, &resources, &resource_templates, &prompts)
+    });
     Ok(Inspection {
         target,
+        connected: handshake.is_some(),
+        answers,
         transport,
         persona: persona.name.clone(),
         offered_version: seen.offered.clone(),
@@ -154,10 +234,10 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         server_info,
         capabilities: field("capabilities").unwrap_or(Value::Null),
         instructions: field("instructions").and_then(|v| v.as_str().map(String::from)),
-        tools: seen.items(methods::TOOLS_LIST, "tools"),
-        resources: seen.items(methods::RESOURCES_LIST, "resources"),
-        resource_templates: seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
-        prompts: seen.items(methods::PROMPTS_LIST, "prompts"),
+        tools,
+        resources,
+        resource_templates,
+        prompts,
         era,
         timings: timings(&stats),
         outcome: match outcome {
@@ -180,10 +260,16 @@ async fn one_session(
     targets: &crate::targets::Targets,
     transcript: &Transcript,
     args: &InspectArgs,
+    asks: &[Ask],
 ) -> anyhow::Result<(SessionOutcome, crate::metrics::Stats)> {
+    // The calls are indexed by their position (`scenario`), not by the plan's tools.
+    let calls = asks
+        .iter()
+        .filter(|a| matches!(a, Ask::Call { .. }))
+        .count();
     let (collector, recorder) = Collector::new(
         plan.personas.iter().map(|p| p.route.transport).collect(),
-        plan.tools.len(),
+        plan.tools.len().max(calls).max(1),
     );
     let collecting = tokio::spawn(collector.run());
     let ctx = SessionContext {
@@ -198,7 +284,7 @@ async fn one_session(
     let outcome = client::run_session(
         &ctx,
         persona,
-        &scenario(),
+        &scenario(asks),
         rng,
         &mut cache,
         tokio::time::Instant::now(),
@@ -208,6 +294,30 @@ async fn one_session(
     drop(ctx);
     let stats = collecting.await.context("the collector stopped")?;
     Ok((outcome, stats))
+}
+
+/// Whether the server's listing has what `ask` names; a URI also counts as listed when
+/// it starts with the fixed part of a template (`fleet://resources/{id}`).
+fn listed(
+    ask: &Ask,
+    tools: &[Value],
+    resources: &[Value],
+    templates: &[Value],
+    prompts: &[Value],
+) -> bool {
+    let has = |items: &[Value], field: &str| items.iter().any(|i| i[field] == ask.key());
+    match ask {
+        Ask::Call { .. } => has(tools, "name"),
+        Ask::Prompt { .. } => has(prompts, "name"),
+        Ask::Read { uri } => {
+            has(resources, "uri")
+                || templates.iter().any(|t| {
+                    let template = t["uriTemplate"].as_str().unwrap_or_default();
+                    let fixed = template.split('{').next().unwrap_or_default();
+                    template.contains('{') && !fixed.is_empty() && uri.starts_with(fixed)
+                })
+        }
+    }
 }
 
 /// Each phase that ran: count, errors, mean service time.

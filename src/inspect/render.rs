@@ -1,6 +1,7 @@
 //! The text form of an inspection: a few labelled lines about the server, one line per
 //! tool, resource and prompt with a schema summary, the timings, the findings and, with
-//! `--raw`, every message.
+//! `--raw`, every message. Long `instructions` are folded to [`WIDTH`] columns and cut
+//! after [`INSTRUCTION_LINES`] lines (all of them are in `--json`).
 
 use super::Inspection;
 use crate::protocol::methods;
@@ -10,11 +11,18 @@ use std::fmt::Write;
 
 /// At most this many items of one list are shown in text (all are in `--json`).
 const SHOWN: usize = 12;
+/// Columns the header's values fold at.
+const WIDTH: usize = 88;
+/// Lines of `instructions` shown before "(N more lines …)".
+const INSTRUCTION_LINES: usize = 6;
+/// Where a folded value continues: under the value, past the label.
+const HANGING: &str = "              ";
 
 pub fn text(i: &Inspection, raw: bool) -> String {
     let mut out = String::new();
     header(&mut out, i);
     listings(&mut out, i);
+    super::content::answers(&mut out, &i.answers);
     outcome(&mut out, i);
     if raw {
         messages(&mut out, i);
@@ -49,19 +57,90 @@ fn header(out: &mut String, i: &Inspection) {
         "era",
         &format!("{} ({handshake}), protocol {version}", i.era),
     );
-    let s = &i.server_info;
-    let name = s.get("name").and_then(Value::as_str).unwrap_or("?");
-    let ver = s.get("version").and_then(Value::as_str).unwrap_or("?");
-    let title = s
-        .get("title")
-        .and_then(Value::as_str)
-        .map(|t| format!(" — {t}"))
-        .unwrap_or_default();
-    label(out, "server", &format!("{name} {ver}{title}"));
+    label(out, "server", &server(&i.server_info));
     label(out, "capabilities", &capabilities(&i.capabilities));
     if let Some(text) = &i.instructions {
-        label(out, "instructions", text);
+        let _ = write!(out, "{:<13} ", "instructions");
+        out.push_str(&instructions(text));
     }
+}
+
+/// `name version — title`, leaving out what the server left empty or did not send.
+fn server(s: &Value) -> String {
+    let field = |k: &str| {
+        s.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let mut parts: Vec<String> = Vec::new();
+    parts.push(field("name").unwrap_or("(no name)").to_string());
+    match field("version") {
+        Some(v) => parts.push(v.to_string()),
+        None => parts.push("(no version)".into()),
+    }
+    let mut line = parts.join(" ");
+    if let Some(t) = field("title") {
+        line.push_str(&format!(" — {t}"));
+    }
+    if s.is_null() {
+        return "not given".into();
+    }
+    line
+}
+
+/// The instructions folded at [`WIDTH`] columns under their label, at most
+/// [`INSTRUCTION_LINES`] lines, then how many more there are.
+fn instructions(text: &str) -> String {
+    let lines = fold(text, WIDTH - HANGING.len());
+    let mut out = String::new();
+    for (n, line) in lines.iter().take(INSTRUCTION_LINES).enumerate() {
+        if n > 0 {
+            out.push_str(HANGING);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if lines.len() > INSTRUCTION_LINES {
+        let _ = writeln!(
+            out,
+            "{HANGING}({} more lines; all in --json)",
+            lines.len() - INSTRUCTION_LINES
+        );
+    }
+    if lines.is_empty() {
+        out.push_str("(empty)\n");
+    }
+    out
+}
+
+/// `text` word-wrapped at `width` characters; the text's own line breaks are kept, a
+/// word longer than a line is cut into pieces.
+fn fold(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.trim().lines() {
+        let mut line = String::new();
+        for word in paragraph.split_whitespace() {
+            let mut word: Vec<char> = word.chars().collect();
+            while word.len() > width {
+                if !line.is_empty() {
+                    lines.push(std::mem::take(&mut line));
+                }
+                lines.push(word.drain(..width).collect());
+            }
+            let word: String = word.into_iter().collect();
+            let len = line.chars().count();
+            if len > 0 && len + 1 + word.chars().count() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&word);
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// What the server lists: tools, resources, templates, prompts.
@@ -251,5 +330,46 @@ fn first_sentence(text: &str) -> &str {
     match text.find(". ") {
         Some(i) => &text[..=i],
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_server_names_and_versions_leave_no_artefacts() {
+        assert_eq!(
+            server(&json!({"name": "srv", "version": ""})),
+            "srv (no version)"
+        );
+        assert_eq!(
+            server(&json!({"name": "", "version": " "})),
+            "(no name) (no version)"
+        );
+        assert_eq!(
+            server(&json!({"name": "srv", "version": "1.2", "title": ""})),
+            "srv 1.2"
+        );
+        assert_eq!(server(&Value::Null), "not given");
+    }
+
+    #[test]
+    fn long_instructions_fold_under_their_label() {
+        let text = "word ".repeat(200);
+        let shown = instructions(&text);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), INSTRUCTION_LINES + 1, "{shown}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{shown}");
+        assert!(lines[1].starts_with(HANGING), "{shown}");
+        let last = lines.last().copied().unwrap_or_default();
+        assert!(
+            last.trim_start().starts_with('(') && last.contains("more lines"),
+            "{last}"
+        );
+        // Short ones stay on one line; the server's own line breaks are kept.
+        assert_eq!(instructions("Use echo."), "Use echo.\n");
+        assert_eq!(instructions("a\nb"), format!("a\n{HANGING}b\n"));
     }
 }
