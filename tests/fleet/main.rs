@@ -401,6 +401,7 @@ mod cli;
 mod conformance;
 mod eras;
 mod failures;
+mod first_run;
 mod inspect;
 mod load;
 mod reports;
