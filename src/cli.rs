@@ -9,6 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
+const CLI_AFTER_HELP: &str = "\
+Start with `mcp-fleet run`: the 10-second quickstart against the built-in server.
+Exit codes: 0 passed, 1 a threshold, --fail-if rule or --strict failed, 2 could not be
+done, 128 + N stopped by signal N (see `mcp-fleet COMMAND --help`).";
+
 /// `run --help`'s closing sections: what `--target` accepts and what the exit code says.
 const RUN_AFTER_HELP: &str = "\
 Targets:
@@ -47,8 +53,9 @@ Targets: http:// or https:// (Streamable HTTP; --transport sse for legacy HTTP+S
 ws:// or wss:// (WebSocket), --stdio \"CMD ARGS\", or none for the built-in server.
 
 Exit codes:
-  0  the session was opened and shown (findings are shown, they do not fail it)
-  2  the session could not be opened (unreachable target, failed handshake, bad flag)";
+  0  the session was run and shown (its failures and findings are shown, they do not
+     change the exit code)
+  2  it could not be run (an unreachable target, a bad flag or profile)";
 
 /// `serve --help`'s list of what the HTTP server answers.
 const SERVE_AFTER_HELP: &str = "\
@@ -68,7 +75,8 @@ Endpoints of --http ADDR (one port, both eras unless --era says otherwise):
 #[command(
     name = "mcp-fleet",
     version,
-    about = "Load-test MCP servers with a fleet of mock clients"
+    about = "Load-test MCP servers with a fleet of mock clients",
+    after_help = CLI_AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]

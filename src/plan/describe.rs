@@ -174,3 +174,30 @@ impl Step {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Overrides, Plan, Source};
+    use std::time::Duration;
+
+    #[test]
+    fn the_quickstart_lasts_ten_seconds_and_validate_shows_its_thresholds() {
+        let p = Plan::from_source(&Source::Quickstart, &Overrides::default()).expect("resolves");
+        // Long enough for the live view and the report's time series; no session budget
+        // cuts it short.
+        assert_eq!(p.load.duration, Some(Duration::from_secs(10)));
+        assert_eq!(p.load.sessions, None);
+        assert!(!p.load.think.is_zero());
+        let text = p.describe_details();
+        assert!(
+            text.contains("  threshold p99(initialize) < 500ms\n"),
+            "{text}"
+        );
+        assert!(text.contains("  threshold error_rate < 1%\n"), "{text}");
+        assert!(text.contains("checkpoint off"), "{text}");
+        assert!(
+            !text.contains("soak"),
+            "default soak settings are not told: {text}"
+        );
+    }
+}
