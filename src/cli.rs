@@ -10,11 +10,74 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
+const CLI_AFTER_HELP: &str = "\
+Start with `mcp-fleet run`: the 10-second quickstart against the built-in server.
+Exit codes: 0 passed, 1 a threshold, --fail-if rule or --strict failed, 2 could not be
+done, 128 + N stopped by signal N (see `mcp-fleet COMMAND --help`).";
+
+/// `run --help`'s closing sections: what `--target` accepts and what the exit code says.
+const RUN_AFTER_HELP: &str = "\
+Targets:
+  http://HOST/PATH, https://…   Streamable HTTP (e.g. http://127.0.0.1:3000/mcp); legacy
+                                HTTP+SSE with --transport sse (e.g. http://…/sse)
+  ws://HOST/PATH, wss://…       WebSocket, subprotocol mcp (e.g. ws://127.0.0.1:3000/ws)
+  --stdio \"CMD ARGS\"            spawn the server once per session and speak stdio to it
+  (none)                        the built-in reference server
+
+Exit codes:
+  0        the run passed: every threshold held
+  1        a threshold (the profile's or --threshold) failed, or --strict saw a finding of
+           error severity
+  2        the run could not be done (a bad profile or flag, the target unreachable), or
+           --abort-on-unreachable stopped it (the results so far are written)
+  128 + N  stopped by signal N (130 Ctrl-C, 143 SIGTERM), after writing the results
+A closed stdout or stderr (e.g. `| head`) stops the printing, not the run: the results are
+written and the exit code stays as above.";
+
+/// `report --help`'s exit codes.
+const REPORT_AFTER_HELP: &str = "\
+Exit codes:
+  0  the views were rebuilt and the summary printed
+  2  the folder holds no readable summary.json";
+
+/// `compare --help`'s exit codes.
+const COMPARE_AFTER_HELP: &str = "\
+Exit codes:
+  0  no --fail-if rule matched
+  1  a --fail-if rule matched (a regression); the deltas say which
+  2  a folder holds no readable summary.json, or a --fail-if rule does not parse";
+
+/// `inspect --help`'s exit codes.
+const INSPECT_AFTER_HELP: &str = "\
+Targets: http:// or https:// (Streamable HTTP; --transport sse for legacy HTTP+SSE),
+ws:// or wss:// (WebSocket), --stdio \"CMD ARGS\", or none for the built-in server.
+
+Exit codes:
+  0  the session was run and shown (its failures and findings are shown, they do not
+     change the exit code)
+  2  it could not be run (an unreachable target, a bad flag or profile)";
+
+/// `serve --help`'s list of what the HTTP server answers.
+const SERVE_AFTER_HELP: &str = "\
+Endpoints of --http ADDR (one port, both eras unless --era says otherwise):
+  POST/GET/DELETE /mcp   Streamable HTTP: requests, the GET notification stream
+                         (resumable with Last-Event-ID), DELETE ends a session
+  GET  /sse              legacy HTTP+SSE (2024-11-05): the event stream, whose first event
+                         names the POST address
+  POST /messages         legacy HTTP+SSE: the client's messages (?sessionId=…)
+  GET  /ws               WebSocket upgrade, subprotocol mcp
+  GET  /metrics          Prometheus text: process_resident_memory_bytes, process_open_fds,
+                         process_cpu_seconds_total, process_threads, mcp_active_sessions,
+                         mcp_sessions_total
+--stdio serves one session on stdin/stdout instead.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-fleet",
     version,
-    about = "Load-test MCP servers with a fleet of mock clients"
+    about = "Load-test MCP servers with a fleet of mock clients",
+    after_help = CLI_AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,15 +100,19 @@ pub enum Command {
     /// Open one session and show it the way the MCP Inspector does: the handshake, the
     /// server's capabilities, every tool, resource and prompt, timings and findings.
     Inspect(Box<InspectArgs>),
+    /// Print a shell completion script to stdout, e.g. `mcp-fleet completions bash >
+    /// ~/.local/share/bash-completion/completions/mcp-fleet` (see the README, Install).
+    Completions(CompletionsArgs),
 }
 
 #[derive(Debug, Default, Args)]
+#[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
     /// Profile file (TOML). Without it, and without --target/--stdio: the quickstart.
     pub profile: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
-    /// Results folder (default: results/<name>-<time>).
+    /// Results folder. Default: results/<name>-<time>.
     #[arg(long, value_name = "DIR", display_order = 100)]
     pub out: Option<PathBuf>,
     /// Print only the results folder's path and errors.
@@ -72,6 +139,7 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = REPORT_AFTER_HELP)]
 pub struct ReportArgs {
     /// A results folder (holds summary.json).
     pub dir: PathBuf,
@@ -104,6 +172,7 @@ impl ViewArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = COMPARE_AFTER_HELP)]
 pub struct CompareArgs {
     /// The results folder to compare against.
     pub base: PathBuf,
@@ -117,11 +186,11 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["http", "stdio"])))]
+#[command(after_help = SERVE_AFTER_HELP)]
 pub struct ServeArgs {
-    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000; also
-    /// legacy SSE (/sse), WebSocket (/ws) and Prometheus metrics of the server's process
-    /// and sessions (GET /metrics: process_resident_memory_bytes, process_open_fds,
-    /// process_cpu_seconds_total, process_threads, mcp_active_sessions, mcp_sessions_total).
+    /// Serve Streamable HTTP on this address (path /mcp), e.g. 127.0.0.1:3000 (port 0:
+    /// any free one); also legacy SSE (/sse, /messages), WebSocket (/ws) and Prometheus
+    /// metrics of the server's process and sessions (/metrics). See Endpoints below.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
     /// Serve one session on stdin/stdout.
@@ -163,6 +232,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, Default, Args)]
+#[command(after_help = INSPECT_AFTER_HELP)]
 pub struct InspectArgs {
     /// Server URL (http(s)://, ws(s)://). Without it and without --stdio: the built-in
     /// server.
@@ -200,6 +270,23 @@ pub struct InspectArgs {
     /// --get-prompt review '{"code":"x = 1"}'. Repeatable.
     #[arg(long, value_names = ["NAME", "JSON"], num_args = 1..=2)]
     pub get_prompt: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The completion script of `shell` for this command line.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    // Into memory, not stdout: clap_complete panics on a failed write, and a closed pipe
+    // must end quietly (see `console`).
+    clap_complete::generate(shell, &mut cmd, "mcp-fleet", &mut script);
+    String::from_utf8_lossy(&script).into_owned()
 }
 
 #[derive(Debug, Args)]

@@ -109,7 +109,7 @@ impl Instruments {
             )
             .await?;
             if !args.quiet {
-                eprintln!("live metrics: http://{bound}/metrics");
+                crate::console::errln(format_args!("live metrics: http://{bound}/metrics"));
             }
         }
         let live_view = (!args.quiet).then(|| {

@@ -17,6 +17,7 @@
 pub mod cli;
 pub mod client;
 pub mod conformance;
+pub mod console;
 pub mod fleet;
 pub mod inspect;
 pub mod instruments;
@@ -61,8 +62,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let results_dir = results_dir(&plan, args.out.as_deref())?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
-        eprint!("{}", plan.describe());
-        eprintln!("  open-file limit {open_files}");
+        console::err(format_args!("{}", plan.describe()));
+        console::errln(format_args!("  open-file limit {open_files}"));
     }
 
     let instruments =
@@ -102,13 +103,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let facts = results::facts(&run, &measured.stats, &moment, measured.resources.clone());
     let summary = results::write(&run, &measured.stats, &facts)?;
     if args.quiet {
-        println!("{}", results_dir.display());
+        console::outln(format_args!("{}", results_dir.display()));
     } else {
-        println!(
+        console::outln(format_args!(
             "{}",
             report::text::render_view(&summary, args.view.summary_view())
-        );
-        println!("results: {}", results_dir.display());
+        ));
+        console::outln(format_args!("results: {}", results_dir.display()));
     }
     Ok(RunOutcome {
         summary,
@@ -150,13 +151,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let server = server::spawn_http(addr, opts)
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
-            eprintln!(
+            console::errln(format_args!(
                 "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket), http://{}/metrics (Prometheus)",
                 server.url(),
                 server.addr,
                 server.addr,
                 server.addr
-            );
+            ));
             let _ = tokio::signal::ctrl_c().await;
             server.shutdown().await;
             Ok(())
@@ -168,14 +169,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// `mcp-fleet report DIR`: rebuild the views of a results folder and print the summary.
 pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
     let summary = report::regenerate(&args.dir)?;
-    println!(
+    console::outln(format_args!(
         "{}",
         report::text::render_view(&summary, args.view.summary_view())
-    );
-    println!(
+    ));
+    console::outln(format_args!(
         "report: {}",
         args.dir.join(report::html::FILE_NAME).display()
-    );
+    ));
     Ok(true)
 }
 
@@ -196,7 +197,7 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
         _ => None,
     };
     let c = report::compare::compare_with(&base, &new, &rules, both);
-    print!("{}", c.text);
+    console::out(format_args!("{}", c.text));
     Ok(c.regressions.is_empty())
 }
 
@@ -204,5 +205,5 @@ pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
 pub fn validate(args: &ValidateArgs) -> anyhow::Result<String> {
     let source = plan::Source::File(args.profile.clone());
     let plan = Plan::from_source(&source, &Overrides::default())?;
-    Ok(plan.describe())
+    Ok(format!("{}{}", plan.describe(), plan.describe_details()))
 }

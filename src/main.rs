@@ -1,10 +1,12 @@
 //! The binary: parse the command line, build the runtime, run, map errors to exit codes
 //! (0 done, 1 thresholds failed, 2 the run could not be done — also after writing the
 //! results when the target stayed unreachable for `--abort-on-unreachable` — 128 + N
-//! stopped by signal N after writing the results).
+//! stopped by signal N after writing the results). A closed stdout or stderr (`| head`)
+//! stops the printing, not the command: the exit code stays as above.
 
 use clap::Parser;
 use mcp_fleet::cli::{Cli, Command};
+use mcp_fleet::console;
 use mcp_fleet::stop::StopReason;
 use std::process::ExitCode;
 
@@ -43,7 +45,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            console::errln(format_args!("error: cannot start the async runtime: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -54,12 +56,14 @@ fn main() -> ExitCode {
                 mcp_fleet::run(*args).await.map(|o| {
                     let findings_fail = strict && o.summary.has_error_findings();
                     if findings_fail {
-                        eprintln!("error: conformance findings of error severity (--strict)");
+                        console::errln(format_args!(
+                            "error: conformance findings of error severity (--strict)"
+                        ));
                     }
                     if o.stopped_by == StopReason::Unreachable {
-                        eprintln!(
+                        console::errln(format_args!(
                             "error: the target stayed unreachable (--abort-on-unreachable); the results so far were written"
-                        );
+                        ));
                     }
                     match o.stopped_by.exit_code() {
                         Some(code) => Verdict::Stopped(code),
@@ -69,18 +73,22 @@ fn main() -> ExitCode {
             }
             Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| Verdict::Passed),
             Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|shown| {
-                print!("{}", shown.text);
+                console::out(format_args!("{}", shown.text));
                 if let Some(problem) = &shown.problem {
-                    eprintln!("error: {problem}");
+                    console::errln(format_args!("error: {problem}"));
                 }
                 Verdict::from(shown.passed)
             }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {
-                print!("{text}");
+                console::out(format_args!("{text}"));
                 Verdict::Passed
             }),
             Command::Report(args) => mcp_fleet::report(&args).map(Verdict::from),
             Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
+            Command::Completions(args) => {
+                console::out(format_args!("{}", mcp_fleet::cli::completions(args.shell)));
+                Ok(Verdict::Passed)
+            }
         }
     });
     // Sessions still winding down (e.g. stdio children after Ctrl-C) must not hold the
@@ -94,7 +102,7 @@ fn main() -> ExitCode {
         // is not a complete one.
         Ok(Verdict::Stopped(code)) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            console::errln(format_args!("error: {e:#}"));
             ExitCode::from(2)
         }
     }

@@ -189,7 +189,9 @@ async fn write_every(
         });
     if let Err(e) = &writer {
         if !quiet {
-            eprintln!("warning: no checkpoints (cannot start their thread): {e}");
+            crate::console::errln(format_args!(
+                "warning: no checkpoints (cannot start their thread): {e}"
+            ));
         }
         return;
     }
@@ -224,7 +226,9 @@ async fn write_every(
         };
         if let Err(e) = written {
             if !quiet && !warned {
-                eprintln!("warning: a checkpoint could not be written (the run goes on): {e:#}");
+                crate::console::errln(format_args!(
+                    "warning: a checkpoint could not be written (the run goes on): {e:#}"
+                ));
             }
             warned = true;
         }

@@ -106,11 +106,11 @@ impl SignalWatch {
             let first = listeners.next().await;
             let _ = received.set(first);
             if !quiet {
-                eprintln!(
+                crate::console::errln(format_args!(
                     "\n{} received: no new sessions; running ones get {} to finish (signal again to stop now)",
                     first.name(),
                     humantime::format_duration(grace)
-                );
+                ));
             }
             stop.drain.cancel();
             tokio::select! {

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// The pipeline, bottom to top. A module may use the modules of any lower layer, never
 /// one of its own layer or above.
 const LAYERS: &[&[&str]] = &[
+    // Printing to stdout and stderr that stops quietly on a closed pipe: everything that
+    // prints uses it.
+    &["console"],
     // What may be shown of values that carry secrets (URLs, header values): everything
     // that renders them uses it.
     &["redact"],

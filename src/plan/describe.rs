@@ -1,6 +1,8 @@
-//! The plan told back to people: `validate` prints it and the run opens with it.
+//! The plan told back to people: `validate` prints it and the run opens with it;
+//! `validate` adds the rules and settings a run's banner leaves out (thresholds,
+//! checkpoints, storms, soak windows, persona habits).
 
-use super::{Plan, Step};
+use super::{Habits, Plan, Span, Step};
 
 impl Plan {
     /// A readable account of the plan (for `validate` and the run banner).
@@ -71,6 +73,80 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The rest of the plan, one line each, for `validate`: what the run will be judged
+    /// by and the settings of long runs.
+    pub fn describe_details(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for p in &self.personas {
+            if let Some(h) = habits(&p.habits) {
+                let _ = writeln!(s, "  habits   {:<20} {h}", p.name);
+            }
+        }
+        for e in &self.load.events {
+            let _ = writeln!(
+                s,
+                "  event    at {}: {} storm",
+                humantime::format_duration(e.at),
+                e.storm.name()
+            );
+        }
+        let _ = match self.checkpoint {
+            Some(d) => writeln!(s, "  checkpoint every {}", humantime::format_duration(d)),
+            None => writeln!(s, "  checkpoint off (the results are written at the end)"),
+        };
+        let default_soak = super::SoakPlan::default();
+        if self.soak.warmup != default_soak.warmup || self.soak.window.is_some() {
+            let window = match self.soak.window {
+                Some(w) => span(w),
+                None => "10% of the run".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  soak     warm-up {}, drift window {window}",
+                span(self.soak.warmup)
+            );
+        }
+        if self.thresholds.is_empty() {
+            let _ = writeln!(
+                s,
+                "  thresholds none (the exit code is 0 unless the run fails)"
+            );
+        }
+        for t in &self.thresholds {
+            let _ = writeln!(s, "  threshold {}", t.text);
+        }
+        s
+    }
+}
+
+/// `abandon 25%, ping every 30s, idle 1s..5s, lifetime 2m..10m`; None without habits.
+fn habits(h: &Habits) -> Option<String> {
+    let mut parts = Vec::new();
+    if h.abandon > 0.0 {
+        parts.push(format!("abandon {}%", h.abandon * 100.0));
+    }
+    if let Some(d) = h.ping_every {
+        parts.push(format!("ping every {}", humantime::format_duration(d)));
+    }
+    if let Some(t) = &h.idle {
+        parts.push(format!("idle {}", t.describe()));
+    }
+    if let Some(t) = &h.lifetime {
+        parts.push(format!("lifetime {}", t.describe()));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// `10%` or `2m`.
+fn span(s: Span) -> String {
+    match s {
+        Span::Share(f) => format!("{}%", f * 100.0),
+        Span::Fixed(d) => humantime::format_duration(d).to_string(),
+    }
+}
+
 impl Step {
     /// `tools/call(echo)`, `mix[echo×3 add×1] ×10 (2 at a time)`, `pause 1s`, …
     pub fn describe(&self) -> String {
@@ -96,5 +172,32 @@ impl Step {
             Step::Ping => "ping".into(),
             Step::Pause(d) => format!("pause {}", humantime::format_duration(*d)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Overrides, Plan, Source};
+    use std::time::Duration;
+
+    #[test]
+    fn the_quickstart_lasts_ten_seconds_and_validate_shows_its_thresholds() {
+        let p = Plan::from_source(&Source::Quickstart, &Overrides::default()).expect("resolves");
+        // Long enough for the live view and the report's time series; no session budget
+        // cuts it short.
+        assert_eq!(p.load.duration, Some(Duration::from_secs(10)));
+        assert_eq!(p.load.sessions, None);
+        assert!(!p.load.think.is_zero());
+        let text = p.describe_details();
+        assert!(
+            text.contains("  threshold p99(initialize) < 500ms\n"),
+            "{text}"
+        );
+        assert!(text.contains("  threshold error_rate < 1%\n"), "{text}");
+        assert!(text.contains("checkpoint off"), "{text}");
+        assert!(
+            !text.contains("soak"),
+            "default soak settings are not told: {text}"
+        );
     }
 }

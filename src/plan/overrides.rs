@@ -15,31 +15,36 @@ use serde_json::{json, Value};
 /// `display_order`s here and on `RunArgs` keep `run --help` in its historical order.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Overrides {
-    /// Server URL; http:// or https:// → Streamable HTTP.
+    /// Server URL: http:// or https:// → Streamable HTTP (legacy HTTP+SSE with
+    /// --transport sse), ws:// or wss:// → WebSocket. Default: the profile's, else the
+    /// built-in server.
     #[arg(long, value_name = "URL", conflicts_with = "stdio")]
     pub target: Option<String>,
     /// Spawn this command per session and speak stdio to it.
     #[arg(long, value_name = "\"CMD ARGS...\"")]
     pub stdio: Option<String>,
-    /// Concurrent virtual clients.
+    /// Concurrent virtual clients (closed model). Default: the profile's, else 10.
     #[arg(long, value_name = "N")]
     pub clients: Option<u32>,
-    /// Stop after N sessions in total.
+    /// Stop after N sessions in total. Default: the profile's, else 100 when no
+    /// duration is given.
     #[arg(long, value_name = "N")]
     pub sessions: Option<u64>,
-    /// Stop after this long, e.g. 30s.
+    /// Stop after this long, e.g. 30s. Default: the profile's, else no time limit.
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
     /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
     #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
     pub rate: Option<String>,
     /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
+    /// Default 10000.
     #[arg(long, value_name = "N")]
     pub max_in_flight: Option<u32>,
     /// Closed model in stages, 'CLIENTS:DURATION,...' (linear from 0), e.g. '50:30s,50:1m,0:10s'.
     #[arg(long, value_name = "STAGES", conflicts_with = "clients")]
     pub ramp: Option<String>,
     /// Pause between a client's sessions: 100ms, a range 100ms..1s, or exp:200ms.
+    /// Default 0ms.
     #[arg(long, value_name = "DURATION")]
     pub think: Option<String>,
     /// After a session that could not reach the target, a client waits FIRST, then twice
@@ -59,7 +64,8 @@ pub struct Overrides {
     /// TypeScript SDK on Node's fetch has) instead of one set per session.
     #[arg(long)]
     pub keep_alive: bool,
-    /// Seed for every random choice.
+    /// Seed for every random choice. Default: the profile's, else a random one (the
+    /// summary shows it, to repeat a run).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]
@@ -70,6 +76,7 @@ pub struct Overrides {
     #[arg(long = "threshold", value_name = "EXPR", display_order = 102)]
     pub thresholds: Vec<String>,
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
+    /// Default: 1s.
     #[arg(long, value_name = "DURATION", display_order = 104)]
     pub interval: Option<String>,
     /// Soak: the start of the run left out of the leak slopes and drift, a share of the
@@ -106,13 +113,15 @@ pub struct ClientArgs {
     #[arg(long, value_name = "KIND")]
     pub transport: Option<TransportKind>,
     /// Protocol era for every persona: legacy (initialize), modern (2026-07-28,
-    /// stateless), auto (probe with server/discover).
+    /// stateless), auto (probe with server/discover). Default: the profile's, else from
+    /// the protocol version (legacy for the 2024–2025 ones).
     #[arg(long, value_name = "ERA")]
     pub era: Option<EraMode>,
-    /// Protocol version every persona offers (any string).
+    /// Protocol version every persona offers (any string). Default: the profile's, else
+    /// the latest of the era (2025-11-25 legacy, 2026-07-28 modern).
     #[arg(long, value_name = "V")]
     pub protocol_version: Option<String>,
-    /// clientInfo.name for every persona.
+    /// clientInfo.name for every persona. Default: the profile's, else mcp-fleet.
     #[arg(long, value_name = "NAME")]
     pub client_name: Option<String>,
     /// Declare a client capability on every persona, KEY=JSON (repeatable), e.g.
@@ -127,7 +136,7 @@ pub struct ClientArgs {
     /// Accept any TLS certificate (https://, wss://).
     #[arg(long)]
     pub insecure: bool,
-    /// Per-request timeout, e.g. 10s.
+    /// Per-request timeout, e.g. 30s. Default: 10s.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
     /// Largest message a server may send (a body, an SSE event, a stdio line, a

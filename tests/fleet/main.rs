@@ -402,6 +402,7 @@ mod conformance;
 mod eras;
 mod failures;
 mod figures;
+mod first_run;
 mod html_report;
 mod inspect;
 mod load;

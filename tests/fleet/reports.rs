@@ -149,6 +149,8 @@ fn exit_codes_follow_thresholds_and_bad_ones_are_profile_errors() {
                 "8",
                 "--clients",
                 "2",
+                "--think",
+                "0ms",
                 "--quiet",
                 "--out",
             ])
@@ -224,6 +226,8 @@ fn compare_prints_deltas_and_fails_on_regressions() {
                 "20",
                 "--clients",
                 "2",
+                "--think",
+                "0ms",
                 "--quiet",
                 "--out",
             ])

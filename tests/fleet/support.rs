@@ -66,7 +66,8 @@ pub struct Finished {
 }
 
 impl Default for FleetRun {
-    /// The quickstart against the built-in server, as `mcp-fleet run` with no options.
+    /// The quickstart against the built-in server, as `mcp-fleet run` with no options
+    /// (made short: see [`shorten_quickstart`]).
     fn default() -> Self {
         FleetRun::new(RunArgs::default())
     }
@@ -91,7 +92,8 @@ impl FleetRun {
     }
 
     /// Run to the end; the run must be possible and finish within [`RUN_LIMIT`].
-    pub async fn run(self) -> Finished {
+    pub async fn run(mut self) -> Finished {
+        shorten_quickstart(&mut self.args);
         let outcome = tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(self.args))
             .await
             .expect("the run finished in time")
@@ -107,11 +109,29 @@ impl FleetRun {
     }
 
     /// Run, expecting it to be refused before it starts; the error.
-    pub async fn error(self) -> anyhow::Error {
+    pub async fn error(mut self) -> anyhow::Error {
+        shorten_quickstart(&mut self.args);
         tokio::time::timeout(RUN_LIMIT, mcp_fleet::run(self.args))
             .await
             .expect("the run gave up in time")
             .expect_err("the run cannot be done")
+    }
+}
+
+/// The quickstart lasts ~10 s for people (a think time between sessions, a duration);
+/// tests of it want its personas and scenarios, not its length: no think time and 400
+/// sessions, unless the test sets them, and no 10 s cut on a busy machine (5 minutes:
+/// still no checkpoints).
+fn shorten_quickstart(args: &mut RunArgs) {
+    let o = &mut args.overrides;
+    let quickstart = match &args.profile {
+        None => o.target.is_none() && o.stdio.is_none(),
+        Some(p) => p.ends_with("profiles/quickstart.toml"),
+    };
+    if quickstart {
+        o.think.get_or_insert_with(|| "0ms".into());
+        o.sessions.get_or_insert(400);
+        o.duration.get_or_insert_with(|| "5m".into());
     }
 }
 
