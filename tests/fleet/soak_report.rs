@@ -93,10 +93,14 @@ async fn the_soak_section_draws_the_server_series_and_is_absent_without_them() {
         html.contains("data-chart=\"latency\""),
         "the page drew: {html:.300}"
     );
-    assert!(
-        !html.contains("id=\"soak\""),
-        "no soak section without series"
-    );
+    // Under load the generator can judge itself the bottleneck: that notice is a soak
+    // section of its own, so the absence is only asserted when it did not.
+    if !run.summary.soak.generator.bottleneck {
+        assert!(
+            !html.contains("id=\"soak\""),
+            "no soak section without series"
+        );
+    }
 
     let html = dom(&chromium, &page);
     assert!(html.contains("id=\"soak\""), "a soak section");
