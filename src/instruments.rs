@@ -18,15 +18,17 @@ use std::time::{Duration, SystemTime};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// The sessions in flight at each sample, as the series `fleet.in_flight` (closed model:
-/// the clients inside a session, not thinking; open model: against the in-flight cap), so
-/// the report can draw them over time and `report DIR` can redraw them.
+/// The most sessions in flight at once in each sampling interval, as the series
+/// `fleet.in_flight` (closed model: the clients inside a session, not thinking; open
+/// model: against the in-flight cap), so the report can draw them over time and `report
+/// DIR` can redraw them. The peak, not a point sample: sessions shorter than the interval
+/// would be missed by a sample taken between them.
 fn in_flight_gauge(live: &Arc<LiveCounters>) -> crate::watch::Gauge {
     let live = live.clone();
     crate::watch::Gauge {
         name: "fleet.in_flight",
         unit: crate::metrics::SeriesUnit::Count,
-        read: Arc::new(move || live.in_flight.load(std::sync::atomic::Ordering::Relaxed) as f64),
+        read: Arc::new(move || live.take_peak() as f64),
     }
 }
 

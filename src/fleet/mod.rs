@@ -246,7 +246,7 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
         if stop.drain.is_cancelled() || retire.is_cancelled() || !budget.claim() {
             return;
         }
-        live.in_flight.fetch_add(1, Ordering::Relaxed);
+        live.session_started();
         let storms = stop.storm.generation();
         let outcome = work
             .session(Instant::now(), &mut rng, &mut cache, &stop)
@@ -307,7 +307,7 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
         let (work, live, stop) = (s.work.clone(), s.live.clone(), s.stop.clone());
         let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k as u64));
         tasks.spawn(async move {
-            live.in_flight.fetch_add(1, Ordering::Relaxed);
+            live.session_started();
             let mut cache = ResponseCache::default();
             let outcome = work.session(intended, &mut rng, &mut cache, &stop).await;
             live.in_flight.fetch_sub(1, Ordering::Relaxed);

@@ -11,6 +11,9 @@ use tokio::time::Instant;
 #[derive(Debug, Default)]
 pub struct LiveCounters {
     pub in_flight: AtomicU64,
+    /// The most sessions in flight at once since the last [`LiveCounters::take_peak`]:
+    /// short sessions between samples would leave a point sample of `in_flight` at 0.
+    peak_in_flight: AtomicU64,
     pub completed: AtomicU64,
     pub failed: AtomicU64,
     pub interrupted: AtomicU64,
@@ -26,6 +29,19 @@ pub struct LiveCounters {
 }
 
 impl LiveCounters {
+    /// A session starts: one more in flight (and the interval's peak follows).
+    pub fn session_started(&self) {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// The most sessions in flight at once since the last call (at least those in flight
+    /// now); starts the next span from the sessions in flight now.
+    pub fn take_peak(&self) -> u64 {
+        let now = self.in_flight.load(Ordering::Relaxed);
+        self.peak_in_flight.swap(now, Ordering::Relaxed).max(now)
+    }
+
     /// Count a session that ended, by how, and follow whether the target is reachable:
     /// a session that reached the server ends an unreachable spell, one that did not
     /// starts one (if none is going on). An interrupted session says nothing either way.
@@ -107,5 +123,18 @@ mod tests {
             "a failed session reached it"
         );
         assert_eq!(live.unreachable.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn the_peak_in_flight_keeps_sessions_that_ended_between_samples() {
+        let live = LiveCounters::default();
+        live.session_started();
+        live.session_started();
+        live.in_flight.fetch_sub(2, Ordering::Relaxed);
+        assert_eq!(live.take_peak(), 2, "two were in flight at once");
+        assert_eq!(live.take_peak(), 0, "nothing since");
+        live.session_started();
+        assert_eq!(live.take_peak(), 1);
+        assert_eq!(live.take_peak(), 1, "still in flight");
     }
 }

@@ -168,7 +168,7 @@ fn chart_places(out: &mut String, s: &Summary, charts: &Value) {
     out.push_str("<figure><figcaption>sessions per second (ended, failed)</figcaption><canvas tabindex=0 data-chart=sessions></canvas></figure>");
     let _ = write!(
         out,
-        "<figure><figcaption>sessions in flight{}</figcaption><canvas tabindex=0 data-chart=in-flight></canvas></figure>",
+        "<figure><figcaption>sessions in flight (the most at once per interval){}</figcaption><canvas tabindex=0 data-chart=in-flight></canvas></figure>",
         esc(&cap)
     );
     out.push_str("<figure><figcaption>requests per second, by phase</figcaption><canvas tabindex=0 data-chart=throughput></canvas></figure>");

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 /// Most points one timeline series carries into the page.
 pub const MAX_POINTS: usize = 1000;
 
-/// The series of the run's own sessions in flight (the watcher samples it every interval).
+/// The series of the run's own sessions in flight (the most at once in each interval the
+/// watcher samples).
 pub const IN_FLIGHT: &str = "fleet.in_flight";
 
 /// Histogram buckets per decade of latency.
