@@ -3,13 +3,12 @@
 //! values, and the screenshot is not blank. Skipped (with a note) where Chromium is
 //! missing; the page's text is checked either way.
 
-use crate::soak_report::{chromium, dom};
+use crate::soak_report::{chromium, dom, headless};
 use crate::support::{builtin_http, FleetRun};
 use mcp_fleet::cli::RunArgs;
 use mcp_fleet::server::ServerOptions;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Each drawn canvas's `data-chart` (and phase) with its `data-points`.
 fn drawn(html: &str) -> BTreeMap<String, u64> {
@@ -40,23 +39,7 @@ fn drawn(html: &str) -> BTreeMap<String, u64> {
 fn screenshot(chromium: &str, page: &Path, dir: &Path) -> (u32, u32, Vec<u8>) {
     let profile = tempfile::tempdir().expect("tempdir");
     let png = dir.join("shot.png");
-    let o = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .args([
-            "--disable-background-networking",
-            "--disable-component-update",
-        ])
-        .args([
-            "--disable-sync",
-            "--virtual-time-budget=2000",
-            "--window-size=1400,1600",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+    let o = headless(chromium, profile.path(), "1400,1600")
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", page.display()))
         .output()

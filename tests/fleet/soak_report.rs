@@ -14,26 +14,29 @@ pub(crate) fn chromium() -> Option<String> {
     Path::new(&path).is_file().then_some(path)
 }
 
+/// Headless Chromium, offline and quiet, with its own profile folder and a window of
+/// `size` (`W,H`); the caller adds what to do (`--dump-dom`, `--screenshot=…`) and the page.
+pub(crate) fn headless(chromium: &str, profile: &Path, size: &str) -> Command {
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--virtual-time-budget=2000",
+    ])
+    .arg(format!("--window-size={size}"))
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
 /// The page's DOM after its script ran.
 pub(crate) fn dom(chromium: &str, page: &Path) -> String {
     let profile = tempfile::tempdir().expect("tempdir");
-    let o = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-        ])
-        .args([
-            "--disable-background-networking",
-            "--disable-component-update",
-        ])
-        .args([
-            "--disable-sync",
-            "--virtual-time-budget=2000",
-            "--window-size=1400,2600",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+    let o = headless(chromium, profile.path(), "1400,2600")
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()
