@@ -849,6 +849,13 @@ async fn idle_sessions_expire_after_the_ttl_and_answer_404() {
     for _ in 0..3 {
         ids.push(open_session(&server).await);
     }
+    // The published count starts at 0: first see the sweep count all three, so that
+    // the wait below sees them go rather than a count not yet taken.
+    let mut waited = 0;
+    while server.live_sessions() != 3 && waited < 100 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
     // Abandoned: never deleted. Bounded wait for the sweep.
     let mut waited = 0;
     while server.live_sessions() != 0 && waited < 100 {
