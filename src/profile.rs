@@ -31,6 +31,12 @@ pub struct Profile {
     pub soak: SoakSection,
     #[serde(default, skip_serializing_if = "WatchSection::is_empty")]
     pub watch: WatchSection,
+    /// `[data.NAME]`: pools of values that arguments draw with `${pool.NAME}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub data: BTreeMap<String, DataSection>,
+    /// `[arguments]`: how arguments are generated from `inputSchema`s.
+    #[serde(default, skip_serializing_if = "ArgumentsSection::is_empty")]
+    pub arguments: ArgumentsSection,
 }
 
 /// `[soak]`: which part of a long run the soak verdicts (leak slopes, drift) read.
@@ -293,6 +299,76 @@ pub struct ClientInfoSection {
     pub website_url: Option<String>,
 }
 
+/// `[data.NAME]`: a pool of values from a file, drawn by `${pool.NAME}` (the pool's
+/// `column`, else its first CSV column or the whole JSON line) or `${pool.NAME.FIELD}`.
+/// All references to one pool in one call take the same row.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DataSection {
+    /// CSV with a header line, or JSON lines (one value per line); relative paths are
+    /// relative to the profile's folder.
+    pub file: String,
+    /// `"csv"` or `"jsonl"`; default from the file's extension (`.csv`, else JSON lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The field `${pool.NAME}` gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<String>,
+    /// `"sequential"` (default: each virtual client walks the rows in order from a row
+    /// of its own), `"random"` (seeded), or `"unique"` (each row once across the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+}
+
+/// `[arguments]`: generation of tool arguments from their `inputSchema`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentsSection {
+    /// The share of optional properties a generated call includes (0 to 1, default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<f64>,
+    /// Call tools annotated `destructiveHint: true` (and not `readOnlyHint`) with
+    /// generated arguments too (default false: they are left out, and said so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_destructive: Option<bool>,
+}
+
+impl ArgumentsSection {
+    pub fn is_empty(&self) -> bool {
+        *self == ArgumentsSection::default()
+    }
+}
+
+/// What a step captures from its result into a session variable: `"/a/0/b"` (a JSON
+/// pointer) or `"$.a[0].b"` / `"$.a[*].b"` (a path; `[*]` any element) into
+/// `structuredContent`, else into the JSON of the text content; or a table
+/// `{ regex = "id: (\\w+)", pick = "first" | "random" }` over the text content (the
+/// first group, else the whole match), or `{ pointer = … }` / `{ path = … }`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum CaptureSpec {
+    Text(String),
+    Table(CaptureTable),
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureTable {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// Which of several matches (array elements under `[*]`, regex matches): `"first"`
+    /// (default) or `"random"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<String>,
+}
+
+/// Captures of one step: variable name → where its value is.
+pub type Captures = BTreeMap<String, CaptureSpec>;
+
 /// `[[scenario]]`: the steps a session performs after the handshake.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -302,6 +378,11 @@ pub struct ScenarioSection {
     pub weight: Option<u32>,
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// After a JSON-RPC error of a call (`tools/call`, a `mix` call, `resources/read`,
+    /// `prompts/get`): `"continue"` (default: the call is a counted failure, the session
+    /// goes on and is not failed by it) or `"end-session"` (the session ends, failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<String>,
 }
 
 /// One scenario step, written as `{ op = "tools/call", tool = "echo", … }`.
@@ -316,14 +397,25 @@ pub enum Step {
     ResourcesTemplatesList {},
     #[serde(rename = "prompts/list")]
     PromptsList {},
+    /// Arguments pin those values and the rest is generated from the tool's
+    /// `inputSchema`, unless `generate = false` (then exactly these are sent). Values may
+    /// hold `${…}` (pool, capture, discovery).
     #[serde(rename = "tools/call")]
     ToolsCall {
         tool: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        generate: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capture: Option<Captures>,
     },
     #[serde(rename = "resources/read")]
-    ResourcesRead { uri: String },
+    ResourcesRead {
+        uri: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capture: Option<Captures>,
+    },
     #[serde(rename = "prompts/get")]
     PromptsGet {
         prompt: String,
@@ -355,6 +447,11 @@ pub struct MixCall {
     pub weight: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// As in a `tools/call` step: `false` sends exactly `arguments`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<Captures>,
 }
 
 /// A profile that could not be read or parsed; the message names the file.
@@ -452,7 +549,9 @@ steps = [
             p.scenarios[0].steps[1],
             Step::ToolsCall {
                 tool: "echo".into(),
-                arguments: Some(serde_json::json!({"message": "hi"}))
+                arguments: Some(serde_json::json!({"message": "hi"})),
+                generate: None,
+                capture: None,
             }
         );
         // What we write back parses again to the same thing.

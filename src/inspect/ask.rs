@@ -9,7 +9,8 @@
 
 use crate::cli::InspectArgs;
 use crate::metrics::ToolId;
-use crate::plan::Step;
+use crate::plan::template::Template;
+use crate::plan::{Call, Step};
 use crate::protocol::methods;
 use serde_json::{Map, Value};
 
@@ -92,13 +93,21 @@ impl Ask {
     /// The step the session runs for it; `tool` indexes the call in the collector.
     pub fn step(&self, tool: ToolId) -> Step {
         match self.clone() {
-            Ask::Call { name, arguments } => Step::CallTool {
+            Ask::Call { name, arguments } => Step::CallTool(Call {
                 tool,
                 name,
-                arguments,
+                arguments: Template::Fixed(arguments),
+                generate: false,
+                capture: Vec::new(),
+            }),
+            Ask::Read { uri } => Step::ReadResource {
+                uri: Template::Fixed(Value::String(uri)),
+                capture: Vec::new(),
             },
-            Ask::Read { uri } => Step::ReadResource { uri },
-            Ask::Prompt { name, arguments } => Step::GetPrompt { name, arguments },
+            Ask::Prompt { name, arguments } => Step::GetPrompt {
+                name: Template::Fixed(Value::String(name)),
+                arguments: Template::Fixed(arguments),
+            },
         }
     }
 }

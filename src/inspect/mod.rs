@@ -87,6 +87,7 @@ fn scenario(asks: &[Ask]) -> Scenario {
     Scenario {
         name: "inspect".into(),
         weight: 1,
+        on_error: crate::plan::OnError::Continue,
         steps: [
             list(Phase::ToolsList, methods::TOOLS_LIST),
             list(Phase::ResourcesList, methods::RESOURCES_LIST),

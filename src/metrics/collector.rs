@@ -4,7 +4,7 @@
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::stats::Stats;
-use super::{CheckId, Counter, FailureKind, Origin, PersonaId, Phase, Sample, ToolId};
+use super::{CheckId, Counter, FailureKind, Origin, Outcome, PersonaId, Phase, Sample, ToolId};
 use crate::protocol::TransportKind;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +50,17 @@ pub enum Event {
         tool: ToolId,
         text: String,
     },
+    /// A `tools/call` whose arguments were (partly) generated from the `inputSchema`,
+    /// and how it ended; sent beside its sample, which counts it as any call.
+    Generated {
+        tool: ToolId,
+        outcome: Outcome,
+    },
+    /// A call of `tool` the session did not make, and why (once per step and session).
+    LeftOut {
+        tool: ToolId,
+        reason: LeftOut,
+    },
     /// A server→client request or notification, by method.
     ServerMessage {
         method: String,
@@ -71,6 +82,26 @@ pub enum Event {
         check: CheckId,
         example: Option<String>,
     },
+}
+
+/// Why a tool was not called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LeftOut {
+    /// Annotated `destructiveHint: true` (not `readOnlyHint`), and its arguments would
+    /// be generated; `[arguments] allow_destructive` is false.
+    Destructive,
+    /// Its arguments are generated but the server does not list it (no `inputSchema`).
+    NotListed,
+}
+
+impl LeftOut {
+    /// The stable name in summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            LeftOut::Destructive => "destructive",
+            LeftOut::NotListed => "not_listed",
+        }
+    }
 }
 
 /// How a session ended.
@@ -245,6 +276,8 @@ impl Collector {
     fn apply(&mut self, event: Event) {
         let s = &mut self.stats;
         match event {
+            // CONTRACT: the report part counts these per tool.
+            Event::Generated { .. } | Event::LeftOut { .. } => {}
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
                 s.phases.get_mut(sample.phase).add(&sample);

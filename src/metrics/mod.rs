@@ -9,7 +9,7 @@ mod phase;
 pub mod resources;
 mod stats;
 
-pub use collector::{Collector, Event, Recorder, SessionOutcome, Snapshots};
+pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapshots};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
@@ -57,6 +57,9 @@ pub enum FailureKind {
     /// The server sent a message (body, SSE event, line, WebSocket message or header
     /// block) larger than `--max-message-size`; the session ends rather than buffer it.
     MessageTooLarge,
+    /// A `${…}` of the call had no value (nothing captured, a `unique` pool used up,
+    /// discovery listed nothing): the call was not sent.
+    NoValue,
 }
 
 impl FailureKind {
@@ -75,13 +78,17 @@ impl FailureKind {
             FailureKind::SessionExpired => "session_expired".into(),
             FailureKind::Io => "io_error".into(),
             FailureKind::MessageTooLarge => "message_too_large".into(),
+            FailureKind::NoValue => "no_value".into(),
         }
     }
 
     /// Failures after which the session cannot go on (the connection is unusable or the
     /// handshake did not hold). Others (an RPC error on one call) let the scenario continue.
     pub fn ends_session(self) -> bool {
-        !matches!(self, FailureKind::RpcError(_) | FailureKind::HttpStatus(_))
+        !matches!(
+            self,
+            FailureKind::RpcError(_) | FailureKind::HttpStatus(_) | FailureKind::NoValue
+        )
     }
 }
 

@@ -152,9 +152,9 @@ impl Step {
     pub fn describe(&self) -> String {
         match self {
             Step::List { method, .. } => (*method).to_string(),
-            Step::CallTool { name, .. } => format!("tools/call({name})"),
-            Step::ReadResource { uri } => format!("resources/read({uri})"),
-            Step::GetPrompt { name, .. } => format!("prompts/get({name})"),
+            Step::CallTool(c) => format!("tools/call({})", c.name),
+            Step::ReadResource { uri, .. } => format!("resources/read({})", uri.describe()),
+            Step::GetPrompt { name, .. } => format!("prompts/get({})", name.describe()),
             Step::Mix(m) => {
                 let names: Vec<String> = m
                     .calls

@@ -3,7 +3,9 @@
 //! [`Plan::resolve`] is a short driver: each resolved part builds itself from its own
 //! profile section (`Target::from_section`, `Load::from_section`, …).
 
+pub mod capture;
 mod checkpoint;
+pub mod data;
 mod describe;
 mod error;
 mod habits;
@@ -17,6 +19,7 @@ mod scenario;
 mod secrets;
 mod soak;
 mod target;
+pub mod template;
 pub mod threshold;
 mod watch;
 
@@ -27,7 +30,7 @@ pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::{EraMode, Persona, Shape};
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
-pub use scenario::{Mix, MixCall, Scenario, Step};
+pub use scenario::{Call, Mix, OnError, Scenario, Step};
 pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
 pub use threshold::Threshold;
@@ -85,6 +88,28 @@ pub struct Plan {
     pub soak: SoakPlan,
     /// The server's processes, cgroup and metrics endpoint to sample (`[watch]`).
     pub watch: Watch,
+    /// `[data]` pools, shared by every session.
+    pub pools: std::sync::Arc<data::Pools>,
+    /// `[arguments]`: how arguments are generated.
+    pub arguments: ArgumentPolicy,
+}
+
+/// `[arguments]`, resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArgumentPolicy {
+    /// The share of optional properties a generated call includes.
+    pub optional: f64,
+    /// Tools annotated destructive are called with generated arguments too.
+    pub allow_destructive: bool,
+}
+
+impl Default for ArgumentPolicy {
+    fn default() -> Self {
+        ArgumentPolicy {
+            optional: 0.5,
+            allow_destructive: false,
+        }
+    }
 }
 
 /// Where the profile comes from.
@@ -198,6 +223,9 @@ impl Plan {
             redacted,
             soak,
             watch,
+            // CONTRACT: the data part reads `[data]` and `[arguments]`.
+            pools: std::sync::Arc::new(data::Pools::default()),
+            arguments: ArgumentPolicy::default(),
         })
     }
 }
@@ -309,7 +337,7 @@ steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
         assert_eq!(p.tools, ["echo", "add"]);
         assert!(matches!(
             p.scenarios[1].steps[0],
-            Step::CallTool { tool: 0, .. }
+            Step::CallTool(Call { tool: 0, .. })
         ));
     }
 

@@ -1,7 +1,9 @@
 //! `[[scenario]]` sections resolved: the steps a session performs, with tool names
 //! interned into [`ToolId`]s so the hot path indexes arrays instead of hashing names.
 
+use super::capture::Capture;
 use super::quantity::parse_duration;
+use super::template::Template;
 use super::PlanError;
 use crate::metrics::{Phase, ToolId};
 use crate::profile::{self, ScenarioSection, Step as RawStep};
@@ -17,17 +19,14 @@ pub enum Step {
         phase: Phase,
         method: &'static str,
     },
-    CallTool {
-        tool: ToolId,
-        name: String,
-        arguments: Value,
-    },
+    CallTool(Call),
     ReadResource {
-        uri: String,
+        uri: Template,
+        capture: Vec<Capture>,
     },
     GetPrompt {
-        name: String,
-        arguments: Value,
+        name: Template,
+        arguments: Template,
     },
     /// `count` weighted tool calls, `parallel` in flight at a time.
     Mix(Mix),
@@ -35,21 +34,36 @@ pub enum Step {
     Pause(Duration),
 }
 
+/// One tool call: a `tools/call` step, or one tool of a mix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub tool: ToolId,
+    pub name: String,
+    /// The profile's arguments (an object template; empty when none are given).
+    pub arguments: Template,
+    /// Generate the properties `arguments` does not pin from the tool's `inputSchema`
+    /// (`generate = false`: send exactly `arguments`).
+    pub generate: bool,
+    pub capture: Vec<Capture>,
+}
+
 /// A weighted mix of tool calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mix {
-    pub calls: Vec<MixCall>,
+    pub calls: Vec<Call>,
     pub weights: Vec<u32>,
     pub count: u32,
     pub parallel: u32,
 }
 
-/// One tool of a mix; `arguments: None` = generate from the tool's `inputSchema`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MixCall {
-    pub tool: ToolId,
-    pub name: String,
-    pub arguments: Option<Value>,
+/// What a session does after a JSON-RPC error of one of its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// The call is a counted failure; the session goes on and is not failed by it.
+    #[default]
+    Continue,
+    /// The session ends there, failed.
+    EndSession,
 }
 
 impl Step {
@@ -57,7 +71,7 @@ impl Step {
     pub fn required_capability(&self) -> Option<&'static str> {
         match self {
             Step::List { method, .. } => methods::required_server_capability(method),
-            Step::CallTool { .. } | Step::Mix(_) => Some("tools"),
+            Step::CallTool(_) | Step::Mix(_) => Some("tools"),
             Step::ReadResource { .. } => Some("resources"),
             Step::GetPrompt { .. } => Some("prompts"),
             Step::Ping | Step::Pause(_) => None,
@@ -67,7 +81,7 @@ impl Step {
     pub fn phase(&self) -> Option<Phase> {
         match self {
             Step::List { phase, .. } => Some(*phase),
-            Step::CallTool { .. } | Step::Mix(_) => Some(Phase::ToolsCall),
+            Step::CallTool(_) | Step::Mix(_) => Some(Phase::ToolsCall),
             Step::ReadResource { .. } => Some(Phase::ResourcesRead),
             Step::GetPrompt { .. } => Some(Phase::PromptsGet),
             Step::Ping => Some(Phase::Ping),
@@ -81,6 +95,7 @@ pub struct Scenario {
     pub name: String,
     pub weight: u32,
     pub steps: Vec<Step>,
+    pub on_error: OnError,
 }
 
 /// The tool names the scenarios call; [`ToolId`] indexes it.
@@ -123,6 +138,7 @@ pub fn default_section() -> ScenarioSection {
             RawStep::ResourcesList {},
             RawStep::PromptsList {},
         ],
+        on_error: None,
     }
 }
 
@@ -165,6 +181,8 @@ impl Scenario {
             name: s.name.clone(),
             weight: s.weight.unwrap_or(1),
             steps,
+            // CONTRACT: the data part parses `on_error` (and refuses unknown values).
+            on_error: OnError::Continue,
         })
     }
 }
@@ -190,7 +208,12 @@ impl Step {
                 count,
                 parallel,
             } => Step::Mix(Mix::from_raw(calls, *count, *parallel, key, tools, origin)?),
-            RawStep::ToolsCall { tool, arguments } => {
+            RawStep::ToolsCall {
+                tool,
+                arguments,
+                generate,
+                capture: _,
+            } => {
                 if tool.is_empty() {
                     return Err(PlanError::new(
                         origin,
@@ -199,16 +222,27 @@ impl Step {
                         "name the tool to call",
                     ));
                 }
-                Step::CallTool {
+                // CONTRACT: the data part parses templates and captures here.
+                Step::CallTool(Call {
                     tool: tools.intern(tool),
                     name: tool.clone(),
-                    arguments: object_or_empty(arguments, key, "arguments", origin)?,
-                }
+                    arguments: Template::Fixed(object_or_empty(
+                        arguments,
+                        key,
+                        "arguments",
+                        origin,
+                    )?),
+                    generate: generate.unwrap_or(true),
+                    capture: Vec::new(),
+                })
             }
-            RawStep::ResourcesRead { uri } => Step::ReadResource { uri: uri.clone() },
+            RawStep::ResourcesRead { uri, capture: _ } => Step::ReadResource {
+                uri: Template::Fixed(Value::String(uri.clone())),
+                capture: Vec::new(),
+            },
             RawStep::PromptsGet { prompt, arguments } => Step::GetPrompt {
-                name: prompt.clone(),
-                arguments: object_or_empty(arguments, key, "arguments", origin)?,
+                name: Template::Fixed(Value::String(prompt.clone())),
+                arguments: Template::Fixed(object_or_empty(arguments, key, "arguments", origin)?),
             },
             RawStep::Ping {} => Step::Ping,
             RawStep::Pause { duration } => Step::Pause(parse_duration(
@@ -248,19 +282,17 @@ impl Mix {
                     "name the tool to call",
                 ));
             }
-            let arguments = match &c.arguments {
-                None => None,
-                some => Some(object_or_empty(
-                    some,
+            out.push(Call {
+                tool: tools.intern(&c.tool),
+                name: c.tool.clone(),
+                arguments: Template::Fixed(object_or_empty(
+                    &c.arguments,
                     key,
                     &format!("calls[{i}].arguments"),
                     origin,
                 )?),
-            };
-            out.push(MixCall {
-                tool: tools.intern(&c.tool),
-                name: c.tool.clone(),
-                arguments,
+                generate: c.generate.unwrap_or(true),
+                capture: Vec::new(),
             });
             weights.push(c.weight.unwrap_or(1));
         }

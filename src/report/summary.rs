@@ -33,6 +33,10 @@ pub struct Summary {
     /// 3): why a tool failed. Added within schema 4 (absent from earlier results).
     #[serde(default)]
     pub tool_error_examples: BTreeMap<String, Vec<String>>,
+    /// Per tool: whether the server accepted its calls, apart from how fast it was
+    /// (schema 9; absent before).
+    #[serde(default)]
+    pub tool_acceptance: BTreeMap<String, ToolAcceptance>,
     pub server_messages: BTreeMap<String, u64>,
     pub malformed_messages: u64,
     /// Phases broken down by transport (`stdio`, `http`, `sse`, `ws`).
@@ -248,6 +252,30 @@ pub struct PhaseSummary {
     pub failures: BTreeMap<String, u64>,
 }
 
+/// Whether a tool's calls were valid, apart from how fast they were: the same calls as
+/// `tools[TOOL]`, split by how the server took them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolAcceptance {
+    /// Calls made (= `tools[TOOL].count`).
+    pub calls: u64,
+    /// Successful results without `isError`.
+    pub accepted: u64,
+    /// Results with `isError: true`.
+    pub tool_errors: u64,
+    /// JSON-RPC error -32602 (invalid params).
+    pub invalid_params: u64,
+    /// Every other failure (other RPC errors, timeouts, closed transports, `no_value`).
+    pub other_errors: u64,
+    /// Calls whose arguments were (partly) generated from the `inputSchema`, and how
+    /// many of those were accepted.
+    pub generated: u64,
+    pub generated_accepted: u64,
+    /// Why calls of the tool were left out, and how many times (`destructive`,
+    /// `not_listed`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub left_out: BTreeMap<String, u64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PersonaSummary {
     pub sessions: u64,
@@ -378,6 +406,8 @@ impl Summary {
                 .iter()
                 .filter_map(|(t, v)| Some((plan.tools.get(usize::from(*t))?.clone(), v.clone())))
                 .collect(),
+            // CONTRACT: the report part fills it from the collector.
+            tool_acceptance: BTreeMap::new(),
             server_messages: stats.server_messages.clone(),
             malformed_messages: stats.malformed,
             transports: stats

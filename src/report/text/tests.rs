@@ -114,6 +114,7 @@ fn summary(model: &str) -> Summary {
         personas,
         tools: BTreeMap::new(),
         tool_error_examples: BTreeMap::new(),
+        tool_acceptance: BTreeMap::new(),
         server_messages: BTreeMap::new(),
         malformed_messages: 0,
         transports: BTreeMap::new(),
