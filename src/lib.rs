@@ -90,6 +90,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
             timeout: plan.timeout,
             conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
             transcript: None,
+            calls: client::CallData {
+                pools: plan.pools.clone(),
+                policy: plan.arguments,
+            },
         },
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());

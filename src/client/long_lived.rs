@@ -11,7 +11,7 @@ use super::StopSignals;
 use crate::metrics::{Event, Phase};
 use crate::plan::{Habits, Scenario};
 use crate::protocol::Era;
-use crate::session::{ResponseCache, Session};
+use crate::session::Session;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -49,7 +49,7 @@ pub(super) async fn run(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     scenario: &Scenario,
-    cache: &mut ResponseCache,
+    env: &mut super::env::Env<'_>,
     pace: Option<f64>,
     habits: &Habits,
     stop: &StopSignals,
@@ -85,7 +85,7 @@ pub(super) async fn run(
         if pace.is_some() {
             timer.intend(wake);
         }
-        if steps::run(session, timer, scenario, cache).await.is_err() {
+        if steps::run(session, timer, scenario, env).await.is_err() {
             return;
         }
         if pace.is_none() && scenario.steps.is_empty() {

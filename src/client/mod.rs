@@ -7,12 +7,16 @@
 //! do not pass for sessions per second. [`FleetWork`] is what the fleet's scheduler runs.
 
 pub mod arguments;
+mod env;
 mod long_lived;
+mod memory;
 mod steps;
 mod timer;
 mod tool_result;
 mod work;
 
+pub use env::CallData;
+pub use memory::ClientMemory;
 pub use work::{LiveSession, StopSignals, StormSignal, Work};
 
 use crate::metrics::{
@@ -21,7 +25,7 @@ use crate::metrics::{
 use crate::plan::{EraMode, Persona, Plan, Scenario, Shape};
 use crate::protocol::TransportKind;
 use crate::protocol::{Era, VersionId};
-use crate::session::{Failure, ResponseCache, Session};
+use crate::session::{Failure, Session};
 use crate::transport::Endpoint;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
@@ -42,6 +46,8 @@ pub struct SessionContext {
     pub conformance: Arc<crate::conformance::Tracker>,
     /// `inspect`: record every message of the session here.
     pub transcript: Option<crate::session::Transcript>,
+    /// `[data]` pools and `[arguments]`, for the calls of the scenarios.
+    pub calls: CallData,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -55,7 +61,7 @@ impl Work for FleetWork {
         &self,
         intended: Instant,
         rng: &mut SmallRng,
-        cache: &mut ResponseCache,
+        memory: &mut ClientMemory,
         stop: &StopSignals,
     ) -> SessionOutcome {
         let plan = &self.plan;
@@ -73,7 +79,7 @@ impl Work for FleetWork {
             persona,
             scenario,
             session_rng,
-            cache,
+            memory,
             intended,
             stop,
         ));
@@ -113,7 +119,7 @@ pub async fn run_session(
     persona: &Persona,
     scenario: &Scenario,
     mut rng: SmallRng,
-    cache: &mut ResponseCache,
+    memory: &mut ClientMemory,
     intended: Instant,
     stop: &StopSignals,
 ) -> SessionOutcome {
@@ -139,12 +145,17 @@ pub async fn run_session(
         session.observe(t.clone());
     }
 
+    let mut env = env::Env {
+        data: &ctx.calls,
+        memory,
+        vars: steps::variables(scenario),
+    };
     let mut stormed = false;
     if handshake(&mut session, &mut timer, persona).await.is_ok() {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {
-                let done = steps::run(&mut session, &mut timer, scenario, cache).await;
+                let done = steps::run(&mut session, &mut timer, scenario, &mut env).await;
                 if done.is_ok() {
                     probe_undeclared(ctx, persona, &mut session).await;
                 }
@@ -158,7 +169,7 @@ pub async fn run_session(
                     &mut session,
                     &mut timer,
                     scenario,
-                    cache,
+                    &mut env,
                     pace,
                     habits,
                     stop,

@@ -1,18 +1,21 @@
 //! A scenario's steps inside a session: lists followed to their last page (or served
-//! from the persona's cache), tool calls, weighted mixes (arguments from the profile or
-//! generated from the tool's `inputSchema`, several in flight at once when asked),
-//! reads, prompts, pings and pauses; and lists the server announced as changed,
-//! fetched again.
+//! from the persona's cache), tool calls, weighted mixes (several in flight at once
+//! when asked), reads, prompts, pings and pauses; and lists the server announced as
+//! changed, fetched again. A call's arguments are the profile's pins with `${…}`
+//! rendered and the rest generated from the tool's `inputSchema` ([`Env::arguments`]);
+//! what a call captures from its result feeds later steps.
 
-use super::arguments;
+use super::env::{Env, NotSent, ToolFacts, Vars};
 use super::timer::Timer;
 use super::tool_result::{check_structured, record_call};
 use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
-use crate::plan::{Mix, Scenario, Step};
+use crate::plan::capture::Capture;
+use crate::plan::template::Template;
+use crate::plan::{Call, Mix, OnError, Scenario, Step};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, Era};
-use crate::session::{Failure, ResponseCache, Session};
+use crate::session::{Failure, Session};
 use rand::distr::weighted::WeightedIndex;
 use rand::distr::Distribution;
 use serde_json::{json, Value};
@@ -21,13 +24,39 @@ use tokio::time::Instant;
 /// Most pages a list may take before we call it a loop.
 const MAX_PAGES: usize = 10_000;
 
+/// The variables a scenario's steps use, for [`Vars::for_steps`].
+pub fn variables(scenario: &Scenario) -> Vars {
+    let templates = scenario.steps.iter().flat_map(templates);
+    Vars::for_steps(templates.flat_map(|t| t.vars()))
+}
+
+/// Steps whose JSON-RPC errors follow the scenario's `on_error`.
+fn is_call(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::CallTool(_) | Step::Mix(_) | Step::ReadResource { .. } | Step::GetPrompt { .. }
+    )
+}
+
+/// The templates of a step.
+fn templates(step: &Step) -> Vec<&Template> {
+    match step {
+        Step::CallTool(c) => vec![&c.arguments],
+        Step::Mix(m) => m.calls.iter().map(|c| &c.arguments).collect(),
+        Step::ReadResource { uri, .. } => vec![uri],
+        Step::GetPrompt { name, arguments } => vec![name, arguments],
+        Step::List { .. } | Step::Ping | Step::Pause(_) => Vec::new(),
+    }
+}
+
 /// Run the scenario's steps once; `Err` when a failure ended the session.
 pub async fn run(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     scenario: &Scenario,
-    cache: &mut ResponseCache,
+    env: &mut Env<'_>,
 ) -> Result<(), FailureKind> {
+    let on_error = scenario.on_error;
     for step in &scenario.steps {
         // `ping` does not exist in the 2026-07-28 era: skipped like an undeclared
         // capability, not sent to fail.
@@ -44,47 +73,62 @@ pub async fn run(
             }
             continue;
         }
+        for t in templates(step) {
+            list_what_variables_need(session, timer, env, t).await?;
+        }
         let result = match step {
             Step::Pause(d) => {
                 tokio::time::sleep(*d).await;
                 Ok(())
             }
-            Step::List { phase, method } => list_all(session, timer, *phase, method, cache).await,
-            Step::CallTool(c) => {
-                let arguments = fixed(&c.arguments);
-                call_tool(session, timer, c.tool, &c.name, arguments).await
-            }
-            Step::Mix(mix) => run_mix(session, timer, mix, cache).await,
-            Step::ReadResource { uri, .. } => {
-                let params = json!({"uri": fixed(uri)});
-                timed(
-                    session,
-                    timer,
-                    Phase::ResourcesRead,
-                    methods::RESOURCES_READ,
-                    Some(params),
-                )
-                .await
+            Step::List { phase, method } => list_all(session, timer, *phase, method, env).await,
+            Step::CallTool(c) => call_tool(session, timer, env, c, on_error).await,
+            Step::Mix(mix) => run_mix(session, timer, mix, env, on_error).await,
+            Step::ReadResource { uri, capture } => {
+                read_resource(session, timer, env, uri, capture, on_error).await
             }
             Step::GetPrompt { name, arguments } => {
-                let params = json!({"name": fixed(name), "arguments": fixed(arguments)});
-                timed(
-                    session,
-                    timer,
-                    Phase::PromptsGet,
-                    methods::PROMPTS_GET,
-                    Some(params),
-                )
-                .await
+                get_prompt(session, timer, env, name, arguments, on_error).await
             }
             Step::Ping => timed(session, timer, Phase::Ping, methods::PING, None).await,
         };
         if let Err(kind) = result {
+            if kind.ends_session() || (is_call(step) && on_error == OnError::EndSession) {
+                return Err(kind);
+            }
+        }
+        refetch_changed_lists(session, timer, env).await?;
+    }
+    Ok(())
+}
+
+/// `${resource.uri}` and `${prompt.name}` need the session's listing: made once, timed
+/// as its list phase, before the first step that needs it.
+async fn list_what_variables_need(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    template: &Template,
+) -> Result<(), FailureKind> {
+    if template.is_fixed() {
+        return Ok(());
+    }
+    for var in template.vars() {
+        let Some(method) = env.vars.needs_listing(var) else {
+            continue;
+        };
+        env.vars.listing_tried(method);
+        let cap = methods::required_server_capability(method);
+        let declared = cap.is_none_or(|c| session.server.as_ref().is_some_and(|s| s.declares(c)));
+        if !declared {
+            continue; // the variable has no value; the call says so
+        }
+        let phase = Phase::from_name(method).unwrap_or(Phase::ResourcesList);
+        if let Err(kind) = list_all(session, timer, phase, method, env).await {
             if kind.ends_session() {
                 return Err(kind);
             }
         }
-        refetch_changed_lists(session, timer, cache).await?;
     }
     Ok(())
 }
@@ -93,13 +137,13 @@ pub async fn run(
 async fn refetch_changed_lists(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
-    cache: &mut ResponseCache,
+    env: &mut Env<'_>,
 ) -> Result<(), FailureKind> {
     while let Some(method) = session.pending_refetch.pop() {
-        cache.invalidate(method);
+        env.cache().invalidate(method);
         let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
         timer.recorder().count(Counter::ListRefetch);
-        if let Err(kind) = list_all(session, timer, phase, method, cache).await {
+        if let Err(kind) = list_all(session, timer, phase, method, env).await {
             if kind.ends_session() {
                 return Err(kind);
             }
@@ -108,44 +152,239 @@ async fn refetch_changed_lists(
     Ok(())
 }
 
-async fn call_tool(
+/// The tools/list a call with generated arguments needs, when the session has not
+/// listed tools yet.
+async fn list_tools_for<'c>(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
-    tool: ToolId,
-    name: &str,
-    arguments: Value,
+    env: &mut Env<'_>,
+    mut calls: impl Iterator<Item = &'c Call>,
 ) -> Result<(), FailureKind> {
-    let params = json!({"name": name, "arguments": arguments});
-    let t = Instant::now();
-    match session.request(methods::TOOLS_CALL, Some(params)).await {
-        Ok(result) => {
-            record_call(timer, tool, (t, Instant::now()), &result);
-            check_structured(session, name, &result);
-            Ok(())
+    if calls.any(|c| c.generate && session.tool_schema(&c.name).is_none()) {
+        list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, env).await?;
+    }
+    Ok(())
+}
+
+/// A call's arguments, or why it is not sent: a left-out tool is reported as such, a
+/// `${…}` without a value is the call's `no_value` failure.
+fn prepare(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    call: &Call,
+    on_error: OnError,
+) -> Result<Option<(Value, bool)>, FailureKind> {
+    let (schema, destructive, rng) = session.tool_and_rng(&call.name);
+    let facts = ToolFacts {
+        schema,
+        destructive,
+    };
+    match env.arguments(call, facts, rng) {
+        Ok(a) => Ok(Some((a.value, a.generated))),
+        Err(NotSent::LeftOut(reason)) => {
+            timer.recorder().send(Event::LeftOut {
+                tool: call.tool,
+                reason,
+            });
+            Ok(None)
         }
-        Err(f) => timer.finish::<()>(Phase::ToolsCall, Some(tool), t, Err(f), || {
-            session.diagnostics()
-        }),
+        Err(NotSent::NoValue(why)) => Err(no_value(timer, Some(call.tool), why, on_error)),
     }
 }
 
-/// `count` weighted calls, `parallel` at a time; arguments generated from the tool's
-/// `inputSchema` when the profile gives none (the tools are listed first if needed).
+/// A call not sent because a `${…}` had no value: a `no_value` failure of its phase.
+fn no_value(
+    timer: &mut Timer<'_>,
+    tool: Option<ToolId>,
+    why: String,
+    on_error: OnError,
+) -> FailureKind {
+    let now = Instant::now();
+    let phase = if tool.is_some() {
+        Phase::ToolsCall
+    } else {
+        Phase::ResourcesRead
+    };
+    let f = Failure::new(FailureKind::NoValue, why);
+    timer.call_failed(phase, tool, (now, now), f, None, on_error)
+}
+
+/// A `tools/call` answered: timed, checked, and its captures taken.
+fn called(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    (call, generated): (&Call, bool),
+    span: (Instant, Instant),
+    result: Result<Value, Failure>,
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    match result {
+        Ok(v) => {
+            let outcome = record_call(timer, call.tool, span, &v);
+            if generated {
+                timer.recorder().send(Event::Generated {
+                    tool: call.tool,
+                    outcome,
+                });
+            }
+            check_structured(session, &call.name, &v);
+            if !call.capture.is_empty() {
+                if outcome == Outcome::Ok {
+                    env.vars.capture(&call.capture, &v, session.rng());
+                } else {
+                    env.vars
+                        .capture_failed(&call.capture, "the tool returned isError");
+                }
+            }
+            Ok(())
+        }
+        Err(f) => {
+            if let FailureKind::RpcError(code) = f.kind {
+                timer.tool_error(call.tool, || {
+                    super::tool_result::rpc_error_text(code, &f.detail)
+                });
+            }
+            env.vars.capture_failed(&call.capture, &f.kind.name());
+            let diagnostics = session.diagnostics();
+            let kind = timer.call_failed(
+                Phase::ToolsCall,
+                Some(call.tool),
+                span,
+                f,
+                diagnostics,
+                on_error,
+            );
+            if generated {
+                timer.recorder().send(Event::Generated {
+                    tool: call.tool,
+                    outcome: Outcome::Failed(kind),
+                });
+            }
+            Err(kind)
+        }
+    }
+}
+
+async fn call_tool(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    call: &Call,
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    list_tools_for(session, timer, env, std::iter::once(call)).await?;
+    let Some((arguments, generated)) = prepare(session, timer, env, call, on_error)? else {
+        return Ok(());
+    };
+    let params = json!({"name": call.name, "arguments": arguments});
+    let t = Instant::now();
+    let result = session.request(methods::TOOLS_CALL, Some(params)).await;
+    let span = (t, Instant::now());
+    called(session, timer, env, (call, generated), span, result, on_error)
+}
+
+/// `resources/read` of a URI (rendered), with its captures.
+async fn read_resource(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    uri: &Template,
+    capture: &[Capture],
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    let uri = match render(session, env, uri) {
+        Ok(Value::String(u)) => u,
+        Ok(other) => other.to_string(),
+        Err(why) => {
+            env.vars.capture_failed(capture, "its URI had no value");
+            return Err(no_value(timer, None, why, on_error));
+        }
+    };
+    let t = Instant::now();
+    let result = session
+        .request(methods::RESOURCES_READ, Some(json!({"uri": uri})))
+        .await;
+    match result {
+        Ok(v) => {
+            timer.sample(Phase::ResourcesRead, None, t, Instant::now(), Outcome::Ok);
+            env.vars.capture(capture, &v, session.rng());
+            Ok(())
+        }
+        Err(f) => {
+            env.vars.capture_failed(capture, &f.kind.name());
+            let diagnostics = session.diagnostics();
+            let span = (t, Instant::now());
+            Err(timer.call_failed(Phase::ResourcesRead, None, span, f, diagnostics, on_error))
+        }
+    }
+}
+
+/// `prompts/get` of a prompt (name and arguments rendered).
+async fn get_prompt(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    name: &Template,
+    arguments: &Template,
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    let rendered =
+        render(session, env, name).and_then(|n| Ok((n, render(session, env, arguments)?)));
+    let (name, arguments) = match rendered {
+        Ok(r) => r,
+        Err(why) => {
+            let now = Instant::now();
+            let f = Failure::new(FailureKind::NoValue, why);
+            return Err(timer.call_failed(Phase::PromptsGet, None, (now, now), f, None, on_error));
+        }
+    };
+    let params = json!({"name": name, "arguments": arguments});
+    let t = Instant::now();
+    let result = session.request(methods::PROMPTS_GET, Some(params)).await;
+    match result {
+        Ok(_) => {
+            timer.sample(Phase::PromptsGet, None, t, Instant::now(), Outcome::Ok);
+            Ok(())
+        }
+        Err(f) => {
+            let diagnostics = session.diagnostics();
+            let span = (t, Instant::now());
+            Err(timer.call_failed(Phase::PromptsGet, None, span, f, diagnostics, on_error))
+        }
+    }
+}
+
+/// A template rendered with the session's generator.
+fn render(session: &mut Session<'_>, env: &mut Env<'_>, t: &Template) -> Result<Value, String> {
+    env.render(t, session.rng())
+}
+
+/// `count` weighted calls, `parallel` at a time. Tools listed first when a call
+/// generates its arguments; tools left out (destructive, with generated arguments)
+/// leave the draw, and the mix is skipped when none is left.
 async fn run_mix(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     mix: &Mix,
-    cache: &mut ResponseCache,
+    env: &mut Env<'_>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
-    let needs_schemas = mix
-        .calls
-        .iter()
-        .any(|c| c.generate && session.tool_schema(&c.name).is_none());
-    if needs_schemas {
-        list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, cache).await?;
+    list_tools_for(session, timer, env, mix.calls.iter()).await?;
+    let allow = env.data.policy.allow_destructive;
+    let mut weights = mix.weights.clone();
+    for (c, w) in mix.calls.iter().zip(weights.iter_mut()) {
+        if *w > 0 && c.generate && !allow && session.tool_is_destructive(&c.name) {
+            *w = 0;
+            timer.recorder().send(Event::LeftOut {
+                tool: c.tool,
+                reason: crate::metrics::LeftOut::Destructive,
+            });
+        }
     }
-    let Ok(choose) = WeightedIndex::new(&mix.weights) else {
-        return Ok(()); // the plan rejects all-zero weights
+    let Ok(choose) = WeightedIndex::new(&weights) else {
+        return Ok(()); // every tool left out (the plan rejects all-zero weights)
     };
     let mut left = mix.count;
     let mut worst: Result<(), FailureKind> = Ok(());
@@ -153,16 +392,28 @@ async fn run_mix(
         let n = left.min(mix.parallel);
         left -= n;
         let mut batch = Vec::new();
-        let mut tools = Vec::new();
-        let mut names = Vec::new();
+        let mut drawn: Vec<(&Call, bool)> = Vec::new();
         for _ in 0..n {
-            let (tool, name, arguments) = draw(session, mix, &choose);
-            batch.push((
-                methods::TOOLS_CALL,
-                json!({"name": name, "arguments": arguments}),
-            ));
-            tools.push(tool);
-            names.push(name);
+            let call = &mix.calls[choose.sample(session.rng())];
+            match prepare(session, timer, env, call, on_error) {
+                Ok(Some((arguments, generated))) => {
+                    batch.push((
+                        methods::TOOLS_CALL,
+                        json!({"name": call.name, "arguments": arguments}),
+                    ));
+                    drawn.push((call, generated));
+                }
+                Ok(None) => {}
+                Err(kind) => {
+                    if on_error == OnError::EndSession {
+                        return Err(kind);
+                    }
+                    worst = Err(kind);
+                }
+            }
+        }
+        if batch.is_empty() {
+            continue;
         }
         let t = Instant::now();
         let results = if batch.len() == 1 {
@@ -173,44 +424,25 @@ async fn run_mix(
         } else {
             session.request_many(batch).await
         };
-        for ((tool, name), (finished, result)) in tools.into_iter().zip(names.iter()).zip(results) {
-            match result {
-                Ok(v) => {
-                    record_call(timer, tool, (t, finished), &v);
-                    check_structured(session, name, &v);
+        for ((call, generated), (finished, result)) in drawn.into_iter().zip(results) {
+            let r = called(
+                session,
+                timer,
+                env,
+                (call, generated),
+                (t, finished),
+                result,
+                on_error,
+            );
+            if let Err(kind) = r {
+                if kind.ends_session() || on_error == OnError::EndSession {
+                    return Err(kind);
                 }
-                Err(f) => {
-                    let kind = timer.failed(Phase::ToolsCall, Some(tool), (t, finished), f, None);
-                    if kind.ends_session() {
-                        return Err(kind);
-                    }
-                    worst = Err(kind);
-                }
+                worst = Err(kind);
             }
         }
     }
     worst
-}
-
-/// One weighted draw from a mix: the tool, its name and its arguments (the profile's,
-/// or generated from the tool's `inputSchema`).
-fn draw<'m>(
-    session: &mut Session<'_>,
-    mix: &'m Mix,
-    choose: &WeightedIndex<u32>,
-) -> (ToolId, &'m str, Value) {
-    let call = &mix.calls[choose.sample(session.rng())];
-    let arguments = match call.generate {
-        false => fixed(&call.arguments),
-        true => {
-            let schema = session.tool_schema(&call.name).cloned();
-            match schema {
-                Some(s) => arguments::generate(&s, session.rng()),
-                None => json!({}), // the server does not list it: let it say so
-            }
-        }
-    };
-    (call.tool, call.name.as_str(), arguments)
 }
 
 /// Findings of a complete tool listing: duplicate names, schemas that are not object
@@ -361,7 +593,7 @@ async fn list_all(
     timer: &mut Timer<'_>,
     phase: Phase,
     method: &'static str,
-    cache: &mut ResponseCache,
+    env: &mut Env<'_>,
 ) -> Result<(), FailureKind> {
     let caching = session.era() == Era::Modern && session.persona().cache;
     let mut cursor: Option<String> = None;
@@ -369,7 +601,7 @@ async fn list_all(
     let mut listing = (method == methods::TOOLS_LIST).then(ToolListing::default);
     for page in 1..=MAX_PAGES {
         let cached = caching
-            .then(|| cache.get(method, cursor.as_deref()).cloned())
+            .then(|| env.cache().get(method, cursor.as_deref()).cloned())
             .flatten();
         // The page, and when its request started (`None`: served from the cache).
         let (result, started) = match cached {
@@ -383,7 +615,7 @@ async fn list_all(
                 match session.request(method, params).await {
                     Ok(result) => {
                         if caching {
-                            cache.put(method, cursor.as_deref(), &result);
+                            env.cache().put(method, cursor.as_deref(), &result);
                         }
                         (result, Some(t))
                     }
@@ -398,6 +630,7 @@ async fn list_all(
             session.learn_tools(&result);
             l.feed(&result);
         }
+        env.vars.learn(method, &result);
         let (next, problem) = next_cursor(session, method, &result, &seen, page);
         let span = (started.unwrap_or_else(Instant::now), Instant::now());
         if let Some(detail) = problem {
@@ -421,12 +654,4 @@ async fn list_all(
         }
     }
     Ok(()) // unreachable: the last page either ends the list or fails it
-}
-
-/// CONTRACT (temporary): a template without variables, as it is.
-fn fixed(t: &crate::plan::template::Template) -> Value {
-    match t {
-        crate::plan::template::Template::Fixed(v) => v.clone(),
-        _ => Value::Null,
-    }
 }

@@ -8,7 +8,7 @@ use crate::metrics::{
     Event, FailureKind, Origin, Outcome, PersonaId, Phase, Recorder, Sample, SessionOutcome, Span,
     ToolId,
 };
-use crate::plan::{EraMode, Persona};
+use crate::plan::{EraMode, OnError, Persona};
 use crate::protocol::{Era, VersionId};
 use crate::session::Failure;
 use tokio::time::Instant;
@@ -166,6 +166,27 @@ impl<'a> Timer<'a> {
         }
         self.recorder.send(Event::Example { kind, text });
         self.first_failure.get_or_insert(kind);
+        kind
+    }
+
+    /// A failure of a call step (`tools/call`, a mix call, `resources/read`,
+    /// `prompts/get`): counted and kept as an example like any failure, but it fails the
+    /// session only when it ends it — a broken connection — or the scenario says
+    /// `on_error = "end-session"`.
+    pub fn call_failed(
+        &mut self,
+        phase: Phase,
+        tool: Option<ToolId>,
+        span: (Instant, Instant),
+        f: Failure,
+        diagnostics: Option<String>,
+        on_error: OnError,
+    ) -> FailureKind {
+        let before = self.first_failure;
+        let kind = self.failed(phase, tool, span, f, diagnostics);
+        if !kind.ends_session() && on_error == OnError::Continue {
+            self.first_failure = before;
+        }
         kind
     }
 

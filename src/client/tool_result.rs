@@ -10,13 +10,13 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 /// A tool result, timed: `isError: true` is a tool error (a successful RPC), and its
-/// text is kept as an example of why the tool failed.
+/// text is kept as an example of why the tool failed. Returns the outcome recorded.
 pub(super) fn record_call(
     timer: &mut Timer<'_>,
     tool: ToolId,
     (started, finished): (Instant, Instant),
     result: &Value,
-) {
+) -> Outcome {
     let outcome = if result.get("isError").and_then(Value::as_bool) == Some(true) {
         timer.tool_error(tool, || tool_error_text(result));
         Outcome::ToolError
@@ -24,6 +24,24 @@ pub(super) fn record_call(
         Outcome::Ok
     };
     timer.sample(Phase::ToolsCall, Some(tool), started, finished, outcome);
+    outcome
+}
+
+/// A JSON-RPC error of a tool call as the tool's example: `-32602 Invalid params: …`
+/// (bounded like an `isError` text).
+pub(super) fn rpc_error_text(code: i64, detail: &str) -> String {
+    let detail = detail
+        .strip_prefix("tools/call")
+        .map(|d| d.trim_start_matches(':').trim_start())
+        .unwrap_or(detail);
+    truncate(format!("{code} {detail}"))
+}
+
+fn truncate(text: String) -> String {
+    match text.char_indices().nth(TOOL_ERROR_CHARS) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
 }
 
 /// Most characters of an `isError` result kept as an example.
@@ -43,10 +61,7 @@ fn tool_error_text(result: &Value) -> String {
     } else {
         texts.join(" ")
     };
-    match text.char_indices().nth(TOOL_ERROR_CHARS) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
-    }
+    truncate(text)
 }
 
 /// A successful tool result against the tool's `outputSchema`, when it has one.

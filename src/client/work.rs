@@ -2,8 +2,8 @@
 //! runs (MCP sessions here, a fake in the scheduler's tests) and the [`StopSignals`] that
 //! end it. They live with the work, so the fleet depends on the client and not back.
 
+use super::memory::ClientMemory;
 use crate::metrics::SessionOutcome;
-use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -118,7 +118,7 @@ pub trait Work: Send + Sync + 'static {
         &self,
         intended: Instant,
         rng: &mut SmallRng,
-        cache: &mut ResponseCache,
+        memory: &mut ClientMemory,
         stop: &StopSignals,
     ) -> impl Future<Output = SessionOutcome> + Send;
 

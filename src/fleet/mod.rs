@@ -15,10 +15,10 @@ pub mod traffic;
 
 pub use progress::LiveCounters;
 
+use crate::client::ClientMemory;
 use crate::client::{StopSignals, Work};
 use crate::plan::Curve;
 use crate::plan::{Backoff, Load, LoadModel, Think};
-use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -241,7 +241,7 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
     // scenario, arguments, think time) do not depend on how often the target was down.
     let mut jitter = SmallRng::seed_from_u64(client_seed(!seed, index));
     let mut unreachable_in_a_row = 0u32;
-    let mut cache = ResponseCache::default();
+    let mut memory = ClientMemory::new(index);
     loop {
         if stop.drain.is_cancelled() || retire.is_cancelled() || !budget.claim() {
             return;
@@ -249,7 +249,7 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
         live.session_started();
         let storms = stop.storm.generation();
         let outcome = work
-            .session(Instant::now(), &mut rng, &mut cache, &stop)
+            .session(Instant::now(), &mut rng, &mut memory, &stop)
             .await;
         // A session a storm dropped reconnects as a client does after a load balancer
         // restart: after the first step of the backoff (jittered, so not all at once).
@@ -308,8 +308,8 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
         let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k as u64));
         tasks.spawn(async move {
             live.session_started();
-            let mut cache = ResponseCache::default();
-            let outcome = work.session(intended, &mut rng, &mut cache, &stop).await;
+            let mut memory = ClientMemory::new(k as u64);
+            let outcome = work.session(intended, &mut rng, &mut memory, &stop).await;
             live.in_flight.fetch_sub(1, Ordering::Relaxed);
             live.session_ended(outcome);
         });

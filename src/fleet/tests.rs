@@ -68,7 +68,7 @@ impl Work for Fake {
         &self,
         intended: Instant,
         _rng: &mut SmallRng,
-        _cache: &mut ResponseCache,
+        _memory: &mut crate::client::ClientMemory,
         stop: &StopSignals,
     ) -> SessionOutcome {
         let start = Instant::now();

@@ -22,7 +22,7 @@ use crate::plan::{Overrides, Plan, Scenario, Source, Step};
 use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods;
 use crate::report::summary::{findings, FindingSummary};
-use crate::session::{Direction, Entry, ResponseCache, Transcript};
+use crate::session::{Direction, Entry, Transcript};
 use anyhow::Context;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -279,15 +279,19 @@ async fn one_session(
         timeout: plan.timeout,
         conformance: Arc::new(Tracker::new(args.probe_undeclared)),
         transcript: Some(transcript.clone()),
+        calls: client::CallData {
+            pools: plan.pools.clone(),
+            policy: plan.arguments,
+        },
     };
     let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
-    let mut cache = ResponseCache::default();
+    let mut memory = client::ClientMemory::new(0);
     let outcome = client::run_session(
         &ctx,
         persona,
         &scenario(asks),
         rng,
-        &mut cache,
+        &mut memory,
         tokio::time::Instant::now(),
         &StopSignals::default(),
     )

@@ -93,6 +93,8 @@ pub struct Session<'p> {
     tool_headers: HashMap<String, Vec<(String, HeaderName)>>,
     /// Each listed tool's `inputSchema`, for generated arguments.
     tool_schemas: HashMap<String, Value>,
+    /// Listed tools annotated `destructiveHint: true` and not `readOnlyHint`.
+    destructive_tools: Vec<String>,
     /// Conformance state (findings already reported, the run's tracker).
     pub(crate) checks: SessionChecks,
     /// Every message, when inspecting.
@@ -126,6 +128,7 @@ impl<'p> Session<'p> {
             pending_refetch: Vec::new(),
             tool_headers: HashMap::new(),
             tool_schemas: HashMap::new(),
+            destructive_tools: Vec::new(),
             checks: SessionChecks::default(),
             transcript: None,
         }
@@ -154,6 +157,19 @@ impl<'p> Session<'p> {
         self.tool_schemas.get(tool)
     }
 
+    /// What the listing said of `tool` (its `inputSchema`, whether it is destructive),
+    /// beside the session's generator, to generate its arguments.
+    pub fn tool_and_rng(&mut self, tool: &str) -> (Option<&Value>, bool, &mut SmallRng) {
+        let destructive = self.tool_is_destructive(tool);
+        (self.tool_schemas.get(tool), destructive, &mut self.rng)
+    }
+
+    /// Whether the server's listing annotates `tool` as destructive (`destructiveHint:
+    /// true`, and not `readOnlyHint: true`): a hint that calling it deletes or overwrites.
+    pub fn tool_is_destructive(&self, tool: &str) -> bool {
+        self.destructive_tools.iter().any(|t| t == tool)
+    }
+
     /// Remember what a `tools/list` page says: schemas for generated arguments and, in
     /// the modern era, `x-mcp-header` annotations.
     pub fn learn_tools(&mut self, page: &Value) {
@@ -168,6 +184,17 @@ impl<'p> Session<'p> {
                 tool.get("inputSchema"),
             ) {
                 self.tool_schemas.insert(name.to_string(), schema.clone());
+            }
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                let destructive = is_destructive(tool);
+                let known = self.destructive_tools.iter().position(|t| t == name);
+                match (destructive, known) {
+                    (true, None) => self.destructive_tools.push(name.to_string()),
+                    (false, Some(i)) => {
+                        self.destructive_tools.swap_remove(i);
+                    }
+                    _ => {}
+                }
             }
             if let (Some(name), Some(schema)) = (
                 tool.get("name").and_then(Value::as_str),
@@ -386,6 +413,18 @@ impl FailureKind {
             FailureKind::ProtocolViolation | FailureKind::MessageTooLarge
         )
     }
+}
+
+/// A `tools/list` entry annotated `destructiveHint: true` and not `readOnlyHint: true`.
+/// (The spec's default for an absent `destructiveHint` is true, but most servers leave
+/// annotations out altogether; only an explicit hint counts here.)
+pub fn is_destructive(tool: &Value) -> bool {
+    let hint = |k: &str| {
+        tool.get("annotations")
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_bool)
+    };
+    hint("destructiveHint") == Some(true) && hint("readOnlyHint") != Some(true)
 }
 
 #[cfg(test)]
