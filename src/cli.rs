@@ -258,8 +258,9 @@ pub struct InspectArgs {
     /// Also print every wire message.
     #[arg(long)]
     pub raw: bool,
-    /// After discovery, call this tool with these JSON arguments (default {}), e.g.
-    /// --call echo '{"message":"hi"}'. Repeatable: the calls run in order in the one
+    /// After discovery, call this tool with these JSON arguments, e.g. --call echo
+    /// '{"message":"hi"}'; without them, arguments generated from the tool's
+    /// inputSchema as a run makes them (the transcript shows them). Repeatable: the calls run in order in the one
     /// session. Exit 1 when one is answered with a JSON-RPC error.
     #[arg(long, value_names = ["NAME", "JSON"], num_args = 1..=2)]
     pub call: Vec<String>,

@@ -96,8 +96,10 @@ impl Ask {
             Ask::Call { name, arguments } => Step::CallTool(Call {
                 tool,
                 name,
+                // `--call NAME` alone: arguments generated from the tool's schema, as a
+                // run would make them; with JSON: exactly those.
+                generate: arguments.as_object().is_some_and(Map::is_empty),
                 arguments: Template::Fixed(arguments),
-                generate: false,
                 capture: Vec::new(),
             }),
             Ask::Read { uri } => Step::ReadResource {

@@ -274,7 +274,13 @@ fn tool(t: &Value) -> String {
         .as_str()
         .map(|d| format!("  — {}", first_sentence(d)))
         .unwrap_or_default();
-    format!("{name}({args}){output}{desc}")
+    // A run leaves it out of calls with generated arguments (README › Arguments).
+    let destructive = if crate::session::is_destructive(t) {
+        " [destructive: left out of generated calls unless allow_destructive]"
+    } else {
+        ""
+    };
+    format!("{name}({args}){output}{destructive}{desc}")
 }
 
 fn schema_summary(schema: &Value) -> String {

@@ -108,6 +108,12 @@ impl Plan {
                 span(self.soak.warmup)
             );
         }
+        for line in self.pools.describe() {
+            let _ = writeln!(s, "  data     {line}");
+        }
+        if let Some(line) = self.arguments_line() {
+            let _ = writeln!(s, "  arguments {line}");
+        }
         if self.thresholds.is_empty() {
             let _ = writeln!(
                 s,
@@ -118,6 +124,41 @@ impl Plan {
             let _ = writeln!(s, "  threshold {}", t.text);
         }
         s
+    }
+}
+
+impl Plan {
+    /// How calls get their arguments, when some are generated: the optional share and
+    /// what happens to tools annotated destructive. `None` when no call generates.
+    fn arguments_line(&self) -> Option<String> {
+        let generating: Vec<&str> = self
+            .scenarios
+            .iter()
+            .flat_map(|sc| &sc.steps)
+            .flat_map(|st| match st {
+                Step::CallTool(c) => std::slice::from_ref(c),
+                Step::Mix(m) => m.calls.as_slice(),
+                _ => &[],
+            })
+            .filter(|c| c.generate)
+            .map(|c| c.name.as_str())
+            .collect();
+        if generating.is_empty() {
+            return None;
+        }
+        let mut names = generating.clone();
+        names.sort_unstable();
+        names.dedup();
+        let destructive = if self.arguments.allow_destructive {
+            "tools annotated destructive are called too (allow_destructive)"
+        } else {
+            "tools the server annotates destructiveHint are left out (allow_destructive = false)"
+        };
+        Some(format!(
+            "generated from inputSchema for {} ({}% of optional properties); {destructive}",
+            names.join(", "),
+            self.arguments.optional * 100.0
+        ))
     }
 }
 

@@ -43,3 +43,9 @@ impl Capture {
         None
     }
 }
+
+impl super::data::Pools {
+    pub fn describe(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
