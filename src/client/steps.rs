@@ -282,7 +282,15 @@ async fn call_tool(
     let t = Instant::now();
     let result = session.request(methods::TOOLS_CALL, Some(params)).await;
     let span = (t, Instant::now());
-    called(session, timer, env, (call, generated), span, result, on_error)
+    called(
+        session,
+        timer,
+        env,
+        (call, generated),
+        span,
+        result,
+        on_error,
+    )
 }
 
 /// `resources/read` of a URI (rendered), with its captures.

@@ -232,7 +232,7 @@ name = "p"
 get_stream = true
 [[scenario]]
 name = "change"
-steps = [{ op = "tools/list" }, { op = "tools/call", tool = "notify_list_changed" }, { op = "ping" }]
+steps = [{ op = "tools/list" }, { op = "tools/call", tool = "notify_list_changed", generate = false }, { op = "ping" }]
 "#;
     let json = run_profile(text, None).await;
     assert_eq!(
@@ -332,7 +332,8 @@ fn phase_errors(json: &Value, phase: &str) -> u64 {
 async fn modern_tool_calls_mirror_x_mcp_header_arguments() {
     // The built-in `echo` marks `message` with x-mcp-header; the server rejects a call
     // whose Mcp-Param-Message does not match (-32020). Listed first: the header is sent
-    // (base64 for non-ASCII). Not listed: the -32020 makes the client re-list and retry.
+    // (base64 for non-ASCII). Not listed (exact arguments:
+    // nothing needs the schema): the -32020 makes the client re-list and retry.
     let text = r#"
 [load]
 clients = 1
@@ -343,7 +344,7 @@ era = "modern"
 [[scenario]]
 name = "listed"
 weight = 1
-steps = [{ op = "tools/list" }, { op = "tools/call", tool = "echo", arguments = { message = "Grüße aus Zürich" } }]
+steps = [{ op = "tools/list" }, { op = "tools/call", tool = "echo", arguments = { message = "Grüße aus Zürich" }, generate = false }]
 "#;
     let json = run_profile(text, None).await;
     assert_eq!(

@@ -246,7 +246,7 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
 }
 
 #[tokio::test]
-async fn unknown_tools_are_rpc_errors_that_do_not_end_the_session() {
+async fn unknown_tools_are_rpc_errors_that_end_the_session_only_when_told() {
     let fleet = FleetRun::default().profile(
         r#"
 [load]
@@ -264,6 +264,23 @@ steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
         2,
         "the scenario went on after the error"
     );
+    assert_eq!(json["sessions"]["failed"], 0, "on_error = continue");
+    assert_eq!(json["sessions"]["completed"], 2);
+    // Told to, the first error ends the session, failed.
+    let fleet = FleetRun::default().profile(
+        r#"
+[load]
+clients = 1
+sessions = 2
+[[scenario]]
+name = "typo"
+on_error = "end-session"
+steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
+"#,
+    );
+    let json = fleet.run().await.json;
+    assert_eq!(json["failures"]["rpc_error:-32602"], 2);
+    assert_eq!(count(&json, "ping"), 0, "the session ended at the error");
     assert_eq!(json["sessions"]["failed"], 2);
 }
 
