@@ -96,6 +96,9 @@ pub enum LeftOut {
 }
 
 impl LeftOut {
+    /// Every reason, in order.
+    pub const ALL: [LeftOut; 2] = [LeftOut::Destructive, LeftOut::NotListed];
+
     /// The stable name in summaries.
     pub fn name(self) -> &'static str {
         match self {
