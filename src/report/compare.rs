@@ -2,12 +2,12 @@
 //! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI.
 
 use super::summary::{PhaseSummary, Summary, ToolAcceptance};
-use std::collections::BTreeMap;
 use super::text::format_us;
 use crate::metrics::Phase;
 use crate::plan::threshold::{
     latency_scale, split_call, split_number, split_op, Op, ThresholdError,
 };
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// What a rule compares.
@@ -449,15 +449,21 @@ mod tests {
         };
         let mut base = summary();
         base.schema_version = 9;
-        base.tool_acceptance.insert("get_time".into(), calls(100, 95));
+        base.tool_acceptance
+            .insert("get_time".into(), calls(100, 95));
         base.tool_acceptance.insert("echo".into(), calls(100, 100));
         base.tool_acceptance.insert("gone".into(), calls(10, 10));
         let mut new = base.clone();
-        new.tool_acceptance.insert("get_time".into(), calls(200, 80));
+        new.tool_acceptance
+            .insert("get_time".into(), calls(200, 80));
         new.tool_acceptance.insert("echo".into(), calls(100, 91));
         new.tool_acceptance.remove("gone");
         let c = compare(&base, &new, &[]);
-        let warnings: Vec<&str> = c.text.lines().filter(|l| l.starts_with("warning:")).collect();
+        let warnings: Vec<&str> = c
+            .text
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .collect();
         assert_eq!(
             warnings,
             ["warning: tool get_time: the server accepted 95.0% → 40.0% of its calls (-55.0 points)"],
@@ -465,7 +471,10 @@ mod tests {
             c.text
         );
         assert!(c.regressions.is_empty(), "a warning, not a regression");
-        assert!(compare(&new, &base, &[]).text.lines().all(|l| !l.contains("accepted")));
+        assert!(compare(&new, &base, &[])
+            .text
+            .lines()
+            .all(|l| !l.contains("accepted")));
         // A schema 8 base has no tool_acceptance: its tools give the shares.
         let mut old = summary();
         let mut p = old.phases["tools/call"].clone();

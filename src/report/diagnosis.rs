@@ -129,7 +129,10 @@ pub fn diagnose_evidence(e: &Evidence<'_>) -> Option<Diagnosis> {
 /// tools with their accepted shares, and the fix.
 fn arguments_rejected(tools: &BTreeMap<String, ToolAcceptance>) -> Option<(String, String)> {
     let generated: u64 = tools.values().map(|t| t.generated).sum();
-    let accepted: u64 = tools.values().map(|t| t.generated_accepted.min(t.generated)).sum();
+    let accepted: u64 = tools
+        .values()
+        .map(|t| t.generated_accepted.min(t.generated))
+        .sum();
     if generated < MIN_GENERATED || accepted * 2 >= generated {
         return None;
     }
@@ -168,9 +171,7 @@ fn only_rejections(e: &Evidence<'_>) -> bool {
     let phases_ok = e
         .phases
         .iter()
-        .filter(|(name, p)| {
-            !p.failures.is_empty() && !matches!(name.as_str(), "session" | "lag")
-        })
+        .filter(|(name, p)| !p.failures.is_empty() && !matches!(name.as_str(), "session" | "lag"))
         .all(|(name, p)| name == "tools/call" && p.failures.keys().all(|k| *k == invalid));
     phases_ok && e.failures.keys().all(|k| *k == invalid)
 }

@@ -120,7 +120,10 @@ fn accepted_or_few_generated_calls_are_no_diagnosis() {
     assert_eq!(diagnose_tools(&empty(), 10, 0, URL, "http", &few), None);
     let enough = generated(&[("a", 20, 9)]);
     let d = diagnose_tools(&empty(), 10, 0, URL, "http", &enough).expect("diagnosed");
-    assert_eq!(d.message, "generated arguments were rejected in 11 of 20 calls: a 45 %");
+    assert_eq!(
+        d.message,
+        "generated arguments were rejected in 11 of 20 calls: a 45 %"
+    );
     // Calls with pinned arguments only (nothing generated) are never this cause.
     let mut pinned = generated(&[("a", 100, 0)]);
     if let Some(t) = pinned.get_mut("a") {
@@ -154,7 +157,12 @@ fn rejections_win_when_they_are_the_only_failures() {
 
 #[test]
 fn server_down_still_wins_over_rejected_arguments() {
-    let mut t = table("connect", "connect_failed", 8, "connect to h:1: Connection refused");
+    let mut t = table(
+        "connect",
+        "connect_failed",
+        8,
+        "connect to h:1: Connection refused",
+    );
     let calls = table("tools/call", "rpc_error:-32602", 40, "Invalid params");
     t.phases.extend(calls.phases);
     t.failures.extend(calls.failures);

@@ -632,10 +632,20 @@ mod tests {
         stats.tool_counts[2].add_left_out(LeftOut::Destructive);
         let names = ["get_time".to_string(), "never".into(), "delete".into()];
         let t = tool_acceptance(&names, &stats);
-        assert_eq!(t.len(), 2, "a tool neither called nor left out has no entry");
+        assert_eq!(
+            t.len(),
+            2,
+            "a tool neither called nor left out has no entry"
+        );
         let a = &t["get_time"];
         assert_eq!(
-            (a.calls, a.accepted, a.tool_errors, a.invalid_params, a.other_errors),
+            (
+                a.calls,
+                a.accepted,
+                a.tool_errors,
+                a.invalid_params,
+                a.other_errors
+            ),
             (7, 2, 1, 2, 2)
         );
         assert_eq!(
@@ -653,7 +663,13 @@ mod tests {
         let p = super::phase_summary(&stats.tools[0], 1.0);
         let old = ToolAcceptance::from_summary(&p);
         assert_eq!(
-            (old.calls, old.accepted, old.tool_errors, old.invalid_params, old.other_errors),
+            (
+                old.calls,
+                old.accepted,
+                old.tool_errors,
+                old.invalid_params,
+                old.other_errors
+            ),
             (7, 2, 1, 2, 2)
         );
     }
@@ -662,18 +678,15 @@ mod tests {
     #[test]
     fn the_schema_lists_exactly_the_left_out_reasons() {
         let schema: Value = serde_json::from_str(crate::report::SUMMARY_SCHEMA).expect("JSON");
-        let names = &schema["properties"]["tool_acceptance"]["additionalProperties"]
-            ["properties"]["left_out"]["propertyNames"]["enum"];
+        let names = &schema["properties"]["tool_acceptance"]["additionalProperties"]["properties"]
+            ["left_out"]["propertyNames"]["enum"];
         let in_schema: BTreeSet<&str> = names
             .as_array()
             .expect("enum")
             .iter()
             .filter_map(Value::as_str)
             .collect();
-        let in_code: BTreeSet<&str> = LeftOut::ALL
-            .into_iter()
-            .map(LeftOut::name)
-            .collect();
+        let in_code: BTreeSet<&str> = LeftOut::ALL.into_iter().map(LeftOut::name).collect();
         assert_eq!(in_schema, in_code);
     }
     use serde_json::Value;

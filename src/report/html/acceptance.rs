@@ -24,7 +24,13 @@ pub(super) fn table(out: &mut String, s: &Summary) {
     );
     out.push_str("<table class=acceptance><thead><tr><th>tool</th><th class=n>calls</th><th class=n>accepted</th><th class=n>isError</th><th class=n>-32602</th><th class=n>other</th><th class=n>generated (accepted/total)</th><th>left out</th><th>first error texts</th></tr></thead><tbody>");
     for (name, t) in tools {
-        let bad = |n: u64| if n > 0 { " class=\"n bad\"" } else { " class=n" };
+        let bad = |n: u64| {
+            if n > 0 {
+                " class=\"n bad\""
+            } else {
+                " class=n"
+            }
+        };
         let accepted_class = if t.accepted < t.calls {
             " class=\"n bad\""
         } else {

@@ -238,7 +238,10 @@ fn the_chart_data_has_sessions_in_flight_a_histogram_and_partial_intervals() {
 fn the_tool_calls_table_follows_the_per_tool_latencies() {
     use crate::report::summary::ToolAcceptance;
     let mut s = summary();
-    assert!(!page(&s, &[]).contains("id=tool-acceptance"), "no tools, no table");
+    assert!(
+        !page(&s, &[]).contains("id=tool-acceptance"),
+        "no tools, no table"
+    );
     s.tools
         .insert("get_time".into(), s.phases["initialize"].clone());
     s.tool_acceptance.insert(
@@ -261,11 +264,17 @@ fn the_tool_calls_table_follows_the_per_tool_latencies() {
             ..ToolAcceptance::default()
         },
     );
-    s.tool_error_examples
-        .insert("get_time".into(), vec!["-32602 Invalid params: <tz>".into()]);
+    s.tool_error_examples.insert(
+        "get_time".into(),
+        vec!["-32602 Invalid params: <tz>".into()],
+    );
     let html = page(&s, &[]);
-    let by_tool = html.find("<h3>tools/call by tool</h3>").expect("latency by tool");
-    let table = html.find("id=tool-acceptance").expect("the acceptance table");
+    let by_tool = html
+        .find("<h3>tools/call by tool</h3>")
+        .expect("latency by tool");
+    let table = html
+        .find("id=tool-acceptance")
+        .expect("the acceptance table");
     assert!(by_tool < table, "beside the latencies, after them");
     let row = html[table..]
         .lines()

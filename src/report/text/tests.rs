@@ -3,8 +3,8 @@
 use super::*;
 use crate::plan::threshold::Unit;
 use crate::report::summary::{
-    Diagnosis, Latency, LoadInfo, PersonaSummary, PhaseSummary, RunInfo, Sessions,
-    ToolAcceptance, ToolInfo,
+    Diagnosis, Latency, LoadInfo, PersonaSummary, PhaseSummary, RunInfo, Sessions, ToolAcceptance,
+    ToolInfo,
 };
 use crate::report::threshold::ThresholdResult;
 use std::collections::BTreeMap;
@@ -384,7 +384,15 @@ fn the_tool_calls_table_shows_rejections_left_outs_and_the_first_error() {
     let s = with_tools(true);
     for text in [render_view(&s, COMPACT), render(&s)] {
         let head = line_of(&text, "tool  ");
-        for col in ["calls", "accepted", "isError", "-32602", "other", "generated", "left out"] {
+        for col in [
+            "calls",
+            "accepted",
+            "isError",
+            "-32602",
+            "other",
+            "generated",
+            "left out",
+        ] {
             assert!(head.contains(col), "{col}: {head}");
         }
         let row = line_of(&text, "get_time");
@@ -397,8 +405,7 @@ fn the_tool_calls_table_shows_rejections_left_outs_and_the_first_error() {
         let at = text.find(row).unwrap_or(0) + row.len();
         let next = text[at..].lines().nth(1).unwrap_or_default();
         assert_eq!(
-            next,
-            "    e.g. -32602 Invalid params: timezone: not a time zone",
+            next, "    e.g. -32602 Invalid params: timezone: not a time zone",
             "the first error text under the row: {text}"
         );
         assert!(!text.contains("e.g. second"), "only the first: {text}");
@@ -441,5 +448,8 @@ fn rejected_arguments_lead_with_what_was_rejected() {
         d.failed_share = 0.5;
     }
     let text = render_view(&s, COMPACT);
-    assert!(line_of(&text, "✗").ends_with("(50% of sessions failed)"), "{text}");
+    assert!(
+        line_of(&text, "✗").ends_with("(50% of sessions failed)"),
+        "{text}"
+    );
 }
