@@ -44,8 +44,9 @@ pub enum Event {
         kind: FailureKind,
         text: String,
     },
-    /// The text of a `tools/call` result with `isError: true`, kept for the report (the
-    /// first few per tool).
+    /// The text of a `tools/call` result with `isError: true`, or of an RPC error of a
+    /// tool call (`-32602 Invalid params: …`), kept for the report (the first few per
+    /// tool).
     ToolError {
         tool: ToolId,
         text: String,
@@ -95,6 +96,9 @@ pub enum LeftOut {
 }
 
 impl LeftOut {
+    /// Every reason, in order.
+    pub const ALL: [LeftOut; 2] = [LeftOut::Destructive, LeftOut::NotListed];
+
     /// The stable name in summaries.
     pub fn name(self) -> &'static str {
         match self {
@@ -276,8 +280,16 @@ impl Collector {
     fn apply(&mut self, event: Event) {
         let s = &mut self.stats;
         match event {
-            // CONTRACT: the report part counts these per tool.
-            Event::Generated { .. } | Event::LeftOut { .. } => {}
+            Event::Generated { tool, outcome } => {
+                if let Some(t) = s.tool_counts.get_mut(usize::from(tool)) {
+                    t.add_generated(outcome);
+                }
+            }
+            Event::LeftOut { tool, reason } => {
+                if let Some(t) = s.tool_counts.get_mut(usize::from(tool)) {
+                    t.add_left_out(reason);
+                }
+            }
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
                 s.phases.get_mut(sample.phase).add(&sample);
@@ -452,6 +464,66 @@ mod tests {
             1,
             "zero counts are not counted"
         );
+    }
+
+    #[tokio::test]
+    async fn generated_calls_and_left_out_ones_are_counted_per_tool() {
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 2);
+        let snapshots = collector.snapshots();
+        let handle = tokio::spawn(collector.run());
+        for outcome in [
+            Outcome::Ok,
+            Outcome::ToolError,
+            Outcome::Failed(FailureKind::RpcError(-32602)),
+            Outcome::Ok,
+        ] {
+            rec.send(Event::Generated { tool: 0, outcome });
+        }
+        rec.send(Event::LeftOut {
+            tool: 1,
+            reason: LeftOut::Destructive,
+        });
+        rec.send(Event::LeftOut {
+            tool: 1,
+            reason: LeftOut::Destructive,
+        });
+        rec.send(Event::LeftOut {
+            tool: 1,
+            reason: LeftOut::NotListed,
+        });
+        // An unknown tool id is ignored, not a panic.
+        rec.send(Event::Generated {
+            tool: 9,
+            outcome: Outcome::Ok,
+        });
+        rec.send(Event::ToolError {
+            tool: 0,
+            text: "-32602 Invalid params: timezone".into(),
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let snap = snapshots.take().await.expect("a running collector answers");
+        assert_eq!(snap.tool_counts[0].generated, 4, "a checkpoint has them");
+        drop(rec);
+        let stats = handle.await.expect("collector task");
+        let t0 = &stats.tool_counts[0];
+        assert_eq!((t0.generated, t0.generated_accepted), (4, 2));
+        assert!(t0.left_out.is_empty());
+        let t1 = &stats.tool_counts[1];
+        assert_eq!(t1.generated, 0);
+        assert_eq!(t1.left_out.get(&LeftOut::Destructive), Some(&2));
+        assert_eq!(t1.left_out.get(&LeftOut::NotListed), Some(&1));
+        assert_eq!(
+            stats.tool_error_examples[&0],
+            ["-32602 Invalid params: timezone"]
+        );
+        // Counts merge like phase figures.
+        let mut merged = t0.clone();
+        merged.merge(t1);
+        merged.merge(t0);
+        assert_eq!((merged.generated, merged.generated_accepted), (8, 4));
+        assert_eq!(merged.left_out.get(&LeftOut::Destructive), Some(&2));
+        assert!(!merged.is_empty());
+        assert!(crate::metrics::ToolCounts::default().is_empty());
     }
 
     #[tokio::test(start_paused = true)]

@@ -15,7 +15,7 @@ pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
 pub use resources::{Series, SeriesUnit};
-pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats};
+pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, ToolCounts};
 
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;

@@ -4,7 +4,7 @@
 
 use super::histogram::{clamped_record, micros, new_histogram};
 use super::interval::IntervalRow;
-use super::{CheckId, CounterTable, FailureKind, Outcome, Phase, Sample, ToolId};
+use super::{CheckId, CounterTable, FailureKind, LeftOut, Outcome, Phase, Sample, ToolId};
 use crate::protocol::{Era, TransportKind, VersionId};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -120,6 +120,46 @@ impl PhaseTable {
     }
 }
 
+/// What one tool's samples do not tell: how many of its calls had generated arguments
+/// and how many of those the server accepted, and the calls not made, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCounts {
+    /// Calls whose arguments were (partly) generated from the `inputSchema`.
+    pub generated: u64,
+    /// Of those, the ones with a successful result without `isError`.
+    pub generated_accepted: u64,
+    /// Calls left out, by reason.
+    pub left_out: BTreeMap<LeftOut, u64>,
+}
+
+impl ToolCounts {
+    /// Fold one generated call that ended with `outcome`.
+    pub fn add_generated(&mut self, outcome: Outcome) {
+        self.generated += 1;
+        if outcome == Outcome::Ok {
+            self.generated_accepted += 1;
+        }
+    }
+
+    /// Count one call left out for `reason`.
+    pub fn add_left_out(&mut self, reason: LeftOut) {
+        *self.left_out.entry(reason).or_insert(0) += 1;
+    }
+
+    pub fn merge(&mut self, other: &ToolCounts) {
+        self.generated += other.generated;
+        self.generated_accepted += other.generated_accepted;
+        for (k, v) in &other.left_out {
+            *self.left_out.entry(*k).or_insert(0) += v;
+        }
+    }
+
+    /// Whether anything was counted.
+    pub fn is_empty(&self) -> bool {
+        self.generated == 0 && self.left_out.is_empty()
+    }
+}
+
 /// Session counters for one slice.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SessionCounts {
@@ -151,11 +191,13 @@ pub struct Stats {
     pub personas: Vec<(PhaseTable, SessionCounts)>,
     /// `tools/call` figures per interned tool.
     pub tools: Vec<PhaseStats>,
+    /// Per interned tool (beside `tools`): generated calls and why calls were left out.
+    pub tool_counts: Vec<ToolCounts>,
     pub sessions: SessionCounts,
     /// First examples of each failure kind (bounded), for the report.
     pub examples: BTreeMap<FailureKind, Vec<String>>,
-    /// First texts of `tools/call` results with `isError: true`, per tool (bounded): why
-    /// a tool failed.
+    /// First error texts per tool (`isError` text or RPC error), bounded: why a tool
+    /// failed.
     pub tool_error_examples: BTreeMap<ToolId, Vec<String>>,
     /// Server→client requests answered, notifications received, by method.
     pub server_messages: BTreeMap<String, u64>,
@@ -191,6 +233,7 @@ impl Stats {
             phases: PhaseTable::default(),
             personas: (0..personas).map(|_| Default::default()).collect(),
             tools: (0..tools).map(|_| PhaseStats::default()).collect(),
+            tool_counts: vec![ToolCounts::default(); tools],
             sessions: SessionCounts::default(),
             examples: BTreeMap::new(),
             tool_error_examples: BTreeMap::new(),

@@ -34,6 +34,9 @@ pub enum Metric {
     /// Per second over the run.
     Rate,
     Count,
+    /// The share of calls the server accepted (a result without `isError`, no failure):
+    /// `accepted(TOOL)` or `accepted(tools/call)` for every tool.
+    Accepted,
     /// The least-squares slope of [`Threshold::series`] over the steady part, per
     /// second in the unit given (`BytesPerS`, `PerS` for counts, `CoresPerS`).
     Slope(Unit),
@@ -108,6 +111,9 @@ pub struct Threshold {
     pub limit: f64,
     /// The resource series a soak metric reads (`server.rss`); `None` for the others.
     pub series: Option<String>,
+    /// The tool `accepted(TOOL)` reads; `None` for every other form (and for
+    /// `accepted(tools/call)`, all tools).
+    pub tool: Option<String>,
 }
 
 const LATENCY_FIX: &str =
@@ -135,7 +141,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Quantile(_) | Metric::Mean => Unit::Us,
-            Metric::ErrorRate => Unit::Ratio,
+            Metric::ErrorRate | Metric::Accepted => Unit::Ratio,
             Metric::Rate => Unit::PerS,
             Metric::Errors | Metric::Count => Unit::Count,
             Metric::Slope(u) | Metric::SeriesMax(u) | Metric::SeriesMin(u) => u,
@@ -198,6 +204,9 @@ impl Threshold {
         if let Some(soak) = series::parse(text) {
             return soak;
         }
+        if let Some(accepted) = parse_accepted(text) {
+            return accepted;
+        }
         let Some((left, op, right)) = split_op(text) else {
             return Err(err("no comparison (<, <=, >, >=)".into(), FORMS));
         };
@@ -207,7 +216,7 @@ impl Threshold {
         let metric = metric_of(name).ok_or_else(|| {
             err(
                 format!("unknown metric `{name}`"),
-                "use one of p50 p90 p95 p99 p999 max mean error_rate errors rate count, or a soak form: slope(SERIES) max(SERIES) min(SERIES) drift(p99(PHASE))",
+                "use one of p50 p90 p95 p99 p999 max mean error_rate errors rate count accepted, or a soak form: slope(SERIES) max(SERIES) min(SERIES) drift(p99(PHASE))",
             )
         })?;
         let mut subject = Subject::All;
@@ -263,8 +272,65 @@ impl Threshold {
             op,
             limit,
             series: None,
+            tool: None,
         })
     }
+}
+
+const ACCEPTED_FIX: &str =
+    "write accepted(TOOL) > 95% for one tool, or accepted(tools/call) > 0.95 for every tool";
+
+/// `accepted(TOOL) OP SHARE` or `accepted(tools/call) OP SHARE`; `None` for other forms.
+fn parse_accepted(text: &str) -> Option<Result<Threshold, ThresholdError>> {
+    let (left, op, right) = split_op(text)?;
+    let (name, args) = split_call(left)?;
+    if name != "accepted" {
+        return None;
+    }
+    let err = |problem: String, fix: &str| ThresholdError {
+        text: text.to_string(),
+        problem,
+        fix: fix.to_string(),
+    };
+    let tool = match args.as_slice() {
+        [one] if one.starts_with("persona=") => {
+            return Some(Err(err(
+                "accepted is counted per tool, not per persona".into(),
+                ACCEPTED_FIX,
+            )))
+        }
+        [one] if *one == Phase::ToolsCall.name() => None,
+        [one] if !one.is_empty() => Some(one.to_string()),
+        _ => {
+            return Some(Err(err(
+                "name one tool, or tools/call".into(),
+                ACCEPTED_FIX,
+            )))
+        }
+    };
+    let Some((value, unit)) = split_number(right) else {
+        return Some(Err(err(format!("`{right}` is not a number"), ACCEPTED_FIX)));
+    };
+    let limit = match unit {
+        "%" => value / 100.0,
+        "" => value,
+        _ => {
+            return Some(Err(err(
+                format!("unknown unit `{unit}` for a share of calls"),
+                ACCEPTED_FIX,
+            )))
+        }
+    };
+    Some(Ok(Threshold {
+        text: text.trim().to_string(),
+        metric: Metric::Accepted,
+        subject: Subject::Phase(Phase::ToolsCall),
+        persona: None,
+        op,
+        limit,
+        series: None,
+        tool,
+    }))
 }
 
 /// The limit in the metric's unit (µs, a ratio, per second, a count), or the problem
@@ -376,6 +442,27 @@ mod tests {
                 .limit,
             250.0
         );
+    }
+
+    #[test]
+    fn accepted_reads_a_tool_or_every_tool() {
+        let t = Threshold::parse("accepted(get_time) > 95%").expect("parses");
+        assert_eq!((t.metric, t.op, t.limit), (Metric::Accepted, Op::Gt, 0.95));
+        assert_eq!(t.tool.as_deref(), Some("get_time"));
+        assert_eq!(t.metric.unit(), Unit::Ratio);
+        let t = Threshold::parse("accepted(tools/call) >= 0.9").expect("parses");
+        assert_eq!((t.tool, t.limit), (None, 0.9));
+        for (bad, why) in [
+            ("accepted > 95%", "name one tool"),
+            ("accepted(a, b) > 95%", "name one tool"),
+            ("accepted(persona=x) > 95%", "per tool, not per persona"),
+            ("accepted(a) > 95ms", "unknown unit `ms`"),
+            ("accepted(a) > lots", "not a number"),
+        ] {
+            let e = Threshold::parse(bad).expect_err(bad);
+            assert!(e.problem.contains(why), "{bad}: {}", e.problem);
+            assert!(e.fix.contains("accepted(TOOL)"), "{}", e.fix);
+        }
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! `mcp-fleet compare BASE NEW`: two runs side by side, per phase, with deltas; and
 //! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI.
 
-use super::summary::{PhaseSummary, Summary};
+use super::summary::{PhaseSummary, Summary, ToolAcceptance};
 use super::text::format_us;
 use crate::metrics::Phase;
 use crate::plan::threshold::{
     latency_scale, split_call, split_number, split_op, Op, ThresholdError,
 };
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// What a rule compares.
@@ -227,6 +228,41 @@ pub fn differences(base: &Summary, new: &Summary, profiles: Option<(&str, &str)>
     out
 }
 
+/// How far a tool's accepted share may fall between two runs, in points, before
+/// `compare` warns.
+pub const ACCEPTED_DROP_POINTS: f64 = 10.0;
+
+/// Each run's tools and how the server took their calls: `tool_acceptance`, or for
+/// summaries before schema 9 (which have none) the same computed from `tools`.
+fn acceptance_of(s: &Summary) -> BTreeMap<String, ToolAcceptance> {
+    if s.tool_acceptance.is_empty() {
+        s.tools
+            .iter()
+            .map(|(name, p)| (name.clone(), ToolAcceptance::from_summary(p)))
+            .collect()
+    } else {
+        s.tool_acceptance.clone()
+    }
+}
+
+/// Tools whose accepted share fell by more than [`ACCEPTED_DROP_POINTS`] points, one
+/// line each: the server now rejects calls it took before (or the arguments changed).
+pub fn acceptance_drops(base: &Summary, new: &Summary) -> Vec<String> {
+    let (b, n) = (acceptance_of(base), acceptance_of(new));
+    b.iter()
+        .filter_map(|(name, bt)| {
+            let before = bt.accepted_share()? * 100.0;
+            let after = n.get(name)?.accepted_share()? * 100.0;
+            (before - after > ACCEPTED_DROP_POINTS).then(|| {
+                format!(
+                    "tool {name}: the server accepted {before:.1}% → {after:.1}% of its calls ({:+.1} points)",
+                    after - before
+                )
+            })
+        })
+        .collect()
+}
+
 /// [`compare`], with `warning:` lines first for every way the runs differ
 /// ([`differences`]); `profiles` are the two `profile.toml` texts when there are both.
 pub fn compare_with(
@@ -237,6 +273,9 @@ pub fn compare_with(
 ) -> Comparison {
     let mut text = String::new();
     for d in differences(base, new, profiles) {
+        let _ = writeln!(text, "warning: {d}");
+    }
+    for d in acceptance_drops(base, new) {
         let _ = writeln!(text, "warning: {d}");
     }
     let _ = writeln!(
@@ -397,6 +436,65 @@ mod tests {
             "{}",
             edited.text
         );
+    }
+
+    #[test]
+    fn a_tool_whose_accepted_share_fell_is_warned_about() {
+        use crate::report::summary::ToolAcceptance;
+        let calls = |n: u64, ok: u64| ToolAcceptance {
+            calls: n,
+            accepted: ok,
+            invalid_params: n - ok,
+            ..ToolAcceptance::default()
+        };
+        let mut base = summary();
+        base.schema_version = 9;
+        base.tool_acceptance
+            .insert("get_time".into(), calls(100, 95));
+        base.tool_acceptance.insert("echo".into(), calls(100, 100));
+        base.tool_acceptance.insert("gone".into(), calls(10, 10));
+        let mut new = base.clone();
+        new.tool_acceptance
+            .insert("get_time".into(), calls(200, 80));
+        new.tool_acceptance.insert("echo".into(), calls(100, 91));
+        new.tool_acceptance.remove("gone");
+        let c = compare(&base, &new, &[]);
+        let warnings: Vec<&str> = c
+            .text
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .collect();
+        assert_eq!(
+            warnings,
+            ["warning: tool get_time: the server accepted 95.0% → 40.0% of its calls (-55.0 points)"],
+            "9 points is no warning; a tool only in one run is none: {}",
+            c.text
+        );
+        assert!(c.regressions.is_empty(), "a warning, not a regression");
+        assert!(compare(&new, &base, &[])
+            .text
+            .lines()
+            .all(|l| !l.contains("accepted")));
+        // A schema 8 base has no tool_acceptance: its tools give the shares.
+        let mut old = summary();
+        let mut p = old.phases["tools/call"].clone();
+        p.count = 100;
+        p.errors = 0;
+        p.tool_errors = 0;
+        old.tools.insert("get_time".into(), p.clone());
+        p.tool_errors = 60;
+        let mut worse = summary();
+        worse.tools.insert("get_time".into(), p);
+        let drops = acceptance_drops(&old, &worse);
+        assert_eq!(
+            drops,
+            ["tool get_time: the server accepted 100.0% → 40.0% of its calls (-60.0 points)"]
+        );
+        assert!(
+            acceptance_drops(&old, &base).is_empty(),
+            "schema 8 (100%) against schema 9 (95%): 5 points"
+        );
+        assert_eq!(acceptance_drops(&old, &new).len(), 1, "100% → 40%");
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! Why most sessions failed: the likeliest cause read from a summary's failure kinds,
-//! examples and target, in words, with what to do. `Summary::build` fills
+//! Why most sessions failed, or why most tool calls with generated arguments were
+//! rejected: the likeliest cause read from a summary's failure kinds, examples, target
+//! and per-tool acceptance, in words, with what to do. `Summary::build` fills
 //! `Summary.diagnosis` with it; the terminal and the HTML report lead with it.
 
-use super::summary::{Diagnosis, PhaseSummary, Summary};
+use super::summary::{Diagnosis, PhaseSummary, Summary, ToolAcceptance, INVALID_PARAMS};
 use crate::metrics::Phase;
 use std::collections::BTreeMap;
 
@@ -16,6 +17,8 @@ pub mod cause {
     pub const TIMEOUTS: &str = "timeouts";
     pub const SERVER_ERRORS: &str = "server_errors";
     pub const SPAWN_FAILED: &str = "spawn_failed";
+    /// Most calls with generated arguments came back `isError` or -32602.
+    pub const ARGUMENTS_REJECTED: &str = "arguments_rejected";
     pub const UNKNOWN: &str = "unknown";
 }
 
@@ -33,6 +36,8 @@ pub struct Evidence<'a> {
     pub target: &'a str,
     /// `http`, `sse`, `ws`, `stdio` (several joined by commas when personas differ).
     pub transport: &'a str,
+    /// Per tool: how the server took its calls (`tool_acceptance`).
+    pub tools: &'a BTreeMap<String, ToolAcceptance>,
 }
 
 impl<'a> Evidence<'a> {
@@ -46,21 +51,46 @@ impl<'a> Evidence<'a> {
             examples: &s.failure_examples,
             target: &s.run.target,
             transport: &s.run.transport,
+            tools: &s.tool_acceptance,
         }
     }
 }
 
-/// The diagnosis of `s`, when more than half of the sessions that ended failed.
+/// How many calls with generated arguments a run needs before their rejection is a
+/// diagnosis (fewer say little).
+pub const MIN_GENERATED: u64 = 20;
+
+/// The diagnosis of `s`: when more than half of the sessions that ended failed, or when
+/// most calls with generated arguments were rejected.
 pub fn diagnose(s: &Summary) -> Option<Diagnosis> {
     diagnose_evidence(&Evidence::of(s))
 }
 
-/// [`diagnose`] on its inputs.
+/// [`diagnose`] on its inputs. Rejected arguments win when sessions did not mostly fail,
+/// or when every failure was a rejected tool call (-32602); a run whose sessions failed
+/// for another reason (the server down, timeouts …) is diagnosed by that reason.
 pub fn diagnose_evidence(e: &Evidence<'_>) -> Option<Diagnosis> {
+    let failed_share = if e.ended == 0 {
+        0.0
+    } else {
+        ((e.failed as f64 / e.ended as f64) * 1000.0).round() / 1000.0
+    };
+    let rejected = || {
+        arguments_rejected(e.tools).map(|(message, fix)| Diagnosis {
+            cause: cause::ARGUMENTS_REJECTED.into(),
+            failed_share,
+            message,
+            fix,
+        })
+    };
     if e.ended == 0 || e.failed * 2 <= e.ended {
-        return None;
+        return rejected();
     }
-    let failed_share = ((e.failed as f64 / e.ended as f64) * 1000.0).round() / 1000.0;
+    if only_rejections(e) {
+        if let Some(d) = rejected() {
+            return Some(d);
+        }
+    }
     let Some((kind, count, phase)) = main_failure(e) else {
         return Some(Diagnosis {
             cause: cause::UNKNOWN.into(),
@@ -92,6 +122,58 @@ pub fn diagnose_evidence(e: &Evidence<'_>) -> Option<Diagnosis> {
         message: format!("{} of {} sessions failed: {what}", e.failed, e.ended),
         fix,
     })
+}
+
+/// When calls with generated arguments were mostly rejected (at least
+/// [`MIN_GENERATED`] of them, under half accepted): what was seen, naming the worst
+/// tools with their accepted shares, and the fix.
+fn arguments_rejected(tools: &BTreeMap<String, ToolAcceptance>) -> Option<(String, String)> {
+    let generated: u64 = tools.values().map(|t| t.generated).sum();
+    let accepted: u64 = tools
+        .values()
+        .map(|t| t.generated_accepted.min(t.generated))
+        .sum();
+    if generated < MIN_GENERATED || accepted * 2 >= generated {
+        return None;
+    }
+    let mut worst: Vec<(&String, f64, u64)> = tools
+        .iter()
+        .filter_map(|(name, t)| Some((name, t.generated_share()?, t.generated)))
+        .filter(|(_, share, _)| *share < 0.5)
+        .collect();
+    worst.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(b.0)));
+    let named: Vec<String> = worst
+        .iter()
+        .take(WORST_NAMED)
+        .map(|(name, share, _)| format!("{name} {:.0} %", (share * 100.0).floor()))
+        .collect();
+    let more = worst.len().saturating_sub(WORST_NAMED);
+    let message = format!(
+        "generated arguments were rejected in {} of {generated} calls: {}{}",
+        generated - accepted,
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    let fix = "pin real values (`arguments = { timezone = \"Europe/Paris\" }`), draw them from a `[data]` pool, or capture them from an earlier step; see README › Arguments".to_string();
+    Some((message, fix))
+}
+
+/// How many of the worst tools the `arguments_rejected` message names.
+const WORST_NAMED: usize = 3;
+
+/// Whether every recorded failure is a tool call the server refused as invalid params.
+fn only_rejections(e: &Evidence<'_>) -> bool {
+    let invalid = format!("rpc_error:{INVALID_PARAMS}");
+    let phases_ok = e
+        .phases
+        .iter()
+        .filter(|(name, p)| !p.failures.is_empty() && !matches!(name.as_str(), "session" | "lag"))
+        .all(|(name, p)| name == "tools/call" && p.failures.keys().all(|k| *k == invalid));
+    phases_ok && e.failures.keys().all(|k| *k == invalid)
 }
 
 /// The failure that ended most sessions: the most frequent kind in the phase that fails

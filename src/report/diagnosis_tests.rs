@@ -36,6 +36,17 @@ fn diagnose_table(
     target: &str,
     transport: &str,
 ) -> Option<Diagnosis> {
+    diagnose_tools(t, ended, failed, target, transport, &BTreeMap::new())
+}
+
+fn diagnose_tools(
+    t: &Table,
+    ended: u64,
+    failed: u64,
+    target: &str,
+    transport: &str,
+    tools: &BTreeMap<String, ToolAcceptance>,
+) -> Option<Diagnosis> {
     diagnose_evidence(&Evidence {
         ended,
         failed,
@@ -44,7 +55,124 @@ fn diagnose_table(
         examples: &t.examples,
         target,
         transport,
+        tools,
     })
+}
+
+fn empty() -> Table {
+    Table {
+        phases: BTreeMap::new(),
+        failures: BTreeMap::new(),
+        examples: BTreeMap::new(),
+    }
+}
+
+/// Tools by (name, generated, generated accepted).
+fn generated(tools: &[(&str, u64, u64)]) -> BTreeMap<String, ToolAcceptance> {
+    tools
+        .iter()
+        .map(|(name, n, ok)| {
+            (
+                name.to_string(),
+                ToolAcceptance {
+                    calls: *n,
+                    accepted: *ok,
+                    invalid_params: n - ok,
+                    generated: *n,
+                    generated_accepted: *ok,
+                    ..ToolAcceptance::default()
+                },
+            )
+        })
+        .collect()
+}
+
+const URL: &str = "http://127.0.0.1:9/mcp";
+
+#[test]
+fn rejected_generated_arguments_are_a_diagnosis_though_sessions_completed() {
+    let tools = generated(&[
+        ("get_current_time", 100, 0),
+        ("convert_time", 100, 6),
+        ("echo", 30, 30),
+    ]);
+    let d = diagnose_tools(&empty(), 10, 0, URL, "http", &tools).expect("diagnosed");
+    assert_eq!(d.cause, cause::ARGUMENTS_REJECTED);
+    assert_eq!(
+        d.message,
+        "generated arguments were rejected in 194 of 230 calls: get_current_time 0 %, convert_time 6 %"
+    );
+    assert!(d.fix.contains("timezone = \"Europe/Paris\""), "{}", d.fix);
+    assert!(d.fix.contains("[data]") && d.fix.contains("README › Arguments"));
+    assert_eq!(d.failed_share, 0.0);
+}
+
+#[test]
+fn accepted_or_few_generated_calls_are_no_diagnosis() {
+    let all_accepted = generated(&[("a", 200, 200), ("b", 50, 50)]);
+    assert_eq!(
+        diagnose_tools(&empty(), 10, 0, URL, "http", &all_accepted),
+        None
+    );
+    let half = generated(&[("a", 20, 10)]);
+    assert_eq!(diagnose_tools(&empty(), 10, 0, URL, "http", &half), None);
+    let few = generated(&[("a", 19, 0)]);
+    assert_eq!(diagnose_tools(&empty(), 10, 0, URL, "http", &few), None);
+    let enough = generated(&[("a", 20, 9)]);
+    let d = diagnose_tools(&empty(), 10, 0, URL, "http", &enough).expect("diagnosed");
+    assert_eq!(
+        d.message,
+        "generated arguments were rejected in 11 of 20 calls: a 45 %"
+    );
+    // Calls with pinned arguments only (nothing generated) are never this cause.
+    let mut pinned = generated(&[("a", 100, 0)]);
+    if let Some(t) = pinned.get_mut("a") {
+        t.generated = 0;
+        t.generated_accepted = 0;
+    }
+    assert_eq!(diagnose_tools(&empty(), 10, 0, URL, "http", &pinned), None);
+}
+
+#[test]
+fn rejections_win_when_they_are_the_only_failures() {
+    let t = table(
+        "tools/call",
+        "rpc_error:-32602",
+        40,
+        "tools/call: Invalid params (-32602)",
+    );
+    let tools = generated(&[("a", 40, 0), ("b", 10, 2), ("c", 10, 3), ("d", 10, 4)]);
+    let d = diagnose_tools(&t, 10, 10, URL, "http", &tools).expect("diagnosed");
+    assert_eq!(d.cause, cause::ARGUMENTS_REJECTED);
+    assert_eq!(d.failed_share, 1.0);
+    assert!(
+        d.message.ends_with(": a 0 %, b 20 %, c 30 % and 1 more"),
+        "{}",
+        d.message
+    );
+    // Without generated calls, the same failures are an unknown RPC error, as before.
+    let d = diagnose_table(&t, 10, 10, URL, "http").expect("diagnosed");
+    assert_eq!(d.cause, cause::UNKNOWN);
+}
+
+#[test]
+fn server_down_still_wins_over_rejected_arguments() {
+    let mut t = table(
+        "connect",
+        "connect_failed",
+        8,
+        "connect to h:1: Connection refused",
+    );
+    let calls = table("tools/call", "rpc_error:-32602", 40, "Invalid params");
+    t.phases.extend(calls.phases);
+    t.failures.extend(calls.failures);
+    let tools = generated(&[("a", 40, 0)]);
+    let d = diagnose_tools(&t, 10, 8, "http://h:1/mcp", "http", &tools).expect("diagnosed");
+    assert_eq!(d.cause, cause::SERVER_DOWN);
+    // Timeouts of the calls themselves are not rejections either.
+    let t = table("tools/call", "timeout", 40, "no answer");
+    let d = diagnose_tools(&t, 10, 10, URL, "http", &tools).expect("diagnosed");
+    assert_eq!(d.cause, cause::TIMEOUTS);
 }
 
 fn cause_of(phase: &str, kind: &str, example: &str) -> Diagnosis {

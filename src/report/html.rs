@@ -9,6 +9,7 @@ use crate::metrics::IntervalRow;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
+mod acceptance;
 mod body;
 mod charts;
 mod phases;

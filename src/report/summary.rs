@@ -4,7 +4,9 @@
 
 use super::threshold::{self, ThresholdResult};
 use crate::conformance::{Check, Severity};
-use crate::metrics::{PhaseStats, PhaseTable, Series, SessionCounts, Stats};
+use crate::metrics::{
+    FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts,
+};
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -15,8 +17,10 @@ use std::collections::BTreeMap;
 /// 7: `soak` (leak slopes, drift, outages, storms, the generator's load);
 /// 8: `p95_us` in every latency; a phase without successful samples has no latency
 /// fields (and `response` null) instead of zeros; `run.load.clients` null in an open
-/// model, `run.load.max_in_flight` and `run.load.rate_per_s`; `diagnosis`.
-pub const SCHEMA_VERSION: u32 = 8;
+/// model, `run.load.max_in_flight` and `run.load.rate_per_s`; `diagnosis`;
+/// 9: `tool_acceptance` (per tool: accepted, isError, -32602, other, generated, left out),
+/// `diagnosis.cause` = `arguments_rejected`.
+pub const SCHEMA_VERSION: u32 = 9;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -29,8 +33,8 @@ pub struct Summary {
     pub failure_examples: BTreeMap<String, Vec<String>>,
     pub personas: BTreeMap<String, PersonaSummary>,
     pub tools: BTreeMap<String, PhaseSummary>,
-    /// The first texts of `tools/call` results with `isError: true`, per tool (at most
-    /// 3): why a tool failed. Added within schema 4 (absent from earlier results).
+    /// First error texts per tool (isError text or RPC error), at most 3: why a tool
+    /// failed. Added within schema 4 (absent from earlier results).
     #[serde(default)]
     pub tool_error_examples: BTreeMap<String, Vec<String>>,
     /// Per tool: whether the server accepted its calls, apart from how fast it was
@@ -276,6 +280,61 @@ pub struct ToolAcceptance {
     pub left_out: BTreeMap<String, u64>,
 }
 
+impl ToolAcceptance {
+    /// The call counts of one tool's figures (nothing generated or left out).
+    pub fn of(p: &PhaseStats) -> ToolAcceptance {
+        let invalid_params = p
+            .failures
+            .get(&FailureKind::RpcError(INVALID_PARAMS))
+            .copied()
+            .unwrap_or(0);
+        ToolAcceptance {
+            calls: p.count(),
+            accepted: p.ok.saturating_sub(p.tool_errors),
+            tool_errors: p.tool_errors,
+            invalid_params,
+            other_errors: p.errors().saturating_sub(invalid_params),
+            ..ToolAcceptance::default()
+        }
+    }
+
+    /// The same from a tool's summary (`tools[TOOL]`), for summaries written before
+    /// schema 9: -32602 apart from other failures, nothing generated.
+    pub fn from_summary(p: &PhaseSummary) -> ToolAcceptance {
+        let invalid_params = p
+            .failures
+            .get(&FailureKind::RpcError(INVALID_PARAMS).name())
+            .copied()
+            .unwrap_or(0);
+        ToolAcceptance {
+            calls: p.count,
+            accepted: p.count.saturating_sub(p.errors + p.tool_errors),
+            tool_errors: p.tool_errors,
+            invalid_params,
+            other_errors: p.errors.saturating_sub(invalid_params),
+            ..ToolAcceptance::default()
+        }
+    }
+
+    /// Accepted / calls, `None` without calls.
+    pub fn accepted_share(&self) -> Option<f64> {
+        (self.calls > 0).then(|| self.accepted as f64 / self.calls as f64)
+    }
+
+    /// Generated accepted / generated, `None` without generated calls.
+    pub fn generated_share(&self) -> Option<f64> {
+        (self.generated > 0).then(|| self.generated_accepted as f64 / self.generated as f64)
+    }
+
+    /// Calls left out, whatever the reason.
+    pub fn left_out_total(&self) -> u64 {
+        self.left_out.values().sum()
+    }
+}
+
+/// JSON-RPC "Invalid params": what a server answers to arguments its schema refuses.
+pub const INVALID_PARAMS: i64 = -32602;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PersonaSummary {
     pub sessions: u64,
@@ -406,8 +465,7 @@ impl Summary {
                 .iter()
                 .filter_map(|(t, v)| Some((plan.tools.get(usize::from(*t))?.clone(), v.clone())))
                 .collect(),
-            // CONTRACT: the report part fills it from the collector.
-            tool_acceptance: BTreeMap::new(),
+            tool_acceptance: tool_acceptance(&plan.tools, stats),
             server_messages: stats.server_messages.clone(),
             malformed_messages: stats.malformed,
             transports: stats
@@ -484,6 +542,32 @@ fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo 
     }
 }
 
+/// Per tool that was called or left out: how the server took its calls.
+fn tool_acceptance(tools: &[String], stats: &Stats) -> BTreeMap<String, ToolAcceptance> {
+    let none = ToolCounts::default();
+    tools
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| {
+            let phase = stats.tools.get(i);
+            let counts = stats.tool_counts.get(i).unwrap_or(&none);
+            let called = phase.is_some_and(|p| p.count() > 0);
+            if !called && counts.is_empty() {
+                return None;
+            }
+            let mut a = phase.map(ToolAcceptance::of).unwrap_or_default();
+            a.generated = counts.generated;
+            a.generated_accepted = counts.generated_accepted;
+            a.left_out = counts
+                .left_out
+                .iter()
+                .map(|(k, v)| (k.name().to_string(), *v))
+                .collect();
+            Some((name.clone(), a))
+        })
+        .collect()
+}
+
 /// Each persona's sessions and phases, by persona name.
 fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, PersonaSummary> {
     plan.personas
@@ -509,7 +593,102 @@ fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, 
 
 #[cfg(test)]
 mod tests {
-    use crate::metrics::Counter;
+    use super::{tool_acceptance, ToolAcceptance};
+    use crate::metrics::{Counter, FailureKind, LeftOut, Outcome, Phase, Sample, Stats};
+    use crate::protocol::{Era, VersionId};
+
+    fn call(tool: u16, outcome: Outcome) -> Sample {
+        let t = tokio::time::Instant::now();
+        Sample {
+            phase: Phase::ToolsCall,
+            persona: 0,
+            era: Era::Legacy,
+            version: VersionId::of("2025-06-18"),
+            tool: Some(tool),
+            intended: t,
+            started: t,
+            finished: t,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn tool_acceptance_splits_calls_by_how_the_server_took_them() {
+        let mut stats = Stats::new(1, 3);
+        for outcome in [
+            Outcome::Ok,
+            Outcome::Ok,
+            Outcome::ToolError,
+            Outcome::Failed(FailureKind::RpcError(-32602)),
+            Outcome::Failed(FailureKind::RpcError(-32602)),
+            Outcome::Failed(FailureKind::Timeout),
+            Outcome::Failed(FailureKind::NoValue),
+        ] {
+            stats.tools[0].add(&call(0, outcome));
+        }
+        stats.tool_counts[0].add_generated(Outcome::Ok);
+        stats.tool_counts[0].add_generated(Outcome::ToolError);
+        stats.tool_counts[2].add_left_out(LeftOut::Destructive);
+        stats.tool_counts[2].add_left_out(LeftOut::Destructive);
+        let names = ["get_time".to_string(), "never".into(), "delete".into()];
+        let t = tool_acceptance(&names, &stats);
+        assert_eq!(
+            t.len(),
+            2,
+            "a tool neither called nor left out has no entry"
+        );
+        let a = &t["get_time"];
+        assert_eq!(
+            (
+                a.calls,
+                a.accepted,
+                a.tool_errors,
+                a.invalid_params,
+                a.other_errors
+            ),
+            (7, 2, 1, 2, 2)
+        );
+        assert_eq!(
+            a.calls,
+            a.accepted + a.tool_errors + a.invalid_params + a.other_errors
+        );
+        assert_eq!((a.generated, a.generated_accepted), (2, 1));
+        assert_eq!(a.generated_share(), Some(0.5));
+        let d = &t["delete"];
+        assert_eq!(d.calls, 0, "only left out, still an entry");
+        assert_eq!(d.left_out.get("destructive"), Some(&2));
+        assert_eq!(d.left_out_total(), 2);
+        assert_eq!(d.accepted_share(), None);
+        // A schema 8 summary's tools give the same call counts.
+        let p = super::phase_summary(&stats.tools[0], 1.0);
+        let old = ToolAcceptance::from_summary(&p);
+        assert_eq!(
+            (
+                old.calls,
+                old.accepted,
+                old.tool_errors,
+                old.invalid_params,
+                old.other_errors
+            ),
+            (7, 2, 1, 2, 2)
+        );
+    }
+
+    /// The left-out reasons in the schema are exactly the enum's names.
+    #[test]
+    fn the_schema_lists_exactly_the_left_out_reasons() {
+        let schema: Value = serde_json::from_str(crate::report::SUMMARY_SCHEMA).expect("JSON");
+        let names = &schema["properties"]["tool_acceptance"]["additionalProperties"]["properties"]
+            ["left_out"]["propertyNames"]["enum"];
+        let in_schema: BTreeSet<&str> = names
+            .as_array()
+            .expect("enum")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let in_code: BTreeSet<&str> = LeftOut::ALL.into_iter().map(LeftOut::name).collect();
+        assert_eq!(in_schema, in_code);
+    }
     use serde_json::Value;
     use std::collections::BTreeSet;
 

@@ -4,6 +4,7 @@
 //! breakdowns by persona, transport, era, protocol version and tool — the same figures
 //! as `summary.json`.
 
+pub(crate) mod acceptance;
 mod breakdowns;
 mod table;
 
@@ -60,6 +61,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
     if view.verbose {
         breakdowns::render(&mut out, s, st);
     }
+    acceptance::render(&mut out, s, st, view.verbose);
     failures(&mut out, s, st);
     render_findings_styled(&mut out, &s.findings, st);
     if view.verbose {
@@ -127,20 +129,31 @@ fn header(out: &mut String, s: &Summary, st: Style) {
     }
 }
 
-/// When most sessions failed: what was seen and the likeliest cause, before any figure.
+/// When most sessions failed (or most generated tool calls were rejected): what was seen
+/// and the likeliest cause, before any figure.
 fn diagnosis(out: &mut String, s: &Summary, st: Style) {
     let Some(d) = &s.diagnosis else {
         return;
     };
+    let rejected = d.cause == super::diagnosis::cause::ARGUMENTS_REJECTED;
+    let (lead, share) = if rejected {
+        let share = if d.failed_share > 0.0 {
+            format!(" ({:.0}% of sessions failed)", d.failed_share * 100.0)
+        } else {
+            String::new()
+        };
+        ("✗ most tool calls were rejected:", share)
+    } else {
+        (
+            "✗ most sessions failed:",
+            format!(" ({:.0}% of sessions)", d.failed_share * 100.0),
+        )
+    };
     let _ = writeln!(
         out,
         "\n{} {}",
-        st.bad("✗ most sessions failed:"),
-        st.bad(&format!(
-            "{} ({:.0}% of sessions)",
-            d.message,
-            d.failed_share * 100.0
-        ))
+        st.bad(lead),
+        st.bad(&format!("{}{share}", d.message))
     );
     let _ = writeln!(
         out,
@@ -179,9 +192,10 @@ fn failures(out: &mut String, s: &Summary, st: Style) {
     tool_errors(out, s, st);
 }
 
-/// Tools that answered `isError: true`: how often, and what they said.
+/// Tools that answered `isError: true`: how often, and what they said (for summaries
+/// before schema 9; the tool calls table shows the first error texts since).
 fn tool_errors(out: &mut String, s: &Summary, st: Style) {
-    if s.tool_error_examples.is_empty() {
+    if s.tool_error_examples.is_empty() || !s.tool_acceptance.is_empty() {
         return;
     }
     let _ = writeln!(out, "\n{}", st.bold("tool errors (isError: true)"));

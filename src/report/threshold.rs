@@ -1,7 +1,7 @@
 //! Thresholds evaluated: each parsed rule (`plan::threshold`) read against the finished
 //! [`Summary`], giving the verdicts stored in `summary.json` and `thresholds.xml`.
 
-use super::summary::{PhaseSummary, Summary};
+use super::summary::{PhaseSummary, Summary, ToolAcceptance};
 use crate::metrics::Phase;
 use crate::metrics::SeriesUnit;
 use crate::plan::threshold::{DriftFigure, Metric, Subject, Threshold, Unit};
@@ -24,6 +24,9 @@ pub struct ThresholdResult {
 fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
     if let Some(v) = super::soak::observe(t, s) {
         return v;
+    }
+    if t.metric == Metric::Accepted {
+        return accepted(t.tool.as_deref(), s);
     }
     // (completed, failed, unreachable): rates count sessions that reached the server,
     // error rates count the unreachable ones as errors too.
@@ -103,6 +106,31 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
         // Ruled out by `parse`.
         _ => return Err("this metric does not apply here".into()),
     })
+}
+
+/// `accepted(TOOL)`: the tool's accepted share (`tool_acceptance`, or before schema 9
+/// its `tools` figures); `accepted(tools/call)` (no tool): every tool's, from the phase.
+fn accepted(tool: Option<&str>, s: &Summary) -> Result<f64, String> {
+    let share = match tool {
+        Some(name) => s
+            .tool_acceptance
+            .get(name)
+            .cloned()
+            .or_else(|| s.tools.get(name).map(ToolAcceptance::from_summary))
+            .ok_or_else(|| format!("tool {name} was not called"))?
+            .accepted_share()
+            .ok_or_else(|| format!("tool {name} was not called"))?,
+        None => {
+            let p = s
+                .phases
+                .get(Phase::ToolsCall.name())
+                .ok_or_else(|| "no tools/call samples".to_string())?;
+            ToolAcceptance::from_summary(p)
+                .accepted_share()
+                .ok_or_else(|| "no tools/call samples".to_string())?
+        }
+    };
+    Ok(share)
 }
 
 /// One threshold's verdict on `s`.
@@ -234,6 +262,42 @@ pub(crate) mod tests {
         assert!(check("count(tools/call) >= 3000").passed);
         assert!(check("errors(tools/call) < 2").passed);
         assert!(check("max(tools/call) <= 18ms").passed);
+    }
+
+    #[test]
+    fn accepted_reads_tool_acceptance_or_the_tool_figures() {
+        use crate::report::summary::ToolAcceptance;
+        let mut s = summary();
+        s.tool_acceptance.insert(
+            "get_time".into(),
+            ToolAcceptance {
+                calls: 200,
+                accepted: 12,
+                invalid_params: 188,
+                ..ToolAcceptance::default()
+            },
+        );
+        let eval = |text: &str, s: &Summary| evaluate(&Threshold::parse(text).expect(text), s);
+        let r = eval("accepted(get_time) > 95%", &s);
+        assert!(!r.passed);
+        assert_eq!(r.observed, Some(0.06));
+        assert_eq!(r.observed_text, "6.000%");
+        assert!(eval("accepted(get_time) < 0.1", &s).passed);
+        // tools/call: 3000 calls, 1 error, no isError.
+        let r = eval("accepted(tools/call) > 0.99", &s);
+        assert!(r.passed, "{r:?}");
+        assert_eq!(r.observed, Some(1.0));
+        let r = eval("accepted(nope) > 0.5", &s);
+        assert!(!r.passed);
+        assert_eq!(r.observed_text, "tool nope was not called");
+        // Before schema 9: the tool's own figures.
+        let mut old = summary();
+        let mut p = old.phases["tools/call"].clone();
+        p.count = 10;
+        p.errors = 1;
+        p.tool_errors = 4;
+        old.tools.insert("echo".into(), p);
+        assert_eq!(eval("accepted(echo) > 0.4", &old).observed, Some(0.5));
     }
 
     #[test]

@@ -416,8 +416,20 @@ async fn failures_tool_errors_keep_what_the_tool_said() {
     let said = "The fail tool always fails, on purpose.";
     assert_eq!(json["tool_error_examples"]["fail"], json!([said]));
     assert!(json["tool_error_examples"].get("add").is_none());
+    let fail = &json["tool_acceptance"]["fail"];
+    assert_eq!(
+        (&fail["calls"], &fail["accepted"]),
+        (&json!(2), &json!(0)),
+        "{json:#}"
+    );
+    assert_eq!(fail["tool_errors"], 2, "{json:#}");
+    let add = &json["tool_acceptance"]["add"];
+    assert_eq!(add["accepted"], add["calls"], "{json:#}");
     let text = std::fs::read_to_string(run.dir.path().join("summary.txt")).expect("summary.txt");
-    assert!(text.contains("tool errors (isError: true)"), "{text}");
+    assert!(
+        text.contains("tool calls (did the server accept them?)"),
+        "{text}"
+    );
     assert!(text.contains(said), "{text}");
     let html = std::fs::read_to_string(run.dir.path().join("report.html")).expect("report.html");
     assert!(html.contains(said));

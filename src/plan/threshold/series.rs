@@ -52,6 +52,7 @@ pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
             op,
             limit,
             series,
+            tool: None,
         }),
     )
 }

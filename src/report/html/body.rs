@@ -36,11 +36,20 @@ fn diagnosis(out: &mut String, s: &Summary) {
     let Some(d) = &s.diagnosis else {
         return;
     };
+    let lead = if d.cause != crate::report::diagnosis::cause::ARGUMENTS_REJECTED {
+        format!("{:.0}% of sessions failed", d.failed_share * 100.0)
+    } else if d.failed_share > 0.0 {
+        format!(
+            "Most tool calls were rejected ({:.0}% of sessions failed)",
+            d.failed_share * 100.0
+        )
+    } else {
+        "Most tool calls were rejected".to_string()
+    };
     let _ = writeln!(
         out,
-        "<section class=\"notice bad diagnosis\" id=diagnosis data-cause=\"{}\"><div>{:.0}% of sessions failed: {}</div><div class=fix>fix: {}</div></section>",
+        "<section class=\"notice bad diagnosis\" id=diagnosis data-cause=\"{}\"><div>{lead}: {}</div><div class=fix>fix: {}</div></section>",
         esc(&d.cause),
-        d.failed_share * 100.0,
         esc(&d.message),
         esc(&d.fix)
     );
@@ -255,8 +264,9 @@ fn failures(out: &mut String, s: &Summary) {
 }
 
 /// Tools that answered `isError: true`, with what they said.
+/// Summaries before schema 9 only: since, the tool calls table shows the error texts.
 fn tool_errors(out: &mut String, s: &Summary) {
-    if s.tool_error_examples.is_empty() {
+    if s.tool_error_examples.is_empty() || !s.tool_acceptance.is_empty() {
         return;
     }
     out.push_str("<h3>Tool errors (<code>isError: true</code>)</h3>");

@@ -55,6 +55,7 @@ pub(super) fn tables(out: &mut String, s: &Summary) {
         }
         out.push_str("</tbody></table>\n");
     }
+    super::acceptance::table(out, s);
 }
 
 /// Phases in pipeline order.

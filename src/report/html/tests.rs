@@ -233,3 +233,80 @@ fn the_chart_data_has_sessions_in_flight_a_histogram_and_partial_intervals() {
         .sum();
     assert_eq!(n, 1000);
 }
+
+#[test]
+fn the_tool_calls_table_follows_the_per_tool_latencies() {
+    use crate::report::summary::ToolAcceptance;
+    let mut s = summary();
+    assert!(
+        !page(&s, &[]).contains("id=tool-acceptance"),
+        "no tools, no table"
+    );
+    s.tools
+        .insert("get_time".into(), s.phases["initialize"].clone());
+    s.tool_acceptance.insert(
+        "get_time".into(),
+        ToolAcceptance {
+            calls: 200,
+            accepted: 12,
+            tool_errors: 8,
+            invalid_params: 178,
+            other_errors: 2,
+            generated: 200,
+            generated_accepted: 12,
+            ..ToolAcceptance::default()
+        },
+    );
+    s.tool_acceptance.insert(
+        "delete".into(),
+        ToolAcceptance {
+            left_out: [("destructive".to_string(), 3)].into(),
+            ..ToolAcceptance::default()
+        },
+    );
+    s.tool_error_examples.insert(
+        "get_time".into(),
+        vec!["-32602 Invalid params: <tz>".into()],
+    );
+    let html = page(&s, &[]);
+    let by_tool = html
+        .find("<h3>tools/call by tool</h3>")
+        .expect("latency by tool");
+    let table = html
+        .find("id=tool-acceptance")
+        .expect("the acceptance table");
+    assert!(by_tool < table, "beside the latencies, after them");
+    let row = html[table..]
+        .lines()
+        .find(|l| l.contains("<code>get_time</code>"))
+        .expect("a row");
+    for cell in [
+        ">200<",
+        "<td class=\"n bad\">6.0%</td>",
+        ">178<",
+        ">12/200<",
+        "<div class=ex>-32602 Invalid params: &lt;tz&gt;</div>",
+    ] {
+        assert!(row.contains(cell), "{cell}: {row}");
+    }
+    let left = html[table..]
+        .lines()
+        .find(|l| l.contains("<code>delete</code>"))
+        .expect("a left-out row");
+    assert!(left.contains("<td>destructive ×3</td>"), "{left}");
+    assert!(
+        !html.contains("Tool errors (<code>isError: true</code>)"),
+        "the texts are not repeated"
+    );
+    s.diagnosis = Some(Diagnosis {
+        cause: "arguments_rejected".into(),
+        failed_share: 0.0,
+        message: "generated arguments were rejected in 188 of 200 calls: get_time 6 %".into(),
+        fix: "pin real values".into(),
+    });
+    let html = page(&s, &[]);
+    assert!(
+        html.contains("<div>Most tool calls were rejected: generated arguments were rejected in 188 of 200 calls"),
+        "{html}"
+    );
+}

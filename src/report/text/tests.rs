@@ -3,7 +3,8 @@
 use super::*;
 use crate::plan::threshold::Unit;
 use crate::report::summary::{
-    Diagnosis, Latency, LoadInfo, PersonaSummary, PhaseSummary, RunInfo, Sessions, ToolInfo,
+    Diagnosis, Latency, LoadInfo, PersonaSummary, PhaseSummary, RunInfo, Sessions, ToolAcceptance,
+    ToolInfo,
 };
 use crate::report::threshold::ThresholdResult;
 use std::collections::BTreeMap;
@@ -320,4 +321,135 @@ fn strip(s: &str) -> String {
         }
     }
     out
+}
+
+/// A run with two tools: `echo` accepted every call, `get_time` rejected most of its
+/// generated ones; `delete` was left out.
+fn with_tools(rejecting: bool) -> Summary {
+    let mut s = summary("closed");
+    let echo = ToolAcceptance {
+        calls: 50,
+        accepted: 50,
+        ..ToolAcceptance::default()
+    };
+    s.tool_acceptance.insert("echo".into(), echo);
+    if rejecting {
+        let time = ToolAcceptance {
+            calls: 200,
+            accepted: 12,
+            tool_errors: 8,
+            invalid_params: 178,
+            other_errors: 2,
+            generated: 200,
+            generated_accepted: 12,
+            ..ToolAcceptance::default()
+        };
+        s.tool_acceptance.insert("get_time".into(), time);
+        let delete = ToolAcceptance {
+            left_out: [("destructive".to_string(), 3)].into(),
+            ..ToolAcceptance::default()
+        };
+        s.tool_acceptance.insert("delete".into(), delete);
+        s.tool_error_examples.insert(
+            "get_time".into(),
+            vec![
+                "-32602 Invalid params: timezone: not a time zone".into(),
+                "second".into(),
+            ],
+        );
+    }
+    s
+}
+
+#[test]
+fn compact_says_in_a_line_when_every_tool_call_was_accepted() {
+    let s = with_tools(false);
+    let compact = render_view(&s, COMPACT);
+    assert!(
+        compact.contains("tool calls: the server accepted all 50 calls of 1 tool\n"),
+        "{compact}"
+    );
+    assert!(!compact.contains("did the server accept them"), "{compact}");
+    let verbose = render(&s);
+    let row = line_of(&verbose, "echo ");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells, ["echo", "50", "100.0%", "0", "0", "0", "–"], "{row}");
+    // Without tool calls, neither.
+    let none = render(&summary("closed"));
+    assert!(!none.contains("tool calls"), "{none}");
+}
+
+#[test]
+fn the_tool_calls_table_shows_rejections_left_outs_and_the_first_error() {
+    let s = with_tools(true);
+    for text in [render_view(&s, COMPACT), render(&s)] {
+        let head = line_of(&text, "tool  ");
+        for col in [
+            "calls",
+            "accepted",
+            "isError",
+            "-32602",
+            "other",
+            "generated",
+            "left out",
+        ] {
+            assert!(head.contains(col), "{col}: {head}");
+        }
+        let row = line_of(&text, "get_time");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["get_time", "200", "6.0%", "8", "178", "2", "12/200"],
+            "{row}"
+        );
+        let at = text.find(row).unwrap_or(0) + row.len();
+        let next = text[at..].lines().nth(1).unwrap_or_default();
+        assert_eq!(
+            next, "    e.g. -32602 Invalid params: timezone: not a time zone",
+            "the first error text under the row: {text}"
+        );
+        assert!(!text.contains("e.g. second"), "only the first: {text}");
+        let row = line_of(&text, "delete");
+        assert!(row.ends_with("  destructive ×3"), "{row}");
+        assert!(row.contains(" – "), "no calls, no share: {row}");
+        // The old isError section is not repeated beside the table.
+        assert!(!text.contains("tool errors (isError: true)"), "{text}");
+        for l in text.lines() {
+            assert!(l.chars().count() <= 150, "{l}");
+        }
+    }
+    let colored = render_view(
+        &s,
+        View {
+            verbose: false,
+            style: Style::COLOR,
+        },
+    );
+    assert_eq!(strip(&colored), render_view(&s, COMPACT));
+}
+
+#[test]
+fn rejected_arguments_lead_with_what_was_rejected() {
+    let mut s = with_tools(true);
+    s.diagnosis = Some(Diagnosis {
+        cause: "arguments_rejected".into(),
+        failed_share: 0.0,
+        message: "generated arguments were rejected in 188 of 200 calls: get_time 6 %".into(),
+        fix: "pin real values".into(),
+    });
+    let text = render_view(&s, COMPACT);
+    let lead = line_of(&text, "✗");
+    assert_eq!(
+        lead,
+        "✗ most tool calls were rejected: generated arguments were rejected in 188 of 200 calls: get_time 6 %"
+    );
+    assert!(text.contains("likely cause: arguments rejected — pin real values"));
+    if let Some(d) = s.diagnosis.as_mut() {
+        d.failed_share = 0.5;
+    }
+    let text = render_view(&s, COMPACT);
+    assert!(
+        line_of(&text, "✗").ends_with("(50% of sessions failed)"),
+        "{text}"
+    );
 }
