@@ -395,7 +395,13 @@ impl<R: Rng> Gen<'_, R> {
         } else {
             min.max(1).min(max)
         };
-        let hi = if self.shallow() { lo } else { max.min(lo + 3) };
+        // Inside a recursive model each level adds fewer items, so a tree stays small.
+        let spread = if self.refs > 1 { 1 } else { 3 };
+        let hi = if self.shallow() {
+            lo
+        } else {
+            max.min(lo + spread)
+        };
         let n = self.rng.random_range(lo..=hi.max(lo));
         let unique = s.get("uniqueItems") == Some(&Value::Bool(true));
         let any = json!({});

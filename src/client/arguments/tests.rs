@@ -279,3 +279,475 @@ fn generated_values_validate_against_random_schemas() {
         }
     }
 }
+
+/// Patterns as tools write them.
+const PATTERNS: [&str; 12] = [
+    r"^[A-Z]{3}-\d{4}$",
+    r"^\d{2}:\d{2}$",
+    r"^[a-z0-9_-]{3,16}$",
+    r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$",
+    r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$",
+    r"^(?:[01]\d|2[0-3]):[0-5]\d$",
+    r"^#[0-9a-fA-F]{6}$",
+    r"^v\d+\.\d+\.\d+$",
+    r"^[a-z]+(_[a-z]+)*$",
+    r"\d+",
+    r"^/[\w./-]*$",
+    r"^(GET|POST|PUT|DELETE)$",
+];
+
+/// A schema for the property test: every keyword the generator claims, nested, with
+/// definitions (some recursive) collected in `defs`.
+fn rich_schema(rng: &mut SmallRng, depth: usize, defs: &mut Map<String, Value>) -> Value {
+    let leafy = depth >= 3;
+    let pick = if leafy {
+        rng.random_range(0..9)
+    } else {
+        rng.random_range(0..18)
+    };
+    let mut s = match pick {
+        0..=2 => random_schema(rng, 3),
+        3 => {
+            let p = PATTERNS[rng.random_range(0..PATTERNS.len())];
+            let mut s = json!({"type": "string", "pattern": p});
+            if p == PATTERNS[2] && rng.random_bool(0.5) {
+                s["maxLength"] = json!(8);
+            }
+            if p == PATTERNS[9] && rng.random_bool(0.5) {
+                s["minLength"] = json!(6);
+            }
+            s
+        }
+        4 => {
+            let f = [
+                "date-time",
+                "date",
+                "time",
+                "duration",
+                "email",
+                "uri",
+                "uuid",
+                "ipv4",
+                "ipv6",
+                "hostname",
+            ][rng.random_range(0..10)];
+            json!({"type": "string", "format": f})
+        }
+        5 => {
+            // Nullable, in the three spellings.
+            let inner = random_schema(rng, 3);
+            match rng.random_range(0..3) {
+                0 => json!({"anyOf": [inner, {"type": "null"}], "default": null, "title": "Maybe"}),
+                1 if inner.get("type").is_some_and(Value::is_string) => {
+                    let mut s = inner;
+                    s["nullable"] = json!(true);
+                    s
+                }
+                _ => json!({"oneOf": [{"type": "null"}, inner]}),
+            }
+        }
+        6 => {
+            // A pydantic default that does not fit: must not be sent.
+            json!({"type": "integer", "minimum": 1, "maximum": 9, "default": null, "examples": [0, 3]})
+        }
+        7 => {
+            let lo = rng.random_range(-50..50i64);
+            json!({"type": "number", "exclusiveMinimum": lo, "exclusiveMaximum": lo + 1,
+                "multipleOf": 0.25})
+        }
+        8 => json!({"type": "array", "items": {"enum": ["a", "b", "c", "d"]}, "uniqueItems": true,
+            "minItems": rng.random_range(0..3), "maxItems": 4}),
+        9 => {
+            let name = format!("D{}", defs.len());
+            let inner = rich_schema(rng, depth + 1, defs);
+            defs.insert(name.clone(), inner);
+            json!({"$ref": format!("#/$defs/{name}"), "description": "a model"})
+        }
+        10 => {
+            // A recursive model, through a nullable anyOf and an array.
+            defs.insert(
+                "Node".into(),
+                json!({"type": "object", "title": "Node", "required": ["name"], "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "next": {"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+                }, "additionalProperties": false}),
+            );
+            json!({"$ref": "#/$defs/Node"})
+        }
+        11 => {
+            let a = rich_schema(rng, depth + 1, defs);
+            let b = rich_schema(rng, depth + 1, defs);
+            json!({"type": "object", "allOf": [
+                {"properties": {"a": a}, "required": ["a"]},
+                {"properties": {"b": b}, "required": ["b"]}
+            ]})
+        }
+        12 => {
+            let lo = rng.random_range(-100..100i64);
+            json!({"allOf": [{"type": "integer", "minimum": lo}, {"maximum": lo + 10}, {"multipleOf": 2}]})
+        }
+        13 => {
+            // Overlapping branches: only values in one of them count.
+            let lo = rng.random_range(0..50i64);
+            json!({"oneOf": [
+                {"type": "integer", "minimum": lo, "maximum": lo + 10},
+                {"type": "integer", "minimum": lo + 5, "maximum": lo + 20},
+                {"type": "string", "pattern": r"^[A-Z]{3}-\d{4}$"}
+            ]})
+        }
+        14 => json!({"type": "array", "prefixItems": [{"type": "string", "format": "date"},
+            {"type": "integer", "minimum": 0}], "items": false, "minItems": 2}),
+        15 => json!({"type": "object", "minProperties": 2, "properties": {
+            "x": {"type": "integer"}, "y": {"type": "integer"}, "z": {"type": "boolean"}},
+            "additionalProperties": {"type": "string", "maxLength": 4}}),
+        16 => json!({"type": "object", "patternProperties": {"^tag_[a-z]+$": {"type": "integer"}},
+            "additionalProperties": false, "minProperties": 1}),
+        _ => {
+            let mut props = Map::new();
+            let mut required = Vec::new();
+            for i in 0..rng.random_range(1..5) {
+                let name = format!("p{i}");
+                if rng.random_bool(0.5) {
+                    required.push(json!(name.clone()));
+                }
+                props.insert(name, rich_schema(rng, depth + 1, defs));
+            }
+            let mut s = json!({"type": "object", "properties": props, "required": required,
+                "additionalProperties": false});
+            if rng.random_bool(0.3) {
+                s["dependentRequired"] = json!({"p0": ["p1"]});
+                s["properties"]["p1"] = json!({"type": "string"});
+            }
+            if rng.random_bool(0.2) {
+                s["required"] = json!(["p0", "undeclared"]);
+                s.as_object_mut().map(|o| o.remove("additionalProperties"));
+            }
+            s
+        }
+    };
+    if rng.random_bool(0.05) {
+        s["title"] = json!("Titled");
+    }
+    s
+}
+
+#[test]
+fn generated_values_validate_against_rich_random_schemas() {
+    let mut schemas = SmallRng::seed_from_u64(16);
+    let mut rng = SmallRng::seed_from_u64(61);
+    let mut checked = 0;
+    for round in 0..500 {
+        let mut defs = Map::new();
+        let inner = rich_schema(&mut schemas, 0, &mut defs);
+        let mut schema = json!({"type": "object", "properties": {"v": inner, "w": rich_schema(&mut schemas, 1, &mut defs)},
+            "required": ["v"]});
+        if !defs.is_empty() {
+            schema["$defs"] = Value::Object(defs);
+        }
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .expect("the test's schemas compile");
+        for optional in [0.0, 0.5, 1.0] {
+            let gen = Generation { optional };
+            for _ in 0..3 {
+                let args = generate_with(&schema, &Map::new(), &gen, &mut rng);
+                let errors: Vec<String> = validator
+                    .iter_errors(&args)
+                    .map(|e| e.to_string())
+                    .collect();
+                assert!(
+                    errors.is_empty(),
+                    "round {round}: {args} breaks {schema}: {errors:?}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 500 * 9);
+}
+
+fn validator(schema: &Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .expect("the test's schema compiles")
+}
+
+fn assert_valid(schema: &Value, args: &Value) {
+    let errors: Vec<String> = validator(schema)
+        .iter_errors(args)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{args} breaks {schema}: {errors:?}");
+}
+
+/// What the Python SDK (pydantic v2) emits for `def add(item: Item, note: Optional[str]
+/// = None, color: Color = Color.red, when: datetime)`.
+fn pydantic_schemas() -> Vec<Value> {
+    vec![
+        json!({
+            "$defs": {
+                "Color": {"enum": ["red", "green", "blue"], "title": "Color", "type": "string"},
+                "Item": {"properties": {
+                    "name": {"title": "Name", "type": "string"},
+                    "price": {"exclusiveMinimum": 0, "title": "Price", "type": "number"},
+                    "tags": {"items": {"type": "string"}, "title": "Tags", "type": "array"},
+                    "sku": {"pattern": "^[A-Z]{3}-\\d{4}$", "title": "Sku", "type": "string"}
+                }, "required": ["name", "price", "sku"], "title": "Item", "type": "object"}
+            },
+            "properties": {
+                "item": {"$ref": "#/$defs/Item"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "title": "Note"},
+                "color": {"$ref": "#/$defs/Color", "default": "red"},
+                "when": {"format": "date-time", "title": "When", "type": "string"}
+            },
+            "required": ["item", "when"],
+            "title": "addArguments",
+            "type": "object"
+        }),
+        json!({
+            "properties": {
+                "repo_path": {"title": "Repo Path", "type": "string"},
+                "max_count": {"default": 10, "title": "Max Count", "type": "integer"},
+                "timezone": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null, "title": "Timezone"},
+                "time": {"pattern": "^\\d{2}:\\d{2}$", "title": "Time", "type": "string"},
+                "limit": {"anyOf": [{"maximum": 100, "minimum": 1, "type": "integer"}, {"type": "null"}], "default": null}
+            },
+            "required": ["repo_path", "time"],
+            "title": "git_logArguments",
+            "type": "object"
+        }),
+        // pydantic v1 / draft 7: `definitions` and a model behind `allOf`.
+        json!({
+            "definitions": {
+                "Point": {"title": "Point", "type": "object", "properties": {
+                    "x": {"title": "X", "type": "integer", "multipleOf": 5},
+                    "y": {"title": "Y", "type": "integer", "exclusiveMaximum": 0}
+                }, "required": ["x", "y"]},
+                "Shape": {"title": "Shape", "enum": ["circle", "square"]}
+            },
+            "type": "object",
+            "properties": {
+                "origin": {"title": "Origin", "allOf": [{"$ref": "#/definitions/Point"}]},
+                "shape": {"$ref": "#/definitions/Shape"},
+                "points": {"type": "array", "items": {"$ref": "#/definitions/Point"}, "minItems": 1}
+            },
+            "required": ["origin", "shape", "points"]
+        }),
+    ]
+}
+
+#[test]
+fn pydantic_schemas_get_valid_models_enums_and_optionals() {
+    let mut rng = SmallRng::seed_from_u64(42);
+    let all = Generation { optional: 1.0 };
+    for schema in pydantic_schemas() {
+        let mut notes = 0;
+        for _ in 0..200 {
+            let args = generate_with(&schema, &Map::new(), &all, &mut rng);
+            assert_valid(&schema, &args);
+            assert!(
+                args.as_object()
+                    .is_some_and(|o| o.values().all(|v| !v.is_null())),
+                "{args}"
+            );
+            notes += usize::from(args.get("note").is_some_and(Value::is_string));
+        }
+        if schema.get("$defs").is_some() {
+            assert_eq!(notes, 200, "Optional[str] is sent as a string");
+        }
+    }
+    let args = generate(&pydantic_schemas()[0], &mut rng);
+    assert!(
+        args["item"].is_object(),
+        "a model argument is an object: {args}"
+    );
+    assert!(args["item"]["price"].as_f64().is_some_and(|p| p > 0.0));
+}
+
+#[test]
+fn pins_are_kept_as_given_and_not_regenerated() {
+    let mut rng = SmallRng::seed_from_u64(4);
+    let schema = &pydantic_schemas()[1];
+    let mut pins = Map::new();
+    pins.insert("repo_path".into(), json!("/srv/repo"));
+    pins.insert("max_count".into(), json!("not a number, as the user said"));
+    for _ in 0..50 {
+        let args = generate_with(schema, &pins, &Generation::default(), &mut rng);
+        assert_eq!(args["repo_path"], "/srv/repo");
+        assert_eq!(args["max_count"], "not a number, as the user said");
+        assert!(
+            args["time"]
+                .as_str()
+                .is_some_and(|t| t.len() == 5 && t.as_bytes()[2] == b':'),
+            "{args}"
+        );
+    }
+}
+
+#[test]
+fn the_optional_share_counts() {
+    let mut rng = SmallRng::seed_from_u64(8);
+    let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+    let count = |optional: f64, rng: &mut SmallRng| -> usize {
+        (0..400)
+            .map(|_| generate_with(&schema, &Map::new(), &Generation { optional }, rng))
+            .map(|a| a.as_object().map_or(0, Map::len))
+            .sum()
+    };
+    assert_eq!(count(0.0, &mut rng), 0);
+    assert_eq!(count(1.0, &mut rng), 800);
+    let half = count(0.5, &mut rng);
+    assert!((300..500).contains(&half), "{half}");
+    assert_eq!(
+        count(f64::NAN, &mut rng).min(1),
+        1,
+        "a NaN share falls back to a half"
+    );
+}
+
+#[test]
+fn destructive_tools_are_told_apart() {
+    let t = |a: Value| json!({"name": "x", "inputSchema": {"type": "object"}, "annotations": a});
+    assert!(is_destructive(&t(json!({"destructiveHint": true}))));
+    assert!(!is_destructive(&t(
+        json!({"destructiveHint": true, "readOnlyHint": true})
+    )));
+    assert!(!is_destructive(&t(json!({"destructiveHint": false}))));
+    assert!(!is_destructive(&json!({"name": "x"})));
+    assert!(!is_destructive(&t(json!({"destructiveHint": "yes"}))));
+}
+
+#[test]
+fn recursion_ends_and_escaped_pointers_resolve() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    // Unsatisfiable (a required link forever): still an answer, no overflow.
+    let endless = json!({"$defs": {"n": {"type": "object", "required": ["next"],
+        "properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"});
+    assert!(generate(&endless, &mut rng).is_object());
+    // Self-reference through the root.
+    let tree = json!({"type": "object", "required": ["v"], "properties": {
+        "v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#"}}}});
+    for _ in 0..100 {
+        let args = generate(&tree, &mut rng);
+        assert_valid(&tree, &args);
+        assert!(
+            args.to_string().len() < 20_000,
+            "a bounded tree: {}",
+            args.to_string().len()
+        );
+    }
+    let escaped = json!({"$defs": {"a/b": {"const": 1}, "c~d": {"const": 2}, "e f": {"const": 3}},
+        "type": "object", "required": ["x", "y", "z"], "properties": {
+            "x": {"$ref": "#/$defs/a~1b"}, "y": {"$ref": "#/$defs/c~0d"}, "z": {"$ref": "#/$defs/e%20f"}}});
+    assert_eq!(
+        generate(&escaped, &mut rng),
+        json!({"x": 1, "y": 2, "z": 3})
+    );
+}
+
+#[test]
+fn patterns_meet_lengths_and_odd_regexes_do_not_panic() {
+    let mut rng = SmallRng::seed_from_u64(6);
+    for (pattern, min, max) in [
+        (r"^[a-z0-9_-]{3,16}$", 5, 6),
+        (r"\d", 8, 10),
+        (r"^[A-Z]{3}-\d{4}$", 0, 100),
+    ] {
+        let s = json!({"type": "string", "pattern": pattern, "minLength": min, "maxLength": max});
+        for _ in 0..100 {
+            let v = one(&s, &mut rng);
+            let n = v.as_str().map_or(0, |t| t.chars().count());
+            assert!((min..=max).contains(&n), "{v} for {s}");
+            assert_eq!(
+                strings::matches(pattern, v.as_str().unwrap_or_default()),
+                Some(true),
+                "{v}"
+            );
+        }
+    }
+    // Lookaround and backreferences are beyond the regex dialect: a plain string.
+    for pattern in [r"^(?=.*\d)[a-z\d]{8}$", r"^(a)\1$", "(", r"[\p{Foo}]"] {
+        let v = one(&json!({"type": "string", "pattern": pattern}), &mut rng);
+        assert!(v.as_str().is_some_and(|t| !t.is_empty()), "{v}");
+    }
+    // Lengths in characters, not bytes.
+    let v = one(
+        &json!({"type": "string", "pattern": "^é{3}$", "maxLength": 3}),
+        &mut rng,
+    );
+    assert_eq!(v, json!("ééé"));
+}
+
+#[test]
+fn examples_and_defaults_are_preferred_when_valid() {
+    let mut rng = SmallRng::seed_from_u64(10);
+    let s = json!({"type": "string", "pattern": "^[A-Z]{2}$", "examples": ["NL", "nl"], "default": "DE"});
+    let values: Vec<Value> = (0..1000).map(|_| one(&s, &mut rng)).collect();
+    let suggested = values.iter().filter(|v| *v == "NL" || *v == "DE").count();
+    assert!((720..880).contains(&suggested), "about 80 %: {suggested}");
+    assert!(
+        !values.contains(&json!("nl")),
+        "an example that breaks the pattern is not sent"
+    );
+    // pydantic's `default: null` on a non-null type is not sent.
+    let s = json!({"type": "integer", "default": null});
+    assert!((0..100).all(|_| one(&s, &mut rng).is_i64()));
+}
+
+#[test]
+fn one_of_matches_exactly_one_branch() {
+    let mut rng = SmallRng::seed_from_u64(12);
+    let s = json!({"type": "object", "required": ["n"], "properties": {"n": {"oneOf": [
+        {"type": "integer", "minimum": 0, "maximum": 10},
+        {"type": "integer", "minimum": 5, "maximum": 15}]}}});
+    for _ in 0..200 {
+        let args = generate(&s, &mut rng);
+        let n = args["n"].as_i64().unwrap_or(-1);
+        assert!((0..5).contains(&n) || (11..=15).contains(&n), "{n}");
+    }
+}
+
+#[test]
+fn arrays_and_strings_are_not_degenerate() {
+    let mut rng = SmallRng::seed_from_u64(13);
+    for _ in 0..100 {
+        let a = one(
+            &json!({"type": "array", "items": {"type": "string"}}),
+            &mut rng,
+        );
+        assert!(
+            a.as_array()
+                .is_some_and(|a| !a.is_empty() && a.iter().all(|s| s != "")),
+            "{a}"
+        );
+        let u = one(
+            &json!({"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 2}),
+            &mut rng,
+        );
+        assert!(
+            u == json!([true, false]) || u == json!([false, true]),
+            "{u}"
+        );
+    }
+}
+
+/// Not asserted: how long one call's arguments take (run with --nocapture).
+#[test]
+fn generation_speed() {
+    let mut rng = SmallRng::seed_from_u64(14);
+    let schemas = pydantic_schemas();
+    let n = 20_000;
+    let start = std::time::Instant::now();
+    let mut bytes = 0;
+    for i in 0..n {
+        bytes += generate(&schemas[i % schemas.len()], &mut rng)
+            .to_string()
+            .len();
+    }
+    let each = start.elapsed() / n as u32;
+    println!("generation: {each:?} per call over pydantic-style schemas ({bytes} bytes)");
+    assert!(bytes > 0);
+}
