@@ -39,6 +39,10 @@ const SUGGESTED: f64 = 0.8;
 /// Tries at a `oneOf` value that matches exactly one branch.
 const ONE_OF_TRIES: usize = 8;
 
+/// Values one call builds (nested ones counted) before it takes the shortest way and
+/// stops retrying: a pathological schema costs bounded time.
+const STEPS: usize = 5_000;
+
 /// How arguments are generated (the plan's `[arguments]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Generation {
@@ -85,6 +89,7 @@ pub fn generate_with(
         optional,
         depth: 0,
         refs: 0,
+        steps: 0,
     };
     match g.value(schema, Some(pins)) {
         v @ Value::Object(_) => v,
@@ -104,20 +109,22 @@ struct Gen<'r, R> {
     optional: f64,
     depth: usize,
     refs: usize,
+    steps: usize,
 }
 
 impl<R: Rng> Gen<'_, R> {
     /// Whether to take the way out of a recursive schema.
     fn shallow(&self) -> bool {
-        self.depth > SHALLOW_DEPTH || self.refs > MAX_REFS
+        self.depth > SHALLOW_DEPTH || self.refs > MAX_REFS || self.steps > STEPS
     }
 
     /// A value of `schema`; `pins` are the profile's top-level arguments, handed to the
     /// object the schema resolves to.
     fn value(&mut self, schema: &Value, pins: Option<&Map<String, Value>>) -> Value {
-        if self.depth > MAX_DEPTH {
+        if self.depth > MAX_DEPTH || self.steps > 4 * STEPS {
             return json!({});
         }
+        self.steps += 1;
         let root = self.root;
         let (depth, refs) = (self.depth, self.refs);
         let (resolved, n) = resolve(root, schema);
@@ -211,8 +218,8 @@ impl<R: Rng> Gen<'_, R> {
             let others = options
                 .iter()
                 .enumerate()
-                .any(|(j, o)| j != i && valid(self.root, o, &v, 0));
-            if !others {
+                .any(|(j, o)| j != i && valid(self.root, o, &v));
+            if !others || self.steps > STEPS {
                 return v;
             }
             last = v;
@@ -232,7 +239,7 @@ impl<R: Rng> Gen<'_, R> {
                 Value::Object(o) => o.is_empty(),
                 _ => false,
             };
-            !degenerate && valid(root, s, v, 0)
+            !degenerate && valid(root, s, v)
         };
         let candidates: Vec<&Value> = s
             .get("default")
@@ -406,12 +413,25 @@ impl<R: Rng> Gen<'_, R> {
         let unique = s.get("uniqueItems") == Some(&Value::Bool(true));
         let any = json!({});
         let mut out: Vec<Value> = Vec::with_capacity(n);
+        // `contains`: the first items (past a tuple's) are drawn from it.
+        let contains = s.get("contains").filter(|c| c.is_object());
+        let wanted = contains.map_or(0, |_| count("minContains").unwrap_or(1).min(max));
+        let n = n
+            .max(prefix.len().min(max))
+            .max((prefix.len() + wanted).min(max));
         for i in 0..n {
-            let item = prefix.get(i).or(rest).unwrap_or(&any);
+            let item = match contains {
+                Some(c) if i >= prefix.len() && i < prefix.len() + wanted => match rest {
+                    Some(r @ Value::Object(_)) => Cow::Owned(json!({"allOf": [r, c]})),
+                    _ => Cow::Borrowed(c),
+                },
+                _ => Cow::Borrowed(prefix.get(i).or(rest).unwrap_or(&any)),
+            };
+            let item = item.as_ref();
             let mut v = self.value(item, None);
             if unique {
                 let mut tries = 0;
-                while out.iter().any(|o| same(o, &v)) && tries < 16 {
+                while out.iter().any(|o| same(o, &v)) && tries < 16 && self.steps <= STEPS {
                     v = self.value(item, None);
                     tries += 1;
                 }

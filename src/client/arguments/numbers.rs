@@ -110,10 +110,12 @@ pub(super) fn integer(schema: &Value, rng: &mut impl Rng) -> Value {
 pub(super) fn number(schema: &Value, rng: &mut impl Rng) -> Value {
     let range = Range::of(schema);
     let Some(step) = multiple_of(schema) else {
-        let v = if range.hi > range.lo {
+        let v = if range.hi > range.lo && (range.hi - range.lo).is_finite() {
             rng.random_range(range.lo..=range.hi)
-        } else {
+        } else if range.lo.is_finite() {
             range.lo
+        } else {
+            0.0
         };
         let v = if range.contains(v) {
             v

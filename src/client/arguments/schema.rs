@@ -3,6 +3,7 @@
 //! valid by construction (a `default` to trust, the one `oneOf` branch to match).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
@@ -68,6 +69,16 @@ fn percent_decode(s: &str) -> Cow<'_, str> {
 /// `schema` with its `$ref` followed and its `allOf` merged in, and how many references
 /// that followed (the generator bounds recursion by them).
 pub(super) fn resolve<'s>(root: &'s Value, schema: &'s Value) -> (Cow<'s, Value>, usize) {
+    resolve_at(root, schema, 0)
+}
+
+/// Nesting of `$ref`-with-siblings and `allOf` parts resolved within one schema.
+const RESOLVE_DEPTH: usize = 8;
+
+fn resolve_at<'s>(root: &'s Value, schema: &'s Value, depth: usize) -> (Cow<'s, Value>, usize) {
+    if depth > RESOLVE_DEPTH {
+        return (Cow::Owned(Value::Bool(true)), 0);
+    }
     let mut current = Cow::Borrowed(schema);
     let mut refs = 0;
     for _ in 0..16 {
@@ -81,7 +92,7 @@ pub(super) fn resolve<'s>(root: &'s Value, schema: &'s Value) -> (Cow<'s, Value>
             current = if constrained {
                 let mut rest = o.clone();
                 rest.remove("$ref");
-                let (target, n) = resolve(root, target);
+                let (target, n) = resolve_at(root, target, depth + 1);
                 refs += n;
                 Cow::Owned(merge(&Value::Object(rest), &target))
             } else {
@@ -94,7 +105,7 @@ pub(super) fn resolve<'s>(root: &'s Value, schema: &'s Value) -> (Cow<'s, Value>
             rest.remove("allOf");
             let mut merged = Value::Object(rest);
             for part in parts {
-                let (part, n) = resolve(root, part);
+                let (part, n) = resolve_at(root, part, depth + 1);
                 refs += n;
                 merged = merge(&merged, &part);
             }
@@ -272,7 +283,19 @@ pub(super) fn has_type(t: &str, v: &Value) -> bool {
 
 /// Whether `v` validates against `schema` (references into `root`), for the keywords
 /// the generator knows; `format` and remote references are taken as met.
-pub(super) fn valid(root: &Value, schema: &Value, v: &Value, depth: usize) -> bool {
+pub(super) fn valid(root: &Value, schema: &Value, v: &Value) -> bool {
+    check(root, schema, v, 0, &Cell::new(CHECK_BUDGET))
+}
+
+/// Subschemas one `valid` looks at before it takes the rest as met (a schema of
+/// self-references in `anyOf`s would otherwise take exponential time).
+const CHECK_BUDGET: u32 = 2_000;
+
+fn check(root: &Value, schema: &Value, v: &Value, depth: usize, budget: &Cell<u32>) -> bool {
+    if budget.get() == 0 {
+        return true;
+    }
+    budget.set(budget.get() - 1);
     let o = match schema {
         Value::Bool(b) => return *b,
         Value::Object(o) => o,
@@ -281,7 +304,7 @@ pub(super) fn valid(root: &Value, schema: &Value, v: &Value, depth: usize) -> bo
     if depth > 24 {
         return true;
     }
-    let sub = |s: &Value, v: &Value| valid(root, s, v, depth + 1);
+    let sub = |s: &Value, v: &Value| check(root, s, v, depth + 1, budget);
     if let Some(r) = o.get("$ref").and_then(Value::as_str) {
         if let Some(target) = lookup(root, r) {
             if !sub(target, v) {

@@ -13,6 +13,7 @@ fn one(schema: &Value, rng: &mut SmallRng) -> Value {
         optional: 0.5,
         depth: 0,
         refs: 0,
+        steps: 0,
     };
     g.value(schema, None)
 }
@@ -731,6 +732,16 @@ fn arrays_and_strings_are_not_degenerate() {
             u == json!([true, false]) || u == json!([false, true]),
             "{u}"
         );
+        let c = json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9},
+            "contains": {"const": 7}, "minContains": 2, "maxItems": 3});
+        let v = one(&c, &mut rng);
+        assert_eq!(
+            v.as_array()
+                .map(|a| a.iter().filter(|x| **x == 7).count() >= 2),
+            Some(true),
+            "{v}"
+        );
+        assert_valid(&c, &v);
     }
 }
 
@@ -750,4 +761,37 @@ fn generation_speed() {
     let each = start.elapsed() / n as u32;
     println!("generation: {each:?} per call over pydantic-style schemas ({bytes} bytes)");
     assert!(bytes > 0);
+}
+
+#[test]
+fn hostile_schemas_cost_bounded_time_and_never_panic() {
+    let mut rng = SmallRng::seed_from_u64(15);
+    let hostile = [
+        json!({"$ref": "#", "minimum": 1}),
+        json!({"type": "object", "required": ["a"], "properties": {"a": {"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"$ref": "#"}]}}}),
+        json!({"type": "object", "required": ["a"], "properties": {"a": {"oneOf": [{"$ref": "#"}, {"$ref": "#"}]}}}),
+        json!({"allOf": [{"$ref": "#"}]}),
+        json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "number", "minimum": -1e308, "maximum": 1e308}}}),
+        json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "number", "minimum": 1e308}}}),
+        json!({"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 10, "maximum": 1}}}),
+        json!({"type": "object", "required": ["s"], "properties": {"s": {"type": "string", "minLength": 9, "maxLength": 2}}}),
+        json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "array", "minItems": 5, "maxItems": 1, "uniqueItems": true, "items": {"const": 1}}}}),
+        json!({"$ref": "https://example.com/remote.json"}),
+        json!({"$ref": "#/$defs/missing"}),
+        json!("not a schema"),
+        json!(true),
+        json!({"type": 7, "properties": [], "required": "x", "enum": []}),
+    ];
+    for schema in &hostile {
+        let start = std::time::Instant::now();
+        for _ in 0..20 {
+            let args = generate(schema, &mut rng);
+            assert!(args.is_object(), "{schema} gave {args}");
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{schema}: {:?}",
+            start.elapsed()
+        );
+    }
 }
