@@ -430,6 +430,20 @@ pub fn is_destructive(tool: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn destructive_tools_are_told_apart() {
+        let t =
+            |a: Value| json!({"name": "x", "inputSchema": {"type": "object"}, "annotations": a});
+        assert!(is_destructive(&t(json!({"destructiveHint": true}))));
+        assert!(!is_destructive(&t(
+            json!({"destructiveHint": true, "readOnlyHint": true})
+        )));
+        assert!(!is_destructive(&t(json!({"destructiveHint": false}))));
+        assert!(!is_destructive(&json!({"name": "x"})));
+        assert!(!is_destructive(&t(json!({"destructiveHint": "yes"}))));
+    }
 
     #[test]
     fn list_changed_maps_to_its_list() {

@@ -56,18 +56,6 @@ impl Default for Generation {
     }
 }
 
-/// Whether a `tools/list` entry says calling it destroys something: its annotations
-/// give `destructiveHint: true` and not `readOnlyHint: true`.
-pub fn is_destructive(tool: &Value) -> bool {
-    let hint = |k: &str| {
-        tool.get("annotations")
-            .and_then(|a| a.get(k))
-            .and_then(Value::as_bool)
-            == Some(true)
-    };
-    hint("destructiveHint") && !hint("readOnlyHint")
-}
-
 /// Arguments for a tool whose `inputSchema` is `schema`: an object with the `pins` the
 /// profile gives exactly as given (never regenerated, even when they break the schema),
 /// every other required property generated, and each optional one with probability

@@ -610,18 +610,6 @@ fn the_optional_share_counts() {
 }
 
 #[test]
-fn destructive_tools_are_told_apart() {
-    let t = |a: Value| json!({"name": "x", "inputSchema": {"type": "object"}, "annotations": a});
-    assert!(is_destructive(&t(json!({"destructiveHint": true}))));
-    assert!(!is_destructive(&t(
-        json!({"destructiveHint": true, "readOnlyHint": true})
-    )));
-    assert!(!is_destructive(&t(json!({"destructiveHint": false}))));
-    assert!(!is_destructive(&json!({"name": "x"})));
-    assert!(!is_destructive(&t(json!({"destructiveHint": "yes"}))));
-}
-
-#[test]
 fn recursion_ends_and_escaped_pointers_resolve() {
     let mut rng = SmallRng::seed_from_u64(5);
     // Unsatisfiable (a required link forever): still an answer, no overflow.
