@@ -106,6 +106,14 @@ impl Handler {
         let instructions = "Reference MCP server of mcp-fleet. Tools: echo, add, sleep, fail, \
              progress, ask_sampling, ask_elicitation, ask_roots, notify_list_changed. \
              Resources fleet://resources/1..25. Prompts: greeting, review.";
+        let instructions = if opts.app_tools {
+            format!(
+                "{instructions} Application tools: {}.",
+                super::app::AppTool::ALL.map(super::app::AppTool::name).join(", ")
+            )
+        } else {
+            instructions.to_string()
+        };
         let rest = json!({
             "capabilities": {
                 "tools": {"listChanged": true},
@@ -115,7 +123,7 @@ impl Handler {
                 "completions": {},
             },
             "serverInfo": server_info,
-            "instructions": instructions,
+            "instructions": &instructions,
         })
         .to_string();
         // `rest` is `{...}`: drop its `{` so it can follow the version member.
@@ -139,7 +147,7 @@ impl Handler {
                 "prompts": {"listChanged": true},
                 "completions": {},
             },
-            "instructions": instructions,
+            "instructions": &instructions,
         })
         .to_string();
         let discover = splice(&cached_members, &discover);
