@@ -21,7 +21,8 @@
 # then with pins from a pool / a capture (interop/profiles/time.toml, memory.toml; AFTER
 # only: BEFORE cannot read them).
 #
-#   CALLS=200 CLIENTS=4 STDIO_SESSIONS=10 (sessions per stdio tool run, 10 calls each)
+#   CALLS=200 CLIENTS=4 STDIO_SESSIONS=10 (sessions per stdio tool run, 10 calls each;
+#   one client at a time, 30 s per request: a Python or Node start-up on a busy machine)
 #
 # Output: a markdown table on stdout; raw results in results/bench-arguments-<time>/.
 # Every run is bounded by `timeout`; everything stays on loopback.
@@ -63,17 +64,19 @@ echo "results in $out; before $("$before" --version 2>/dev/null), after $("$afte
 # profile FILE TOOL SESSIONS COUNT: tools/list, then COUNT generated calls of TOOL; in the
 # syntax both binaries read (no [arguments], no on_error).
 profile() {
+  local n=$clients
+  [[ $4 -gt 1 ]] && n=1
   cat >"$1" <<EOF
 name = "arguments-$2"
 seed = 16
 
 [load]
-clients = $clients
+clients = $n
 sessions = $3
 think = "0ms"
 
 [target]
-timeout = "10s"
+timeout = "30s"
 
 [[persona]]
 name = "client"
@@ -163,12 +166,13 @@ if [[ -x $time_py ]]; then
     for side in before after; do
       b=$before
       [[ $side == after ]] && b=$after
-      fleet "$b" "$out/time-$tool-$side" "$out/time-$tool.toml" --stdio "$time_cmd"
+      fleet "$b" "$out/time-$tool-$side" "$out/time-$tool.toml" --stdio "$time_cmd" --timeout 30s
       figures+=("$(share "$(accepted "$out/time-$tool-$side" "$tool")")")
     done
     row "mcp-server-time \`$tool\`, generated" "${figures[0]}" "${figures[1]}"
   done
-  fleet "$after" "$out/time-pinned" interop/profiles/time.toml --stdio "$time_cmd"
+  fleet "$after" "$out/time-pinned" interop/profiles/time.toml --stdio "$time_cmd" \
+    --clients 1 --timeout 30s
   for tool in get_current_time convert_time; do
     row "mcp-server-time \`$tool\`, zones from a pool" "—" \
       "$(share "$(accepted "$out/time-pinned" "$tool")")"
@@ -186,12 +190,13 @@ if [[ -f $memory_js ]]; then
     for side in before after; do
       b=$before
       [[ $side == after ]] && b=$after
-      fleet "$b" "$out/memory-$tool-$side" "$out/memory-$tool.toml" --stdio "$memory_cmd"
+      fleet "$b" "$out/memory-$tool-$side" "$out/memory-$tool.toml" --stdio "$memory_cmd" --timeout 30s
       figures+=("$(share "$(accepted "$out/memory-$tool-$side" "$tool")")")
     done
     row "server-memory \`$tool\`, generated" "${figures[0]}" "${figures[1]}"
   done
-  fleet "$after" "$out/memory-captured" interop/profiles/memory.toml --stdio "$memory_cmd"
+  fleet "$after" "$out/memory-captured" interop/profiles/memory.toml --stdio "$memory_cmd" \
+    --clients 1 --timeout 30s
   for tool in create_entities open_nodes; do
     row "server-memory \`$tool\`, name pinned / captured" "—" \
       "$(share "$(accepted "$out/memory-captured" "$tool")")"

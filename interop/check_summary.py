@@ -33,9 +33,13 @@ def acceptance(s: dict, a: argparse.Namespace, problems: list[str]) -> str:
     if a.min_accepted is None and not a.left_out:
         return ""
     table = s.get("tool_acceptance")
-    if not isinstance(table, dict):
+    if not isinstance(table, dict) or not table:
+        # Say what the per-tool counts of older summaries show (count - errors - tool_errors).
+        tools = s.get("tools") or {}
+        seen = ", ".join(f"{k} {max(0, v.get('count', 0) - v.get('errors', 0) - v.get('tool_errors', 0))}"
+                         f"/{v.get('count', 0)}" for k, v in sorted(tools.items()))
         problems.append(f"no tool_acceptance in summary.json (schema {s.get('schema_version')}; "
-                        "it is new in schema 9)")
+                        f"new in schema 9); by tools[]: {seen or 'no tool calls'}")
         return ""
     seen = []
     if a.min_accepted is not None:

@@ -109,7 +109,9 @@ impl Handler {
         let instructions = if opts.app_tools {
             format!(
                 "{instructions} Application tools: {}.",
-                super::app::AppTool::ALL.map(super::app::AppTool::name).join(", ")
+                super::app::AppTool::ALL
+                    .map(super::app::AppTool::name)
+                    .join(", ")
             )
         } else {
             instructions.to_string()

@@ -382,3 +382,36 @@ fn long_error_texts_are_cut() {
     assert_eq!(bounded("abcdef", 3), "abc…");
     assert_eq!(bounded("ééé", 2), "éé…");
 }
+
+#[test]
+fn the_note_store_bound_drops_the_oldest_through_the_tools() {
+    let app = AppTools::new(NoteStore::new(2));
+    let create = |title: &str| {
+        let r = app
+            .call(&json!({"name": "note_create", "arguments": {"title": title, "body": "b"}}))
+            .expect("an app tool")
+            .expect("accepted");
+        r["structuredContent"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let ids: Vec<String> = ["a", "b", "c"].into_iter().map(create).collect();
+    let get = |id: &str| {
+        app.call(&json!({"name": "note_get", "arguments": {"id": id}}))
+            .expect("an app tool")
+            .expect("valid arguments")
+    };
+    assert_eq!(get(&ids[0])["isError"], true);
+    assert_eq!(get(&ids[2])["structuredContent"]["title"], "c");
+    let listed = app
+        .call(&json!({"name": "note_list"}))
+        .expect("an app tool")
+        .expect("accepted");
+    assert_eq!(listed["structuredContent"]["total"], 2);
+    assert_eq!(
+        listed["content"][0]["text"],
+        format!("[NOTE] {} c\n[NOTE] {} b", ids[2], ids[1])
+    );
+    assert!(app.call(&json!({"name": "echo"})).is_none());
+}
