@@ -184,7 +184,7 @@ fi
 memory_js=target/interop/npm-memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js
 if [[ -f $memory_js ]]; then
   memory_cmd="bash $PWD/interop/memory_server.sh $PWD/$out/memory $PWD/$memory_js"
-  for tool in create_entities search_nodes open_nodes; do
+  for tool in create_entities add_observations search_nodes; do
     profile "$out/memory-$tool.toml" "$tool" "$stdio_sessions" 10
     figures=()
     for side in before after; do
@@ -197,7 +197,7 @@ if [[ -f $memory_js ]]; then
   done
   fleet "$after" "$out/memory-captured" interop/profiles/memory.toml --stdio "$memory_cmd" \
     --clients 1 --timeout 30s
-  for tool in create_entities open_nodes; do
+  for tool in create_entities open_nodes add_observations; do
     row "server-memory \`$tool\`, name pinned / captured" "—" \
       "$(share "$(accepted "$out/memory-captured" "$tool")")"
   done
