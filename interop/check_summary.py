@@ -3,11 +3,15 @@
 
     check_summary.py DIR --sessions N --phases initialize,tools/list,... \
         [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
+        [--min-accepted 0.95 [--acceptance-tools a,b]] [--left-out TOOL]...
 
 Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
 == 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
 every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
-`counters` is 0). Prints one line: what was seen on success, the reasons and
+`counters` is 0). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+those of --acceptance-tools) was called and had at least that share of its calls
+accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
+generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
 `failure_examples` on failure. Exit 0 = pass, 1 = fail.
 """
 
@@ -24,6 +28,49 @@ def fmt_counts(d: dict) -> str:
     return ", ".join(f"{k}×{v}" for k, v in sorted(d.items())) or "none"
 
 
+def acceptance(s: dict, a: argparse.Namespace, problems: list[str]) -> str:
+    """Check `tool_acceptance` as --min-accepted / --left-out ask; returns what was seen."""
+    if a.min_accepted is None and not a.left_out:
+        return ""
+    table = s.get("tool_acceptance")
+    if not isinstance(table, dict) or not table:
+        # Say what the per-tool counts of older summaries show (count - errors - tool_errors).
+        tools = s.get("tools") or {}
+        seen = ", ".join(f"{k} {max(0, v.get('count', 0) - v.get('errors', 0) - v.get('tool_errors', 0))}"
+                         f"/{v.get('count', 0)}" for k, v in sorted(tools.items()))
+        problems.append(f"no tool_acceptance in summary.json (schema {s.get('schema_version')}; "
+                        f"new in schema 9); by tools[]: {seen or 'no tool calls'}")
+        return ""
+    seen = []
+    if a.min_accepted is not None:
+        names = [n for n in a.acceptance_tools.split(",") if n] or sorted(table)
+        if not names:
+            problems.append("tool_acceptance is empty: no tool was called")
+        for name in names:
+            t = table.get(name) or {}
+            calls, accepted = t.get("calls", 0), t.get("accepted", 0)
+            if calls <= 0:
+                problems.append(f"tool {name}: no calls")
+                continue
+            share = accepted / calls
+            seen.append(f"{name} {accepted}/{calls}")
+            if share < a.min_accepted:
+                why = ", ".join(f"{k}={t.get(k, 0)}" for k in
+                                ("invalid_params", "tool_errors", "other_errors"))
+                gen = f"generated {t.get('generated_accepted', 0)}/{t.get('generated', 0)}"
+                examples = (s.get("tool_error_examples") or {}).get(name) or []
+                ex = f"; e.g. {json.dumps(examples[0])[:200]}" if examples else ""
+                problems.append(f"tool {name} accepted {accepted}/{calls} = {share:.0%} "
+                                f"(want >= {a.min_accepted:.0%}; {why}; {gen}){ex}")
+    for name in a.left_out:
+        left = (table.get(name) or {}).get("left_out") or {}
+        if not left:
+            problems.append(f"tool {name} was not left out of generated calls")
+        else:
+            seen.append(f"{name} left out ({fmt_counts(left)})")
+    return ", ".join(seen)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -32,6 +79,12 @@ def main() -> int:
     ap.add_argument("--counter", action="append", default=[])
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
+    ap.add_argument("--min-accepted", type=float, default=None,
+                    help="least share of each tool's calls the server accepted (0..1)")
+    ap.add_argument("--acceptance-tools", default="",
+                    help="tools --min-accepted applies to (default: all in tool_acceptance)")
+    ap.add_argument("--left-out", action="append", default=[],
+                    help="a tool that must have been left out of generated calls")
     a = ap.parse_args()
 
     path = Path(a.dir) / "summary.json"
@@ -74,6 +127,8 @@ def main() -> int:
         if (op == "=" and got != want) or (op == ">" and not got > want):
             problems.append(f"counter {name}={got} (want {op}{want})")
 
+    accepted_seen = acceptance(s, a, problems)
+
     rate = sess.get("rate_per_s", 0.0)
     if problems:
         print("; ".join(problems))
@@ -91,6 +146,8 @@ def main() -> int:
         extra.append(f"malformed: {s['malformed_messages']}")
     if counters:
         extra.append(f"counted: {fmt_counts(counters)}")
+    if accepted_seen:
+        extra.append(f"accepted: {accepted_seen}")
     print(f"{sess.get('completed')}/{a.sessions} sessions, {rate:.1f} sessions/s"
           + ("; " + "; ".join(extra) if extra else ""))
     return 0

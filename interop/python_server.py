@@ -10,13 +10,24 @@ Runs on `mcp` 1.x (`FastMCP`) and 2.x (`MCPServer`, which also answers the
 PORT may also come from the environment (`PORT`). HTTP transports listen on
 127.0.0.1 only. Tools: `echo(message)`, `add(a, b)`; prompt `greeting(name)`;
 resources `fleet://info` and template `fleet://items/{item_id}`.
+
+Tools whose parameters the SDK turns into the schemas real servers publish (pydantic
+models → `$defs`/`$ref`, `Annotated[..., Field(...)]` → pattern, bounds, multipleOf,
+an `Enum`, `Optional[int] = None` → `anyOf` with null, `datetime.time` → format time),
+and which the SDK validates itself: `plan_task(task)`, `book(code, seats, at)`,
+`order(quantity, boxes)`, `schedule(when, day, repeat, note)`.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
+from enum import Enum
 from importlib.metadata import version
+from typing import Annotated, Optional
+
+from pydantic import BaseModel, Field
 
 SDK_VERSION = version("mcp")
 MAJOR = int(SDK_VERSION.split(".")[0])
@@ -26,6 +37,58 @@ if MAJOR >= 2:
     from mcp.server.mcpserver import MCPServer as _Server
 else:
     from mcp.server.fastmcp import FastMCP as _Server
+
+
+class Priority(str, Enum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class Task(BaseModel):
+    """A task to plan: a model argument, so its schema sits in `$defs`."""
+
+    title: Annotated[str, Field(min_length=1, max_length=80)]
+    priority: Priority
+    estimate: Optional[int] = None
+
+
+Code = Annotated[str, Field(pattern=r"^[A-Z]{3}-\d{4}$", description="e.g. ABC-1234")]
+
+
+def add_argument_tools(server) -> None:
+    """The tools of `python-arguments.toml`: the SDK checks their arguments."""
+
+    @server.tool()
+    def plan_task(task: Task) -> str:
+        """Plan a task (a pydantic model with an enum and an optional estimate)."""
+        estimate = "no estimate" if task.estimate is None else f"{task.estimate} h"
+        return f"planned {task.title!r}: {task.priority.value}, {estimate}"
+
+    @server.tool()
+    def book(code: Code, seats: Annotated[int, Field(ge=1, le=9)], at: datetime.time) -> str:
+        """Book seats on a departure, by code and time of day."""
+        return f"booked {seats} on {code} at {at.isoformat()}"
+
+    @server.tool()
+    def order(
+        quantity: Annotated[float, Field(gt=0, le=100, multiple_of=0.25)],
+        boxes: Annotated[int, Field(ge=5, le=500, multiple_of=5)],
+    ) -> str:
+        """Order a quantity in quarter units, packed in boxes of five."""
+        return f"ordered {quantity} in {boxes} boxes"
+
+    @server.tool()
+    def schedule(
+        when: datetime.datetime,
+        day: datetime.date,
+        repeat: Annotated[int, Field(ge=0, le=10)] = 0,
+        note: Optional[str] = None,
+    ) -> str:
+        """Schedule something at a date-time, from a day on."""
+        return f"scheduled {when.isoformat()} from {day.isoformat()} x{repeat}" + (
+            f" ({note})" if note else ""
+        )
 
 
 def build(port: int, stateless: bool):
@@ -66,6 +129,7 @@ def build(port: int, stateless: bool):
         """One item, by id."""
         return f"item {item_id}"
 
+    add_argument_tools(server)
     return server
 
 

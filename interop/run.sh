@@ -17,6 +17,9 @@ cd "$ROOT"
 EVERYTHING_VERSION="2026.8.31"   # @modelcontextprotocol/server-everything
 MCP1_VERSION="1.30.0"            # newest mcp 1.x on PyPI
 MCP2_VERSION="2.3.0"             # newest mcp 2.x on PyPI (serves both protocol eras)
+# Real application servers, for generated and pinned arguments (issue 16).
+MEMORY_VERSION="2026.8.31"       # @modelcontextprotocol/server-memory (npm)
+TIME_VERSION="2026.10.19"        # mcp-server-time (PyPI)
 
 FLEET="${MCP_FLEET:-target/release/mcp-fleet}"
 case "$FLEET" in /*) ;; *) FLEET="$ROOT/$FLEET" ;; esac
@@ -30,6 +33,10 @@ EVERYTHING_DIR="$WORK/npm/node_modules/@modelcontextprotocol/server-everything"
 EVERYTHING="$EVERYTHING_DIR/dist/index.js"
 LOOPBACK="$ROOT/interop/loopback.cjs"
 PY_SERVER="$ROOT/interop/python_server.py"
+MEMORY_DIR="$WORK/npm-memory/node_modules/@modelcontextprotocol/server-memory"
+MEMORY_SERVER="$ROOT/interop/memory_server.sh"
+MEMORY_FILES="$WORK/memory"      # one knowledge-graph file per session, emptied per run
+TIME_VENV="$WORK/venv-time"
 PROFILES="$ROOT/interop/profiles"
 CHECK="$ROOT/interop/check_summary.py"
 
@@ -87,6 +94,32 @@ install_venv() { # VENV VERSION
   python3 -m venv "$venv" &&
     "$venv/bin/pip" install --disable-pip-version-check -q "mcp==$version" >"$venv.install.log" 2>&1 ||
     { tail -20 "$venv.install.log"; return 1; }
+}
+
+installed_memory_version() {
+  [ -f "$MEMORY_DIR/package.json" ] || return 0
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$MEMORY_DIR/package.json"
+}
+
+install_memory() {
+  if [ "$(installed_memory_version)" = "$MEMORY_VERSION" ]; then return 0; fi
+  say "install: @modelcontextprotocol/server-memory@$MEMORY_VERSION (npm)"
+  mkdir -p "$WORK/npm-memory"
+  if ! npm install --prefix "$WORK/npm-memory" --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/server-memory@$MEMORY_VERSION" >"$WORK/npm-memory-install.log" 2>&1; then
+    tail -20 "$WORK/npm-memory-install.log"; return 1
+  fi
+}
+
+install_time() {
+  local got
+  got="$("$TIME_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp-server-time"))' 2>/dev/null || true)"
+  if [ "$got" = "$TIME_VERSION" ]; then return 0; fi
+  say "install: mcp-server-time==$TIME_VERSION (pip, $TIME_VENV)"
+  rm -rf "$TIME_VENV"
+  python3 -m venv "$TIME_VENV" &&
+    "$TIME_VENV/bin/pip" install --disable-pip-version-check -q "mcp-server-time==$TIME_VERSION" >"$TIME_VENV.install.log" 2>&1 ||
+    { tail -20 "$TIME_VENV.install.log"; return 1; }
 }
 
 # ---------------------------------------------------------------- servers
@@ -238,7 +271,7 @@ python_checks() { # TAG VENV
   selected "$tag-stdio" && check "$tag-stdio" 8 "$PROFILE_PHASES" -- \
     "$PROFILES/python.toml" --stdio "$py $PY_SERVER stdio" --clients 2
 
-  if any_selected "$tag-http" "$tag-profile-http" "$tag-http-auto" "$tag-dual-http"; then
+  if any_selected "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-http-auto" "$tag-dual-http"; then
     port="$(free_port)"
     if start_server "$tag-http" "$port" "$py" "$PY_SERVER" streamable-http "$port"; then
       pid=$SERVER_PID
@@ -247,6 +280,10 @@ python_checks() { # TAG VENV
       selected "$tag-profile-http" && check "$tag-profile-http" 200 "$PROFILE_PHASES" \
         --counter get_stream_opened\>0 -- \
         "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 10
+      # Generated arguments for pydantic-model tools, which the SDK validates itself.
+      selected "$tag-arguments-http" && check "$tag-arguments-http" 40 "tools/list,tools/call" \
+        --rpc-errors-ok --min-accepted 0.95 -- \
+        "$PROFILES/python-arguments.toml" --target "http://127.0.0.1:$port/mcp"
       if [ "$tag" = py1 ]; then
         # A 1.x server has no server/discover: auto must fall back to initialize.
         selected "$tag-http-auto" && check "$tag-http-auto" 100 "probe,$PROFILE_PHASES" \
@@ -263,7 +300,7 @@ python_checks() { # TAG VENV
       fi
       stop_server "$pid"
     else
-      server_failed "$tag-http" "$tag-profile-http" "$tag-http-auto" "$tag-dual-http"
+      server_failed "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-http-auto" "$tag-dual-http"
     fi
   fi
 
@@ -300,6 +337,41 @@ python_checks() { # TAG VENV
   return 0
 }
 
+# Real application servers over stdio (each session starts the server). Generated-only
+# runs are measured (--min-accepted 0 prints the shares); pinned and captured ones must
+# be accepted nearly always.
+app_checks() {
+  if any_selected time-generated time-pinned; then
+    if install_time; then
+      local time_cmd="$TIME_VENV/bin/python -m mcp_server_time --local-timezone UTC"
+      selected time-generated && check time-generated 8 "tools/list,tools/call" \
+        --rpc-errors-ok --min-accepted 0 -- \
+        "$PROFILES/time-generated.toml" --stdio "$time_cmd"
+      selected time-pinned && check time-pinned 8 "tools/list,tools/call" \
+        --min-accepted 0.95 -- \
+        "$PROFILES/time.toml" --stdio "$time_cmd"
+    else
+      record time-install 0 "pip install mcp-server-time==$TIME_VERSION failed"
+    fi
+  fi
+  if any_selected memory-generated memory-captured; then
+    if install_memory; then
+      rm -rf "$MEMORY_FILES"
+      local memory_cmd="bash $MEMORY_SERVER $MEMORY_FILES $MEMORY_DIR/dist/index.js"
+      selected memory-generated && check memory-generated 6 "tools/list,tools/call" \
+        --rpc-errors-ok --min-accepted 0 --left-out delete_entities -- \
+        "$PROFILES/memory-generated.toml" --stdio "$memory_cmd"
+      selected memory-captured && check memory-captured 10 "tools/list,tools/call" \
+        --min-accepted 0.95 --left-out delete_entities \
+        --acceptance-tools create_entities,open_nodes,add_observations,search_nodes -- \
+        "$PROFILES/memory.toml" --stdio "$memory_cmd"
+    else
+      record memory-install 0 "npm install @modelcontextprotocol/server-memory@$MEMORY_VERSION failed"
+    fi
+  fi
+  return 0
+}
+
 # ---------------------------------------------------------------- main
 
 for tool in node npm python3 timeout; do
@@ -312,20 +384,21 @@ if [ ! -x "$FLEET" ]; then
   exit 1
 fi
 mkdir -p "$RESULTS"
-say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION"
+say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION"
 
 if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
     everything-profile-http everything-sse everything-profile-sse; then
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
-PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-http-auto py1-sse py1-profile-sse)
-PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
+PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-http-auto py1-sse py1-profile-sse)
+PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
 if any_selected "${PY1_CHECKS[@]}"; then
   if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi
 fi
 if any_selected "${PY2_CHECKS[@]}"; then
   if install_venv "$WORK/venv2" "$MCP2_VERSION"; then python_checks py2 "$WORK/venv2"; else record py2-install 0 "pip install mcp==$MCP2_VERSION failed"; fi
 fi
+app_checks
 
 cleanup
 [ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"

@@ -229,6 +229,10 @@ pub struct ServeArgs {
     /// (repeatable), e.g. --fault wrong-jsonrpc --fault echo-version.
     #[arg(long = "fault", value_name = "NAME")]
     pub faults: Vec<Fault>,
+    /// Add application tools: one per JSON Schema feature (feature_*), validating their
+    /// arguments strictly (-32602 otherwise), and notes (note_create/get/list/delete).
+    #[arg(long)]
+    pub app_tools: bool,
 }
 
 #[derive(Debug, Default, Args)]

@@ -148,6 +148,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         faults: args.faults,
         stall: args.stall_at.zip(args.stall_for),
         session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
+        app_tools: args.app_tools,
         ..Default::default()
     };
     match args.http {

@@ -330,7 +330,13 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn new(page_size: usize) -> Catalog {
-        let tools = Tool::ALL.iter().map(|t| t.definition()).collect();
+        Catalog::with_tools(page_size, Vec::new())
+    }
+
+    /// The catalog with `extra` tool definitions listed after the built-in tools.
+    pub fn with_tools(page_size: usize, extra: Vec<Value>) -> Catalog {
+        let mut tools: Vec<Value> = Tool::ALL.iter().map(|t| t.definition()).collect();
+        tools.extend(extra);
         let resources = (1..=RESOURCE_COUNT)
             .map(|n| {
                 json!({"uri": format!("{RESOURCE_PREFIX}{n}"), "name": format!("resource-{n}"),

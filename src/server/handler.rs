@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
 
+use super::app::AppTools;
 use super::catalog::{self, Catalog, Listing, Tool};
 use super::faults::Faults;
 use super::notifier::Notifier;
@@ -91,6 +92,8 @@ pub struct Handler {
     stall: Option<Stall>,
     /// Sessions open and opened, over every network transport, for `/metrics`.
     pub sessions: super::process_metrics::SessionGauge,
+    /// The application tools, when served (`serve --app-tools`).
+    app: Option<AppTools>,
 }
 
 impl Handler {
@@ -103,6 +106,16 @@ impl Handler {
         let instructions = "Reference MCP server of mcp-fleet. Tools: echo, add, sleep, fail, \
              progress, ask_sampling, ask_elicitation, ask_roots, notify_list_changed. \
              Resources fleet://resources/1..25. Prompts: greeting, review.";
+        let instructions = if opts.app_tools {
+            format!(
+                "{instructions} Application tools: {}.",
+                super::app::AppTool::ALL
+                    .map(super::app::AppTool::name)
+                    .join(", ")
+            )
+        } else {
+            instructions.to_string()
+        };
         let rest = json!({
             "capabilities": {
                 "tools": {"listChanged": true},
@@ -112,7 +125,7 @@ impl Handler {
                 "completions": {},
             },
             "serverInfo": server_info,
-            "instructions": instructions,
+            "instructions": &instructions,
         })
         .to_string();
         // `rest` is `{...}`: drop its `{` so it can follow the version member.
@@ -136,12 +149,15 @@ impl Handler {
                 "prompts": {"listChanged": true},
                 "completions": {},
             },
-            "instructions": instructions,
+            "instructions": &instructions,
         })
         .to_string();
         let discover = splice(&cached_members, &discover);
+        let app = opts.app_tools.then(AppTools::default);
+        let extra_tools = app.as_ref().map(AppTools::definitions).unwrap_or_default();
         Handler {
-            catalog: Catalog::new(opts.page_size),
+            catalog: Catalog::with_tools(opts.page_size, extra_tools),
+            app,
             eras: opts.eras,
             init_tail,
             modern_members,
@@ -340,7 +356,10 @@ impl Handler {
             m::RESOURCES_LIST => page(&self.catalog.resources, params),
             m::RESOURCES_TEMPLATES_LIST => page(&self.catalog.templates, params),
             m::PROMPTS_LIST => page(&self.catalog.prompts, params),
-            m::TOOLS_CALL => call_tool(ctx, params).await.map(Reply::Value),
+            m::TOOLS_CALL => match self.app.as_ref().and_then(|app| app.call(params)) {
+                Some(outcome) => outcome.map(Reply::Value),
+                None => call_tool(ctx, params).await.map(Reply::Value),
+            },
             m::RESOURCES_READ => self.read_resource(ctx, params),
             m::PROMPTS_GET => get_prompt(params).map(Reply::Value),
             m::LOGGING_SET_LEVEL => match params.get("level").and_then(Value::as_str) {

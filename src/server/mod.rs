@@ -5,6 +5,7 @@
 //! the stateless 2026-07-28 requests), and `http` / `stdio` / `channel` only frame bytes
 //! around it.
 
+pub mod app;
 pub mod catalog;
 pub mod channel;
 pub mod faults;
@@ -78,6 +79,10 @@ pub struct ServerOptions {
     /// Streamable HTTP sessions no request named for this long are dropped by a
     /// periodic sweep (`serve --session-ttl`); `None` keeps them until DELETE.
     pub session_ttl: Option<std::time::Duration>,
+    /// Add the application tools (`serve --app-tools`): one tool per JSON Schema feature,
+    /// each validating its arguments strictly (-32602 otherwise), and a shared note
+    /// store (`note_create` / `note_get` / `note_list` / `note_delete`).
+    pub app_tools: bool,
 }
 
 impl Default for ServerOptions {
@@ -92,6 +97,7 @@ impl Default for ServerOptions {
             faults: Vec::new(),
             stall: None,
             session_ttl: Some(DEFAULT_SESSION_TTL),
+            app_tools: false,
         }
     }
 }
