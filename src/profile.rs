@@ -116,6 +116,11 @@ pub struct TargetSection {
     /// go beyond one source address's ephemeral ports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub source_addresses: Vec<String>,
+    /// The built-in server also serves its application tools (`serve --app-tools`:
+    /// schemas with every JSON Schema feature, notes to create, read and delete). Only
+    /// the built-in server has them; another target offers its own tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_tools: Option<bool>,
 }
 
 /// A command line, written either way.

@@ -53,7 +53,10 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
     let builtin = if needs_builtin {
         let server = server::spawn_http(
             std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            server::ServerOptions::default(),
+            server::ServerOptions {
+                app_tools: plan.builtin_app_tools,
+                ..server::ServerOptions::default()
+            },
         )
         .await
         .context("starting the built-in server")?;
@@ -120,9 +123,13 @@ fn endpoint(
                 Some(p) => p.to_path_buf(),
                 None => std::env::current_exe().context("locating this program")?,
             };
+            let mut args = vec!["serve".to_string(), "--stdio".to_string()];
+            if plan.builtin_app_tools {
+                args.push("--app-tools".into());
+            }
             let cmd = StdioCommand {
                 program: exe.display().to_string(),
-                args: vec!["serve".into(), "--stdio".into()],
+                args,
                 env: Vec::new(),
                 grace: STDIO_GRACE,
                 max_message: plan.max_message_bytes,

@@ -93,6 +93,8 @@ pub struct Plan {
     pub pools: std::sync::Arc<data::Pools>,
     /// `[arguments]`: how arguments are generated.
     pub arguments: ArgumentPolicy,
+    /// `[target] app_tools`: the built-in server serves its application tools too.
+    pub builtin_app_tools: bool,
 }
 
 /// `[arguments]`, resolved.
@@ -227,6 +229,7 @@ impl Plan {
             // CONTRACT: the data part reads `[data]` and `[arguments]`.
             pools: std::sync::Arc::new(data::Pools::default()),
             arguments: ArgumentPolicy::default(),
+            builtin_app_tools: profile.target.app_tools == Some(true),
         })
     }
 }
