@@ -18,7 +18,6 @@ mod reply;
 mod scenario;
 mod secrets;
 mod soak;
-mod stubs;
 mod target;
 pub mod template;
 pub mod threshold;
