@@ -112,6 +112,29 @@ impl Default for ArgumentPolicy {
     }
 }
 
+impl ArgumentPolicy {
+    /// `[arguments]`: `optional` a share from 0 to 1.
+    pub fn from_section(
+        s: &crate::profile::ArgumentsSection,
+        origin: &str,
+    ) -> Result<ArgumentPolicy, PlanError> {
+        let default = ArgumentPolicy::default();
+        let optional = s.optional.unwrap_or(default.optional);
+        if !(0.0..=1.0).contains(&optional) {
+            return Err(PlanError::new(
+                origin,
+                "arguments.optional",
+                format!("{optional} is not a share from 0 to 1"),
+                "use e.g. optional = 0.5 (half the optional properties), 0 or 1",
+            ));
+        }
+        Ok(ArgumentPolicy {
+            optional,
+            allow_destructive: s.allow_destructive.unwrap_or(default.allow_destructive),
+        })
+    }
+}
+
 /// Where the profile comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -176,8 +199,12 @@ impl Plan {
         if profile.scenarios.is_empty() {
             profile.scenarios.push(scenario::default_section());
         }
+        let pools = data::Pools::from_sections(&profile.data, origin)?;
+        let arguments = ArgumentPolicy::from_section(&profile.arguments, origin)?;
         let mut tools = ToolTable::default();
-        let scenarios = Scenario::all_from_sections(&profile.scenarios, &mut tools, origin)?;
+        let mut ctx = template::TemplateContext::new(&pools);
+        let scenarios =
+            Scenario::all_from_sections(&profile.scenarios, &mut tools, &mut ctx, origin)?;
         if profile.personas.is_empty() {
             profile.personas.push(Persona::default_section());
         }
@@ -223,9 +250,8 @@ impl Plan {
             redacted,
             soak,
             watch,
-            // CONTRACT: the data part reads `[data]` and `[arguments]`.
-            pools: std::sync::Arc::new(data::Pools::default()),
-            arguments: ArgumentPolicy::default(),
+            pools: std::sync::Arc::new(pools),
+            arguments,
         })
     }
 }
