@@ -237,14 +237,48 @@ impl StepContext<'_> {
                     names.join(", ")
                 )
             };
+            let at = key_using(value, key, name, ctx, self.origin);
             return Err(PlanError::new(
                 self.origin,
-                key,
+                at,
                 format!("`${{{name}}}` is not captured by an earlier step"),
                 fix,
             ));
         }
         Ok(t)
+    }
+}
+
+/// The key of the string below `value` that uses captured variable `name` (else `key`).
+fn key_using(
+    value: &Value,
+    key: &str,
+    name: &str,
+    ctx: &mut TemplateContext,
+    origin: &str,
+) -> String {
+    find_key(value, key, name, ctx, origin).unwrap_or_else(|| key.to_string())
+}
+
+fn find_key(
+    value: &Value,
+    key: &str,
+    name: &str,
+    ctx: &mut TemplateContext,
+    origin: &str,
+) -> Option<String> {
+    match value {
+        Value::String(_) => Template::parse(value, ctx, key, origin)
+            .is_ok_and(|t| t.captured().contains(&name))
+            .then(|| key.to_string()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_key(v, &format!("{key}[{i}]"), name, ctx, origin)),
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(f, v)| find_key(v, &format!("{key}.{f}"), name, ctx, origin)),
+        _ => None,
     }
 }
 
