@@ -39,6 +39,23 @@ impl Var {
             Var::Captured(name) => name.clone(),
         }
     }
+
+    /// As written between `${` and `}`, pools by name (`pool.tz.city`).
+    pub fn describe_with(&self, pools: &Pools) -> String {
+        match self {
+            Var::Pool { pool, field } => {
+                let name = pools
+                    .0
+                    .get(usize::from(*pool))
+                    .map_or("?", |p| p.name.as_str());
+                match field {
+                    Some(f) => format!("pool.{name}.{f}"),
+                    None => format!("pool.{name}"),
+                }
+            }
+            other => other.describe(),
+        }
+    }
 }
 
 /// A piece of a string with variables in it.
@@ -510,6 +527,13 @@ mod tests {
             Template::Fixed(json!("cost $5, ${x} and /srv/repo"))
         );
         assert_eq!(parse(json!("")).expect("empty"), Template::Fixed(json!("")));
+        let named: Vec<String> = parse(json!("${pool.tz.city} ${pool.ids-2} ${x}"))
+            .expect("text")
+            .vars()
+            .iter()
+            .map(|v| v.describe_with(&pools()))
+            .collect();
+        assert_eq!(named, ["pool.tz.city", "pool.ids-2", "x"]);
     }
 
     #[test]
