@@ -191,12 +191,12 @@ impl Scenario {
         let mut captured = BTreeSet::new();
         let mut steps = Vec::with_capacity(s.steps.len());
         for (j, raw) in s.steps.iter().enumerate() {
-            let parts = StepContext {
+            let at = StepContext {
                 key: format!("{key}.steps[{j}]"),
                 origin,
                 captured: &mut captured,
             };
-            steps.push(Step::from_raw(raw, parts, tools, ctx)?);
+            steps.push(Step::from_raw(raw, at, tools, ctx)?);
         }
         Ok(Scenario {
             name: s.name.clone(),
