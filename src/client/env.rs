@@ -231,20 +231,17 @@ impl Lookup for EnvLookup<'_, '_, '_> {
                 let row = match self.rows.iter().find(|(id, _)| id == pool) {
                     Some((_, row)) => row.clone(),
                     None => {
-                        let row = match p.order {
-                            Order::Sequential => p.row(self.env.memory.next_row(*pool)),
-                            Order::Random => p.row(self.rng.random::<u64>()),
-                            Order::Unique => p.claim_unique(),
-                        }
-                        .cloned()
-                        .ok_or_else(|| match p.order {
-                            Order::Unique => format!(
-                                "pool {:?} is used up (unique, {} rows)",
-                                p.name,
-                                p.rows.len()
-                            ),
-                            _ => format!("pool {:?} has no rows", p.name),
-                        })?;
+                        let row = p
+                            .draw(self.env.memory.cursor(*pool), self.rng)
+                            .cloned()
+                            .ok_or_else(|| match p.order {
+                                Order::Unique => format!(
+                                    "pool {:?} is used up (unique, {} rows)",
+                                    p.name,
+                                    p.rows.len()
+                                ),
+                                _ => format!("pool {:?} has no rows", p.name),
+                            })?;
                         self.rows.push((*pool, row.clone()));
                         row
                     }

@@ -10,8 +10,8 @@ pub struct ClientMemory {
     /// The client's index (closed model) or arrival number (open model): where its
     /// walk through a `sequential` pool starts.
     client: u64,
-    /// Rows drawn so far, per pool.
-    drawn: Vec<u64>,
+    /// The next row of each `sequential` pool.
+    cursors: Vec<u64>,
 }
 
 impl ClientMemory {
@@ -22,16 +22,14 @@ impl ClientMemory {
         }
     }
 
-    /// The row index of this client's next draw from a `sequential` pool: its own
-    /// starting row, then the following ones (the pool wraps it around).
-    pub fn next_row(&mut self, pool: PoolId) -> u64 {
+    /// This client's cursor in a `sequential` pool: its own starting row at first,
+    /// then the following ones (the pool wraps it around).
+    pub fn cursor(&mut self, pool: PoolId) -> &mut u64 {
         let i = usize::from(pool);
-        if self.drawn.len() <= i {
-            self.drawn.resize(i + 1, 0);
+        if self.cursors.len() <= i {
+            self.cursors.resize(i + 1, self.client);
         }
-        let n = self.drawn[i];
-        self.drawn[i] += 1;
-        self.client.wrapping_add(n)
+        &mut self.cursors[i]
     }
 }
 
@@ -43,7 +41,9 @@ mod tests {
     fn each_client_walks_from_its_own_row() {
         let mut a = ClientMemory::new(0);
         let mut b = ClientMemory::new(7);
-        assert_eq!([a.next_row(0), a.next_row(0), a.next_row(1)], [0, 1, 0]);
-        assert_eq!([b.next_row(1), b.next_row(1)], [7, 8]);
+        *a.cursor(0) += 1;
+        assert_eq!([*a.cursor(0), *a.cursor(1)], [1, 0]);
+        *b.cursor(1) += 1;
+        assert_eq!([*b.cursor(0), *b.cursor(1)], [7, 8]);
     }
 }

@@ -2,6 +2,11 @@
 //! made and shared by every session of the run. How a session picks a row (its order)
 //! is the pool's; the session keeps its client's cursors.
 
+use super::PlanError;
+use crate::profile::DataSection;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Index of a pool in [`Pools`].
@@ -29,6 +34,11 @@ pub struct Pool {
     /// `None` for JSON lines without `column` (the whole line).
     pub default_field: Option<String>,
     pub rows: Vec<serde_json::Value>,
+    /// A CSV file's header (`${pool.NAME.FIELD}` must name one of them); `None` for JSON
+    /// lines, whose fields are not known before a row is drawn.
+    pub header: Option<Vec<String>>,
+    /// The file as the profile names it (for `validate`).
+    pub source: String,
     /// The next row a `unique` draw takes.
     next_unique: AtomicU64,
 }
@@ -45,7 +55,27 @@ impl Pool {
             order,
             default_field,
             rows,
+            header: None,
+            source: String::new(),
             next_unique: AtomicU64::new(0),
+        }
+    }
+
+    /// One row for a draw: `sequential` takes row `*cursor` and moves the cursor on (a
+    /// client's cursor starts at its index), `random` a row from `rng`, `unique` the
+    /// next row of the run (`None` once every row was taken).
+    pub fn draw(&self, cursor: &mut u64, rng: &mut impl rand::Rng) -> Option<&Value> {
+        match self.order {
+            Order::Sequential => {
+                let row = self.row(*cursor);
+                *cursor = cursor.wrapping_add(1);
+                row
+            }
+            Order::Random => {
+                let n = self.rows.len();
+                (n > 0).then(|| &self.rows[rng.random_range(0..n)])
+            }
+            Order::Unique => self.claim_unique(),
         }
     }
 
@@ -84,10 +114,519 @@ impl Pools {
         &self.0[usize::from(id)]
     }
 
+    /// The `[data.NAME]` sections of the profile at `origin`, each file read now.
+    /// Relative paths are relative to the profile's folder (the current one when the
+    /// profile is not a file).
+    pub fn from_sections(
+        sections: &BTreeMap<String, DataSection>,
+        origin: &str,
+    ) -> Result<Pools, PlanError> {
+        if sections.len() > usize::from(PoolId::MAX) {
+            return Err(PlanError::new(
+                origin,
+                "data",
+                "too many pools",
+                "use fewer than 65535 [data] sections",
+            ));
+        }
+        let base = base_folder(origin);
+        sections
+            .iter()
+            .map(|(name, section)| load_pool(name, section, &base, origin))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Pools)
+    }
+
+    /// One line per pool, e.g. "timezones: 594 rows from data/tz.csv, random".
+    pub fn describe(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|p| {
+                let n = p.rows.len();
+                let order = match p.order {
+                    Order::Sequential => "sequential",
+                    Order::Random => "random",
+                    Order::Unique => "unique",
+                };
+                let rows = if n == 1 { "row" } else { "rows" };
+                let column = p
+                    .default_field
+                    .as_deref()
+                    .map(|c| format!(", column {c}"))
+                    .unwrap_or_default();
+                format!("{}: {n} {rows} from {}, {order}{column}", p.name, p.source)
+            })
+            .collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn id_of(&self, name: &str) -> Option<PoolId> {
         self.0
             .iter()
             .position(|p| p.name == name)
             .and_then(|i| PoolId::try_from(i).ok())
+    }
+}
+
+/// The folder relative data paths start from: the profile's, when `origin` is a file.
+fn base_folder(origin: &str) -> PathBuf {
+    let path = Path::new(origin);
+    if path.is_file() {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        PathBuf::new()
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_-]*`.
+fn is_pool_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    Csv,
+    Lines,
+}
+
+fn load_pool(name: &str, s: &DataSection, base: &Path, origin: &str) -> Result<Pool, PlanError> {
+    let key = |k: &str| format!("data.{name}.{k}");
+    if !is_pool_name(name) {
+        return Err(PlanError::new(
+            origin,
+            format!("data.{name}"),
+            format!("{name:?} is not a pool name"),
+            "name a pool with letters, digits, '_' and '-', starting with a letter or '_'",
+        ));
+    }
+    let order = match s.order.as_deref() {
+        None | Some("sequential") => Order::Sequential,
+        Some("random") => Order::Random,
+        Some("unique") => Order::Unique,
+        Some(other) => {
+            return Err(PlanError::new(
+                origin,
+                key("order"),
+                format!("unknown order {other:?}"),
+                "use \"sequential\", \"random\" or \"unique\"",
+            ))
+        }
+    };
+    if s.file.trim().is_empty() {
+        return Err(PlanError::new(
+            origin,
+            key("file"),
+            "is empty",
+            "name a CSV or JSON-lines file, e.g. file = \"data/users.csv\"",
+        ));
+    }
+    let path = Path::new(&s.file);
+    let format = match s.format.as_deref() {
+        Some("csv") => Format::Csv,
+        Some("jsonl" | "ndjson") => Format::Lines,
+        Some(other) => {
+            return Err(PlanError::new(
+                origin,
+                key("format"),
+                format!("unknown format {other:?}"),
+                "use \"csv\" or \"jsonl\"",
+            ))
+        }
+        None => match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+            _ => Format::Lines,
+        },
+    };
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let text = std::fs::read_to_string(&full).map_err(|e| {
+        PlanError::new(
+            origin,
+            key("file"),
+            format!("cannot read {}: {e}", full.display()),
+            "check the path (a relative one starts at the profile's folder)",
+        )
+    })?;
+    let (rows, header, default_field) = match format {
+        Format::Csv => {
+            let (header, rows) = read_csv(&text, &key("file"), origin)?;
+            let default_field = match &s.column {
+                Some(c) if !header.contains(c) => {
+                    return Err(PlanError::new(
+                        origin,
+                        key("column"),
+                        format!("{c:?} is not a column of {}", s.file),
+                        format!("use one of: {}", header.join(", ")),
+                    ))
+                }
+                Some(c) => Some(c.clone()),
+                None => header.first().cloned(),
+            };
+            (rows, Some(header), default_field)
+        }
+        Format::Lines => {
+            let rows = read_lines(&text, s.column.as_deref(), &key, origin)?;
+            (rows, None, s.column.clone())
+        }
+    };
+    if rows.is_empty() {
+        return Err(PlanError::new(
+            origin,
+            key("file"),
+            format!("{} has no rows", s.file),
+            "put at least one row in the file (a CSV file also needs its header line)",
+        ));
+    }
+    let mut pool = Pool::new(name.to_string(), order, default_field, rows);
+    pool.header = header;
+    pool.source = s.file.clone();
+    Ok(pool)
+}
+
+/// A CSV file with a header line: the header and each row as an object of strings.
+fn read_csv(text: &str, key: &str, origin: &str) -> Result<(Vec<String>, Vec<Value>), PlanError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let line_of = |e: &csv::Error| e.position().map(|p| p.line()).unwrap_or(1);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| {
+            PlanError::new(
+                origin,
+                key,
+                format!("line {} is not a CSV header", line_of(&e)),
+                "start the file with a header line, e.g. name,zone",
+            )
+        })?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header.is_empty() || header.iter().any(String::is_empty) {
+        return Err(PlanError::new(
+            origin,
+            key,
+            "the CSV header has an empty column name",
+            "name every column in the first line, e.g. name,zone",
+        ));
+    }
+    if let Some(dup) = header
+        .iter()
+        .enumerate()
+        .find_map(|(i, h)| header[..i].contains(h).then_some(h))
+    {
+        return Err(PlanError::new(
+            origin,
+            key,
+            format!("the CSV header names column {dup:?} twice"),
+            "give each column its own name",
+        ));
+    }
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = line_of(&e);
+            let problem = match e.kind() {
+                csv::ErrorKind::UnequalLengths { len, .. } => {
+                    format!("line {line} has {len} fields, the header {}", header.len())
+                }
+                _ => format!("line {line} is not valid CSV"),
+            };
+            PlanError::new(
+                origin,
+                key,
+                problem,
+                "give every row as many fields as the header; quote fields with commas in \"…\"",
+            )
+        })?;
+        let row: serde_json::Map<String, Value> = header
+            .iter()
+            .zip(record.iter())
+            .map(|(h, v)| (h.clone(), Value::String(v.to_string())))
+            .collect();
+        rows.push(Value::Object(row));
+    }
+    Ok((header, rows))
+}
+
+/// JSON lines: each non-blank line one value; with `column`, each an object that has it.
+fn read_lines(
+    text: &str,
+    column: Option<&str>,
+    key: &dyn Fn(&str) -> String,
+    origin: &str,
+) -> Result<Vec<Value>, PlanError> {
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let n = i + 1;
+        let value: Value = serde_json::from_str(line).map_err(|_| {
+            PlanError::new(
+                origin,
+                key("file"),
+                format!("line {n} is not JSON"),
+                "write one JSON value per line (a CSV file needs a .csv name or format = \"csv\")",
+            )
+        })?;
+        if let Some(c) = column {
+            if value.get(c).is_none() {
+                return Err(PlanError::new(
+                    origin,
+                    key("column"),
+                    format!("line {n} is not an object with field {c:?}"),
+                    "give every line that field, or drop `column` to take whole lines",
+                ));
+            }
+        }
+        rows.push(value);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use serde_json::json;
+
+    /// A temp folder with a profile file and the data files given.
+    fn folder(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::write(path, text).expect("write");
+        }
+        let profile = dir.path().join("p.toml");
+        std::fs::write(&profile, "").expect("profile");
+        let origin = profile.display().to_string();
+        (dir, origin)
+    }
+
+    fn section(file: &str) -> DataSection {
+        DataSection {
+            file: file.into(),
+            ..Default::default()
+        }
+    }
+
+    fn load(origin: &str, sections: &[(&str, DataSection)]) -> Result<Pools, PlanError> {
+        let map = sections
+            .iter()
+            .map(|(n, s)| (n.to_string(), s.clone()))
+            .collect();
+        Pools::from_sections(&map, origin)
+    }
+
+    #[test]
+    fn csv_rows_are_objects_of_strings_with_quotes_and_commas() {
+        let csv =
+            "zone,city\nUTC,London\n\"America/New_York\",\"New York, NY\"\n\"Odd \"\"q\"\"\",x\n";
+        let (_dir, origin) = folder(&[("data/tz.csv", csv)]);
+        let pools = load(&origin, &[("tz", section("data/tz.csv"))]).expect("loads");
+        let p = pools.get(0);
+        assert_eq!(p.rows.len(), 3);
+        assert_eq!(
+            p.rows[1],
+            json!({"zone": "America/New_York", "city": "New York, NY"})
+        );
+        assert_eq!(p.rows[2]["zone"], "Odd \"q\"");
+        assert_eq!(
+            p.header.as_deref(),
+            Some(&["zone".to_string(), "city".to_string()][..])
+        );
+        assert_eq!(p.default_field.as_deref(), Some("zone"));
+        assert_eq!(p.field(&p.rows[1], None), Some(&json!("America/New_York")));
+        assert_eq!(
+            p.field(&p.rows[1], Some("city")),
+            Some(&json!("New York, NY"))
+        );
+        assert_eq!(
+            pools.describe(),
+            ["tz: 3 rows from data/tz.csv, sequential, column zone"]
+        );
+    }
+
+    #[test]
+    fn json_lines_hold_objects_or_scalars() {
+        let (_dir, origin) = folder(&[
+            (
+                "users.jsonl",
+                "{\"id\": 1, \"name\": \"a\"}\n\n  {\"id\": 2, \"name\": \"b\"}\n",
+            ),
+            ("n.ndjson", "1\n\"two\"\n[3]\n"),
+        ]);
+        let users = DataSection {
+            column: Some("name".into()),
+            order: Some("random".into()),
+            ..section("users.jsonl")
+        };
+        let pools = load(&origin, &[("users", users), ("n", section("n.ndjson"))]).expect("loads");
+        let n = pools.get(pools.id_of("n").expect("n"));
+        assert_eq!(n.rows, [json!(1), json!("two"), json!([3])]);
+        assert_eq!(
+            n.field(&n.rows[2], None),
+            Some(&json!([3])),
+            "the whole line"
+        );
+        assert_eq!(n.header, None);
+        let u = pools.get(pools.id_of("users").expect("users"));
+        assert_eq!(u.order, Order::Random);
+        assert_eq!(u.field(&u.rows[1], None), Some(&json!("b")));
+        assert_eq!(u.field(&u.rows[1], Some("id")), Some(&json!(2)));
+        assert_eq!(
+            pools.describe(),
+            [
+                "n: 3 rows from n.ndjson, sequential",
+                "users: 2 rows from users.jsonl, random, column name"
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_paths_start_at_the_profile_folder_and_absolute_ones_anywhere() {
+        let (dir, origin) = folder(&[("ids.csv", "id\n1\n")]);
+        assert!(load(&origin, &[("ids", section("ids.csv"))]).is_ok());
+        // Not relative to the current directory:
+        let e = load("not-a-file.toml", &[("ids", section("ids.csv"))])
+            .expect_err("relative to the cwd")
+            .to_string();
+        assert!(
+            e.starts_with("not-a-file.toml: `data.ids.file`: cannot read ids.csv"),
+            "{e}"
+        );
+        let abs = dir.path().join("ids.csv").display().to_string();
+        let pools = load("command line", &[("ids", section(&abs))]).expect("absolute");
+        assert_eq!(pools.get(0).rows, [json!({"id": "1"})]);
+    }
+
+    #[test]
+    fn bad_data_names_the_key_and_never_the_contents() {
+        let (_dir, origin) = folder(&[
+            ("ok.csv", "a,b\n1,2\n"),
+            ("short.csv", "a,b\n1,2\nsecret-value\n"),
+            ("empty.csv", "a,b\n"),
+            ("blank.jsonl", "\n\n"),
+            ("bad.jsonl", "{\"a\": 1}\n{secret-value\n"),
+            ("dup.csv", "a,a\n1,2\n"),
+            ("mixed.jsonl", "{\"a\": 1}\n7\n"),
+        ]);
+        let o = &origin;
+        let cases: Vec<(&str, DataSection, String)> = vec![
+            ("x", section("missing.csv"), format!("{o}: `data.x.file`: cannot read")),
+            ("x", section("short.csv"), format!("{o}: `data.x.file`: line 3 has 1 fields, the header 2\nfix: give every row")),
+            ("x", section("empty.csv"), format!("{o}: `data.x.file`: empty.csv has no rows\nfix: put at least one row")),
+            ("x", section("blank.jsonl"), format!("{o}: `data.x.file`: blank.jsonl has no rows")),
+            ("x", section("bad.jsonl"), format!("{o}: `data.x.file`: line 2 is not JSON\nfix: write one JSON value per line")),
+            ("x", section("dup.csv"), format!("{o}: `data.x.file`: the CSV header names column \"a\" twice")),
+            ("x", DataSection { column: Some("c".into()), ..section("ok.csv") }, format!("{o}: `data.x.column`: \"c\" is not a column of ok.csv\nfix: use one of: a, b")),
+            ("x", DataSection { column: Some("a".into()), ..section("mixed.jsonl") }, format!("{o}: `data.x.column`: line 2 is not an object with field \"a\"")),
+            ("x", DataSection { order: Some("shuffled".into()), ..section("ok.csv") }, format!("{o}: `data.x.order`: unknown order \"shuffled\"\nfix: use \"sequential\", \"random\" or \"unique\"")),
+            ("x", DataSection { format: Some("xml".into()), ..section("ok.csv") }, format!("{o}: `data.x.format`: unknown format \"xml\"\nfix: use \"csv\" or \"jsonl\"")),
+            ("x", section(""), format!("{o}: `data.x.file`: is empty")),
+            ("1x", section("ok.csv"), format!("{o}: `data.1x`: \"1x\" is not a pool name")),
+        ];
+        for (name, s, want) in cases {
+            let got = load(&origin, &[(name, s.clone())])
+                .expect_err(&format!("{s:?}"))
+                .to_string();
+            assert!(
+                got.starts_with(&want),
+                "for {s:?}\n got: {got}\nwant: {want}"
+            );
+            assert!(!got.contains("secret-value"), "{got}");
+        }
+        // The format wins over the extension.
+        let s = DataSection {
+            format: Some("csv".into()),
+            ..section("bad.jsonl")
+        };
+        assert!(
+            load(&origin, &[("x", s)]).is_ok(),
+            "read as CSV, one column"
+        );
+    }
+
+    #[test]
+    fn unique_rows_are_claimed_once_then_run_out() {
+        let p = Pool::new(
+            "u".into(),
+            Order::Unique,
+            None,
+            vec![json!(1), json!(2), json!(3)],
+        );
+        let mut cursor = 0;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let got: Vec<_> = (0..5)
+            .map(|_| p.draw(&mut cursor, &mut rng).cloned())
+            .collect();
+        assert_eq!(
+            got,
+            [Some(json!(1)), Some(json!(2)), Some(json!(3)), None, None]
+        );
+        // Across threads, every row exactly once.
+        let p = std::sync::Arc::new(Pool::new(
+            "u".into(),
+            Order::Unique,
+            None,
+            (0..1000).map(|i| json!(i)).collect(),
+        ));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let p = p.clone();
+                std::thread::spawn(move || {
+                    let mut out = Vec::new();
+                    while let Some(v) = p.claim_unique() {
+                        out.push(v.as_i64().unwrap_or(-1));
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all: Vec<i64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("joins"))
+            .collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..1000).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn sequential_rows_wrap_and_random_rows_stay_in_the_pool() {
+        let p = Pool::new(
+            "s".into(),
+            Order::Sequential,
+            None,
+            vec![json!("a"), json!("b"), json!("c")],
+        );
+        let mut cursor = 2; // the client with index 2 starts at row 2
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let got: Vec<_> = (0..5)
+            .filter_map(|_| p.draw(&mut cursor, &mut rng).cloned())
+            .collect();
+        assert_eq!(
+            got,
+            [json!("c"), json!("a"), json!("b"), json!("c"), json!("a")]
+        );
+        assert_eq!(p.row(u64::MAX), Some(&json!("a")), "u64::MAX % 3 == 0");
+        let r = Pool::new("r".into(), Order::Random, None, vec![json!(0), json!(1)]);
+        let seen: std::collections::BTreeSet<i64> = (0..100)
+            .filter_map(|_| r.draw(&mut cursor, &mut rng).and_then(Value::as_i64))
+            .collect();
+        assert_eq!(seen, [0, 1].into());
     }
 }

@@ -114,6 +114,29 @@ impl Default for ArgumentPolicy {
     }
 }
 
+impl ArgumentPolicy {
+    /// `[arguments]`: `optional` a share from 0 to 1.
+    pub fn from_section(
+        s: &crate::profile::ArgumentsSection,
+        origin: &str,
+    ) -> Result<ArgumentPolicy, PlanError> {
+        let default = ArgumentPolicy::default();
+        let optional = s.optional.unwrap_or(default.optional);
+        if !(0.0..=1.0).contains(&optional) {
+            return Err(PlanError::new(
+                origin,
+                "arguments.optional",
+                format!("{optional} is not a share from 0 to 1"),
+                "use e.g. optional = 0.5 (half the optional properties), 0 or 1",
+            ));
+        }
+        Ok(ArgumentPolicy {
+            optional,
+            allow_destructive: s.allow_destructive.unwrap_or(default.allow_destructive),
+        })
+    }
+}
+
 /// Where the profile comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -178,8 +201,12 @@ impl Plan {
         if profile.scenarios.is_empty() {
             profile.scenarios.push(scenario::default_section());
         }
+        let pools = data::Pools::from_sections(&profile.data, origin)?;
+        let arguments = ArgumentPolicy::from_section(&profile.arguments, origin)?;
         let mut tools = ToolTable::default();
-        let scenarios = Scenario::all_from_sections(&profile.scenarios, &mut tools, origin)?;
+        let mut ctx = template::TemplateContext::new(&pools);
+        let scenarios =
+            Scenario::all_from_sections(&profile.scenarios, &mut tools, &mut ctx, origin)?;
         if profile.personas.is_empty() {
             profile.personas.push(Persona::default_section());
         }
@@ -225,9 +252,8 @@ impl Plan {
             redacted,
             soak,
             watch,
-            // CONTRACT: the data part reads `[data]` and `[arguments]`.
-            pools: std::sync::Arc::new(data::Pools::default()),
-            arguments: ArgumentPolicy::default(),
+            pools: std::sync::Arc::new(pools),
+            arguments,
             builtin_app_tools: profile.target.app_tools == Some(true),
         })
     }
@@ -455,5 +481,226 @@ steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
             e,
             "cli: `--header`: has no ':'\nfix: write it as 'Name: value' (or @FILE to read it from a file)"
         );
+    }
+
+    #[test]
+    fn a_profile_file_reads_its_pools_from_its_own_folder() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("data")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("data/tz.csv"),
+            "zone,city\nUTC,London\nEurope/Paris,Paris\n",
+        )
+        .expect("csv");
+        let profile = dir.path().join("p.toml");
+        std::fs::write(
+            &profile,
+            r#"
+[data.tz]
+file = "data/tz.csv"
+order = "random"
+[arguments]
+optional = 0.25
+allow_destructive = true
+[[scenario]]
+name = "s"
+on_error = "end-session"
+steps = [
+  { op = "tools/call", tool = "get_time", arguments = { timezone = "${pool.tz}", label = "in ${pool.tz.city}" } },
+]
+"#,
+        )
+        .expect("profile");
+        // From another working directory than the profile's folder: the test's own.
+        let p = Plan::from_source(&Source::File(profile), &Overrides::default()).expect("resolves");
+        assert_eq!(
+            p.pools.describe(),
+            ["tz: 2 rows from data/tz.csv, random, column zone"]
+        );
+        assert_eq!(
+            p.arguments,
+            ArgumentPolicy {
+                optional: 0.25,
+                allow_destructive: true
+            }
+        );
+        assert_eq!(p.scenarios[0].on_error, OnError::EndSession);
+        let Step::CallTool(call) = &p.scenarios[0].steps[0] else {
+            panic!("a call: {:?}", p.scenarios[0].steps[0])
+        };
+        assert!(call.generate, "pinned arguments generate the rest");
+        let vars: Vec<String> = call.arguments.vars().iter().map(|v| v.describe()).collect();
+        assert_eq!(vars, ["pool#0.city", "pool#0"], "label, timezone");
+        // The profile written to the results keeps what the user wrote.
+        assert!(p.profile_toml().contains("${pool.tz}"));
+    }
+
+    #[test]
+    fn calls_without_arguments_generate_and_fixed_ones_stay_fixed() {
+        let p = plan(
+            r#"
+[[scenario]]
+name = "s"
+steps = [
+  { op = "tools/call", tool = "a" },
+  { op = "tools/call", tool = "b", arguments = { x = 1, y = [2, "z"] }, generate = false },
+  { op = "mix", calls = [{ tool = "c" }, { tool = "d", generate = false }] },
+]
+"#,
+        )
+        .expect("resolves");
+        let steps = &p.scenarios[0].steps;
+        assert_eq!(p.scenarios[0].on_error, OnError::Continue);
+        let Step::CallTool(a) = &steps[0] else {
+            panic!("a")
+        };
+        assert!(a.generate);
+        assert_eq!(a.arguments, template::Template::empty_object());
+        let Step::CallTool(b) = &steps[1] else {
+            panic!("b")
+        };
+        assert!(!b.generate);
+        assert_eq!(
+            b.arguments,
+            template::Template::Fixed(serde_json::json!({"x": 1, "y": [2, "z"]}))
+        );
+        let Step::Mix(m) = &steps[2] else {
+            panic!("mix")
+        };
+        assert!(m.calls[0].generate);
+        assert!(!m.calls[1].generate);
+    }
+
+    #[test]
+    fn captured_variables_must_be_captured_before_they_are_used() {
+        let ok = plan(
+            r#"
+[[scenario]]
+name = "s"
+steps = [
+  { op = "tools/call", tool = "create", capture = { id = "/id", note = { regex = "note: (\\w+)" } } },
+  { op = "resources/read", uri = "mem://${id}", capture = { body = "$.items[*].text" } },
+  { op = "tools/call", tool = "read", arguments = { id = "${id}", about = "${body}" }, capture = { id = "/next" } },
+  { op = "prompts/get", prompt = "${prompt.name}", arguments = { n = "${note}" } },
+  { op = "mix", calls = [
+      { tool = "list", capture = { file = { path = "$.files[*]", pick = "random" } } },
+      { tool = "read_file", arguments = { path = "${file}", uri = "${resource.uri}" } },
+  ] },
+]
+"#,
+        )
+        .expect("resolves");
+        let steps = &ok.scenarios[0].steps;
+        let Step::CallTool(create) = &steps[0] else {
+            panic!("create")
+        };
+        let names: Vec<&str> = create.capture.iter().map(|c| c.var.as_str()).collect();
+        assert_eq!(names, ["id", "note"]);
+        let Step::ReadResource { uri, capture } = &steps[1] else {
+            panic!("read")
+        };
+        assert_eq!(uri.describe(), "mem://${id}");
+        assert_eq!(capture[0].var, "body");
+        let Step::Mix(m) = &steps[4] else {
+            panic!("mix")
+        };
+        assert_eq!(m.calls[0].capture[0].pick, capture::Pick::Random);
+        assert_eq!(m.calls[1].arguments.captured(), ["file"]);
+
+        let cases = [
+            (
+                "steps = [{ op = \"tools/call\", tool = \"t\", arguments = { a = \"${note}\" } }]",
+                "p.toml: `scenario[0].steps[0].arguments.a`: `${note}` is not captured by an earlier step\n\
+                 fix: capture it in an earlier step of this scenario, e.g. capture = { note = \"/id\" } on a tools/call",
+            ),
+            (
+                "steps = [{ op = \"tools/call\", tool = \"t\", capture = { id = \"/id\" } },\n\
+                 { op = \"resources/read\", uri = \"x://${idd}\" }]",
+                "p.toml: `scenario[0].steps[1].uri`: `${idd}` is not captured by an earlier step\n\
+                 fix: capture it in an earlier step, or use one of: id",
+            ),
+            (
+                "steps = [{ op = \"tools/call\", tool = \"t\", arguments = { a = \"${id}\" }, capture = { id = \"/id\" } }]",
+                "p.toml: `scenario[0].steps[0].arguments.a`: `${id}` is not captured by an earlier step",
+            ),
+            (
+                "steps = [{ op = \"prompts/get\", prompt = \"${p}\" }]",
+                "p.toml: `scenario[0].steps[0].prompt`: `${p}` is not captured by an earlier step",
+            ),
+            (
+                "steps = [{ op = \"mix\", calls = [{ tool = \"a\", arguments = { w = 1, x = [\"a\", { z = \"${resource.uri}\" }, \"${y}\"] } }] }]",
+                "p.toml: `scenario[0].steps[0].calls[0].arguments.x[2]`: `${y}` is not captured by an earlier step",
+            ),
+            (
+                "steps = [{ op = \"tools/call\", tool = \"t\", arguments = { a = \"${pool.nope}\" } }]",
+                "p.toml: `scenario[0].steps[0].arguments.a`: `${pool.nope}`: no pool is named \"nope\"\n\
+                 fix: add a [data.nope] section with a file, or fix the name",
+            ),
+            (
+                "steps = [{ op = \"tools/call\", tool = \"t\", capture = { x = \"id\" } }]",
+                "p.toml: `scenario[0].steps[0].capture.x`: \"id\" is neither a JSON pointer nor a path",
+            ),
+            (
+                "steps = [{ op = \"mix\", calls = [{ tool = \"a\", capture = { x = { regex = \"(\" } } }] }]",
+                "p.toml: `scenario[0].steps[0].calls[0].capture.x`: the regex does not compile",
+            ),
+            (
+                "steps = [{ op = \"resources/read\", uri = \"\" }]",
+                "p.toml: `scenario[0].steps[0].uri`: is empty",
+            ),
+            (
+                "on_error = \"stop\"\nsteps = []",
+                "p.toml: `scenario[0].on_error`: unknown value \"stop\"\n\
+                 fix: use on_error = \"continue\" or on_error = \"end-session\"",
+            ),
+        ];
+        for (steps, want) in cases {
+            let text = format!("[[scenario]]\nname = \"s\"\n{steps}\n");
+            let got = plan(&text).expect_err(&text).to_string();
+            assert!(
+                got.starts_with(want),
+                "for {text}\n got: {got}\nwant: {want}"
+            );
+        }
+        // Captures do not cross scenarios.
+        let text = "[[scenario]]\nname = \"a\"\nsteps = [{ op = \"tools/call\", tool = \"t\", capture = { id = \"/id\" } }]\n\
+                    [[scenario]]\nname = \"b\"\nsteps = [{ op = \"tools/call\", tool = \"t\", arguments = { a = \"${id}\" } }]\n";
+        let got = plan(text).expect_err("other scenario").to_string();
+        assert!(
+            got.starts_with("p.toml: `scenario[1].steps[0].arguments.a`: `${id}` is not captured"),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn arguments_optional_is_a_share() {
+        assert_eq!(
+            plan("").expect("defaults").arguments,
+            ArgumentPolicy::default()
+        );
+        assert_eq!(
+            plan("[arguments]\noptional = 0\n")
+                .expect("0")
+                .arguments
+                .optional,
+            0.0
+        );
+        assert_eq!(
+            plan("[arguments]\noptional = 1.0\n")
+                .expect("1")
+                .arguments
+                .optional,
+            1.0
+        );
+        for bad in ["1.5", "-0.1", "nan"] {
+            let e = plan(&format!("[arguments]\noptional = {bad}\n"))
+                .expect_err(bad)
+                .to_string();
+            assert!(
+                e.starts_with("p.toml: `arguments.optional`: ")
+                    && e.contains("is not a share from 0 to 1\nfix: use e.g. optional = 0.5"),
+                "{e}"
+            );
+        }
     }
 }

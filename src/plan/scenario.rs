@@ -3,12 +3,13 @@
 
 use super::capture::Capture;
 use super::quantity::parse_duration;
-use super::template::Template;
+use super::template::{Template, TemplateContext};
 use super::PlanError;
 use crate::metrics::{Phase, ToolId};
 use crate::profile::{self, ScenarioSection, Step as RawStep};
 use crate::protocol::methods;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// A resolved scenario step.
@@ -147,6 +148,7 @@ impl Scenario {
     pub fn all_from_sections(
         sections: &[ScenarioSection],
         tools: &mut ToolTable,
+        ctx: &mut TemplateContext,
         origin: &str,
     ) -> Result<Vec<Scenario>, PlanError> {
         let mut scenarios: Vec<Scenario> = Vec::new();
@@ -160,42 +162,137 @@ impl Scenario {
                     "give each scenario its own name",
                 ));
             }
-            scenarios.push(Scenario::from_section(s, &key, tools, origin)?);
+            scenarios.push(Scenario::from_section(s, &key, tools, ctx, origin)?);
         }
         Ok(scenarios)
     }
 
+    /// One scenario; every `${NAME}` must be captured by an earlier step (or by a call
+    /// of the same mix).
     pub fn from_section(
         s: &ScenarioSection,
         key: &str,
         tools: &mut ToolTable,
+        ctx: &mut TemplateContext,
         origin: &str,
     ) -> Result<Scenario, PlanError> {
-        let steps = s
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(j, raw)| Step::from_raw(raw, &format!("{key}.steps[{j}]"), tools, origin))
-            .collect::<Result<_, _>>()?;
+        let on_error = match s.on_error.as_deref() {
+            None | Some("continue") => OnError::Continue,
+            Some("end-session") => OnError::EndSession,
+            Some(other) => {
+                return Err(PlanError::new(
+                    origin,
+                    format!("{key}.on_error"),
+                    format!("unknown value {other:?}"),
+                    "use on_error = \"continue\" or on_error = \"end-session\"",
+                ))
+            }
+        };
+        let mut captured = BTreeSet::new();
+        let mut steps = Vec::with_capacity(s.steps.len());
+        for (j, raw) in s.steps.iter().enumerate() {
+            let at = StepContext {
+                key: format!("{key}.steps[{j}]"),
+                origin,
+                captured: &mut captured,
+            };
+            steps.push(Step::from_raw(raw, at, tools, ctx)?);
+        }
         Ok(Scenario {
             name: s.name.clone(),
             weight: s.weight.unwrap_or(1),
             steps,
-            // CONTRACT: the data part parses `on_error` (and refuses unknown values).
-            on_error: OnError::Continue,
+            on_error,
         })
+    }
+}
+
+/// Where a step is, and the variables the steps before it captured.
+struct StepContext<'a> {
+    key: String,
+    origin: &'a str,
+    captured: &'a mut BTreeSet<String>,
+}
+
+impl StepContext<'_> {
+    /// `value` at `key` parsed, each `${NAME}` it uses checked against `known`.
+    fn template(
+        &self,
+        value: &Value,
+        key: &str,
+        known: &BTreeSet<String>,
+        ctx: &mut TemplateContext,
+    ) -> Result<Template, PlanError> {
+        let t = Template::parse(value, ctx, key, self.origin)?;
+        if let Some(name) = t.captured().into_iter().find(|n| !known.contains(*n)) {
+            let fix = if known.is_empty() {
+                format!(
+                    "capture it in an earlier step of this scenario, e.g. \
+                     capture = {{ {name} = \"/id\" }} on a tools/call"
+                )
+            } else {
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                format!(
+                    "capture it in an earlier step, or use one of: {}",
+                    names.join(", ")
+                )
+            };
+            let at = key_using(value, key, name, ctx, self.origin);
+            return Err(PlanError::new(
+                self.origin,
+                at,
+                format!("`${{{name}}}` is not captured by an earlier step"),
+                fix,
+            ));
+        }
+        Ok(t)
+    }
+}
+
+/// The key of the string below `value` that uses captured variable `name` (else `key`).
+fn key_using(
+    value: &Value,
+    key: &str,
+    name: &str,
+    ctx: &mut TemplateContext,
+    origin: &str,
+) -> String {
+    find_key(value, key, name, ctx, origin).unwrap_or_else(|| key.to_string())
+}
+
+fn find_key(
+    value: &Value,
+    key: &str,
+    name: &str,
+    ctx: &mut TemplateContext,
+    origin: &str,
+) -> Option<String> {
+    match value {
+        Value::String(_) => Template::parse(value, ctx, key, origin)
+            .is_ok_and(|t| t.captured().contains(&name))
+            .then(|| key.to_string()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_key(v, &format!("{key}[{i}]"), name, ctx, origin)),
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(f, v)| find_key(v, &format!("{key}.{f}"), name, ctx, origin)),
+        _ => None,
     }
 }
 
 impl Step {
     fn from_raw(
         raw: &RawStep,
-        key: &str,
+        at: StepContext,
         tools: &mut ToolTable,
-        origin: &str,
+        ctx: &mut TemplateContext,
     ) -> Result<Step, PlanError> {
+        let key = at.key.as_str();
+        let origin = at.origin;
         let list = |phase, method| Step::List { phase, method };
-        Ok(match raw {
+        let step = match raw {
             RawStep::ToolsList {} => list(Phase::ToolsList, methods::TOOLS_LIST),
             RawStep::ResourcesList {} => list(Phase::ResourcesList, methods::RESOURCES_LIST),
             RawStep::ResourcesTemplatesList {} => list(
@@ -207,12 +304,12 @@ impl Step {
                 calls,
                 count,
                 parallel,
-            } => Step::Mix(Mix::from_raw(calls, *count, *parallel, key, tools, origin)?),
+            } => Step::Mix(Mix::from_raw(calls, *count, *parallel, &at, tools, ctx)?),
             RawStep::ToolsCall {
                 tool,
                 arguments,
                 generate,
-                capture: _,
+                capture,
             } => {
                 if tool.is_empty() {
                     return Err(PlanError::new(
@@ -222,35 +319,69 @@ impl Step {
                         "name the tool to call",
                     ));
                 }
-                // CONTRACT: the data part parses templates and captures here.
+                let args = object_or_empty(arguments, key, "arguments", origin)?;
+                let arguments =
+                    at.template(&args, &format!("{key}.arguments"), at.captured, ctx)?;
                 Step::CallTool(Call {
                     tool: tools.intern(tool),
                     name: tool.clone(),
-                    arguments: Template::Fixed(object_or_empty(
-                        arguments,
-                        key,
-                        "arguments",
-                        origin,
-                    )?),
+                    arguments,
                     generate: generate.unwrap_or(true),
-                    capture: Vec::new(),
+                    capture: Capture::all_from_specs(capture, key, origin)?,
                 })
             }
-            RawStep::ResourcesRead { uri, capture: _ } => Step::ReadResource {
-                uri: Template::Fixed(Value::String(uri.clone())),
-                capture: Vec::new(),
-            },
-            RawStep::PromptsGet { prompt, arguments } => Step::GetPrompt {
-                name: Template::Fixed(Value::String(prompt.clone())),
-                arguments: Template::Fixed(object_or_empty(arguments, key, "arguments", origin)?),
-            },
+            RawStep::ResourcesRead { uri, capture } => {
+                if uri.is_empty() {
+                    return Err(PlanError::new(
+                        origin,
+                        format!("{key}.uri"),
+                        "is empty",
+                        "name the resource, e.g. uri = \"${resource.uri}\"",
+                    ));
+                }
+                Step::ReadResource {
+                    uri: at.template(
+                        &Value::String(uri.clone()),
+                        &format!("{key}.uri"),
+                        at.captured,
+                        ctx,
+                    )?,
+                    capture: Capture::all_from_specs(capture, key, origin)?,
+                }
+            }
+            RawStep::PromptsGet { prompt, arguments } => {
+                let args = object_or_empty(arguments, key, "arguments", origin)?;
+                Step::GetPrompt {
+                    name: at.template(
+                        &Value::String(prompt.clone()),
+                        &format!("{key}.prompt"),
+                        at.captured,
+                        ctx,
+                    )?,
+                    arguments: at.template(&args, &format!("{key}.arguments"), at.captured, ctx)?,
+                }
+            }
             RawStep::Ping {} => Step::Ping,
             RawStep::Pause { duration } => Step::Pause(parse_duration(
                 duration,
                 &format!("{key}.duration"),
                 origin,
             )?),
-        })
+        };
+        for c in step.captures() {
+            at.captured.insert(c.var.clone());
+        }
+        Ok(step)
+    }
+
+    /// What the step captures (every call's, for a mix).
+    pub fn captures(&self) -> Vec<&Capture> {
+        match self {
+            Step::CallTool(c) => c.capture.iter().collect(),
+            Step::ReadResource { capture, .. } => capture.iter().collect(),
+            Step::Mix(m) => m.calls.iter().flat_map(|c| c.capture.iter()).collect(),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -259,10 +390,12 @@ impl Mix {
         calls: &[profile::MixCall],
         count: Option<u32>,
         parallel: Option<u32>,
-        key: &str,
+        at: &StepContext,
         tools: &mut ToolTable,
-        origin: &str,
+        ctx: &mut TemplateContext,
     ) -> Result<Mix, PlanError> {
+        let key = at.key.as_str();
+        let origin = at.origin;
         if calls.is_empty() {
             return Err(PlanError::new(
                 origin,
@@ -271,9 +404,18 @@ impl Mix {
                 "list the tools, e.g. calls = [{ tool = \"echo\", weight = 3 }]",
             ));
         }
+        // A call may use what any call of the same mix captures (no value yet on the
+        // first draw is the runtime's `no_value`).
+        let mut known = at.captured.clone();
+        let mut captures = Vec::with_capacity(calls.len());
+        for (i, c) in calls.iter().enumerate() {
+            let cs = Capture::all_from_specs(&c.capture, &format!("{key}.calls[{i}]"), origin)?;
+            known.extend(cs.iter().map(|c| c.var.clone()));
+            captures.push(cs);
+        }
         let mut out = Vec::new();
         let mut weights = Vec::new();
-        for (i, c) in calls.iter().enumerate() {
+        for ((i, c), capture) in calls.iter().enumerate().zip(captures) {
             if c.tool.is_empty() {
                 return Err(PlanError::new(
                     origin,
@@ -282,17 +424,15 @@ impl Mix {
                     "name the tool to call",
                 ));
             }
+            let what = format!("calls[{i}].arguments");
+            let args = object_or_empty(&c.arguments, key, &what, origin)?;
+            let arguments = at.template(&args, &format!("{key}.{what}"), &known, ctx)?;
             out.push(Call {
                 tool: tools.intern(&c.tool),
                 name: c.tool.clone(),
-                arguments: Template::Fixed(object_or_empty(
-                    &c.arguments,
-                    key,
-                    &format!("calls[{i}].arguments"),
-                    origin,
-                )?),
+                arguments,
                 generate: c.generate.unwrap_or(true),
-                capture: Vec::new(),
+                capture,
             });
             weights.push(c.weight.unwrap_or(1));
         }

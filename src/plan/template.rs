@@ -7,7 +7,8 @@
 //! captured number stays a number); inside a longer string a value is written as text
 //! (a string without its quotes, anything else as compact JSON). `$${` is a literal `${`.
 
-use super::data::PoolId;
+use super::data::{PoolId, Pools};
+use super::PlanError;
 use serde_json::Value;
 
 /// What a `${…}` names.
@@ -36,6 +37,23 @@ impl Var {
             Var::ResourceUri => "resource.uri".into(),
             Var::PromptName => "prompt.name".into(),
             Var::Captured(name) => name.clone(),
+        }
+    }
+
+    /// As written between `${` and `}`, pools by name (`pool.tz.city`).
+    pub fn describe_with(&self, pools: &Pools) -> String {
+        match self {
+            Var::Pool { pool, field } => {
+                let name = pools
+                    .0
+                    .get(usize::from(*pool))
+                    .map_or("?", |p| p.name.as_str());
+                match field {
+                    Some(f) => format!("pool.{name}.{f}"),
+                    None => format!("pool.{name}"),
+                }
+            }
+            other => other.describe(),
         }
     }
 }
@@ -90,6 +108,106 @@ impl Template {
         }
     }
 
+    /// `value` as written in the profile at `key`: its strings' `${…}` parsed (pools and
+    /// their fields checked against `ctx`, `${env.NAME}` expanded), subtrees without
+    /// variables collapsed to one [`Template::Fixed`].
+    pub fn parse(
+        value: &Value,
+        ctx: &mut TemplateContext,
+        key: &str,
+        origin: &str,
+    ) -> Result<Template, PlanError> {
+        match value {
+            Value::String(s) => parse_string(s, ctx, key, origin),
+            Value::Array(items) => {
+                let items = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| Template::parse(v, ctx, &format!("{key}[{i}]"), origin))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if items.iter().all(Template::is_fixed) {
+                    Ok(Template::Fixed(Value::Array(
+                        items.into_iter().map(Template::into_fixed).collect(),
+                    )))
+                } else {
+                    Ok(Template::Array(items))
+                }
+            }
+            Value::Object(fields) => {
+                let fields = fields
+                    .iter()
+                    .map(|(k, v)| {
+                        Template::parse(v, ctx, &format!("{key}.{k}"), origin)
+                            .map(|t| (k.clone(), t))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if fields.iter().all(|(_, t)| t.is_fixed()) {
+                    Ok(Template::Fixed(Value::Object(
+                        fields
+                            .into_iter()
+                            .map(|(k, t)| (k, t.into_fixed()))
+                            .collect(),
+                    )))
+                } else {
+                    Ok(Template::Object(fields))
+                }
+            }
+            other => Ok(Template::Fixed(other.clone())),
+        }
+    }
+
+    /// The value to send: variables looked up in `lookup` (the first `Err` is returned).
+    pub fn render(&self, lookup: &mut impl Lookup) -> Result<Value, String> {
+        match self {
+            Template::Fixed(v) => Ok(v.clone()),
+            Template::Var(var) => lookup.value(var),
+            Template::Text(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    match p {
+                        Part::Text(t) => out.push_str(t),
+                        Part::Var(var) => match lookup.value(var)? {
+                            Value::String(s) => out.push_str(&s),
+                            other => out.push_str(&other.to_string()),
+                        },
+                    }
+                }
+                Ok(Value::String(out))
+            }
+            Template::Array(items) => items
+                .iter()
+                .map(|t| t.render(lookup))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            Template::Object(fields) => {
+                let mut out = serde_json::Map::with_capacity(fields.len());
+                for (k, t) in fields {
+                    out.insert(k.clone(), t.render(lookup)?);
+                }
+                Ok(Value::Object(out))
+            }
+        }
+    }
+
+    /// The names of the captured variables (`${NAME}`) it uses, in the order written.
+    pub fn captured(&self) -> Vec<&str> {
+        self.vars()
+            .into_iter()
+            .filter_map(|v| match v {
+                Var::Captured(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The value of a `Fixed` (only called on one).
+    fn into_fixed(self) -> Value {
+        match self {
+            Template::Fixed(v) => v,
+            _ => Value::Null,
+        }
+    }
+
     /// Whether no variable occurs in it.
     pub fn is_fixed(&self) -> bool {
         matches!(self, Template::Fixed(_))
@@ -113,5 +231,390 @@ impl Template {
             Template::Array(items) => items.iter().for_each(|t| t.collect_vars(out)),
             Template::Object(fields) => fields.iter().for_each(|(_, t)| t.collect_vars(out)),
         }
+    }
+}
+
+/// What parsing a template needs to know: the plan's pools (names, CSV headers) and the
+/// environment `${env.NAME}` reads.
+pub struct TemplateContext<'a> {
+    pools: &'a Pools,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl std::fmt::Debug for TemplateContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateContext")
+            .field("pools", &self.pools)
+            .finish_non_exhaustive()
+    }
+}
+
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl<'a> TemplateContext<'a> {
+    /// Pools of the plan; `${env.NAME}` from the process's environment.
+    pub fn new(pools: &'a Pools) -> TemplateContext<'a> {
+        TemplateContext {
+            pools,
+            env: &process_env,
+        }
+    }
+
+    /// With another environment (tests).
+    pub fn with_env(
+        pools: &'a Pools,
+        env: &'a dyn Fn(&str) -> Option<String>,
+    ) -> TemplateContext<'a> {
+        TemplateContext { pools, env }
+    }
+}
+
+/// `NAME` of a captured variable or an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+const SYNTAX: &str = "write ${pool.NAME}, ${pool.NAME.FIELD}, ${resource.uri}, ${prompt.name}, \
+                      ${env.NAME} or a captured ${NAME} (and $${ for a literal ${)";
+
+/// One string: text, `${…}` and `$${`.
+fn parse_string(
+    s: &str,
+    ctx: &mut TemplateContext,
+    key: &str,
+    origin: &str,
+) -> Result<Template, PlanError> {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut text = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('$') {
+        text.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if let Some(after) = tail.strip_prefix("$${") {
+            text.push_str("${");
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("${") {
+            let end = after.find('}').ok_or_else(|| {
+                PlanError::new(
+                    origin,
+                    key,
+                    format!("a `${{` is not closed in {s:?}"),
+                    format!("close it with `}}`: {SYNTAX}"),
+                )
+            })?;
+            match parse_var(&after[..end], ctx, key, origin)? {
+                Parsed::Text(t) => text.push_str(&t),
+                Parsed::Var(v) => {
+                    if !text.is_empty() {
+                        parts.push(Part::Text(std::mem::take(&mut text)));
+                    }
+                    parts.push(Part::Var(v));
+                }
+            }
+            rest = &after[end + 1..];
+        } else {
+            text.push('$');
+            rest = &tail[1..];
+        }
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        parts.push(Part::Text(text));
+    }
+    Ok(match parts.len() {
+        0 => Template::Fixed(Value::String(String::new())),
+        1 => match parts.pop() {
+            Some(Part::Var(v)) => Template::Var(v),
+            Some(Part::Text(t)) => Template::Fixed(Value::String(t)),
+            None => Template::Fixed(Value::String(String::new())),
+        },
+        _ => Template::Text(parts),
+    })
+}
+
+enum Parsed {
+    /// Expanded at plan time (`${env.NAME}`).
+    Text(String),
+    Var(Var),
+}
+
+/// What is between `${` and `}`.
+fn parse_var(
+    name: &str,
+    ctx: &mut TemplateContext,
+    key: &str,
+    origin: &str,
+) -> Result<Parsed, PlanError> {
+    let err = |problem: String, fix: String| Err(PlanError::new(origin, key, problem, fix));
+    if name.trim().is_empty() {
+        return err("`${}` names nothing".into(), SYNTAX.into());
+    }
+    let mut segments = name.splitn(3, '.');
+    let first = segments.next().unwrap_or_default();
+    let second = segments.next();
+    let third = segments.next();
+    match (first, second, third) {
+        (n, None, None) if is_identifier(n) => Ok(Parsed::Var(Var::Captured(n.to_string()))),
+        (n, None, None) => err(
+            format!("`${{{n}}}` is not a variable name"),
+            format!("a captured variable's name is letters, digits and '_'; {SYNTAX}"),
+        ),
+        ("env", Some(var), None) if is_identifier(var) => match (ctx.env)(var) {
+            Some(v) => Ok(Parsed::Text(v)),
+            None => err(
+                format!("`${{env.{var}}}`: the environment variable {var} is not set"),
+                format!("set it before the run (export {var}=...), or write the value itself"),
+            ),
+        },
+        ("env", _, _) => err(
+            format!("`${{{name}}}` is not an environment variable"),
+            "write ${env.NAME}, NAME of letters, digits and '_'".into(),
+        ),
+        ("resource", Some("uri"), None) => Ok(Parsed::Var(Var::ResourceUri)),
+        ("prompt", Some("name"), None) => Ok(Parsed::Var(Var::PromptName)),
+        ("resource", _, _) => err(
+            format!("`${{{name}}}` is not known"),
+            "write ${resource.uri}".into(),
+        ),
+        ("prompt", _, _) => err(
+            format!("`${{{name}}}` is not known"),
+            "write ${prompt.name}".into(),
+        ),
+        ("pool", Some(pool), field) if !pool.is_empty() => {
+            let Some(id) = ctx.pools.id_of(pool) else {
+                let names: Vec<&str> = ctx.pools.0.iter().map(|p| p.name.as_str()).collect();
+                let fix = if names.is_empty() {
+                    format!("add a [data.{pool}] section with a file, or fix the name")
+                } else {
+                    format!(
+                        "use one of: {}, or add a [data.{pool}] section",
+                        names.join(", ")
+                    )
+                };
+                return err(format!("`${{{name}}}`: no pool is named {pool:?}"), fix);
+            };
+            if field == Some("") {
+                return err(
+                    format!("`${{{name}}}` names an empty field"),
+                    format!("write ${{pool.{pool}}} or ${{pool.{pool}.FIELD}}"),
+                );
+            }
+            let p = ctx.pools.get(id);
+            if let (Some(f), Some(header)) = (field, p.header.as_ref()) {
+                if !header.iter().any(|h| h == f) {
+                    return err(
+                        format!("`${{{name}}}`: pool {pool} has no column {f:?}"),
+                        format!("use one of its columns: {}", header.join(", ")),
+                    );
+                }
+            }
+            Ok(Parsed::Var(Var::Pool {
+                pool: id,
+                field: field.map(str::to_string),
+            }))
+        }
+        ("pool", _, _) => err(
+            format!("`${{{name}}}` names no pool"),
+            "write ${pool.NAME} or ${pool.NAME.FIELD}".into(),
+        ),
+        (ns, Some(_), _) => err(
+            format!("`${{{name}}}`: unknown namespace {ns:?}"),
+            SYNTAX.into(),
+        ),
+        (_, None, Some(_)) => err(format!("`${{{name}}}` is not known"), SYNTAX.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::data::{Order, Pool};
+    use super::*;
+    use serde_json::json;
+
+    fn pools() -> Pools {
+        let mut tz = Pool::new(
+            "tz".into(),
+            Order::Sequential,
+            Some("zone".into()),
+            vec![json!({"zone": "UTC", "city": "London"})],
+        );
+        tz.header = Some(vec!["zone".into(), "city".into()]);
+        let ids = Pool::new("ids-2".into(), Order::Random, None, vec![json!(7)]);
+        Pools(vec![tz, ids])
+    }
+
+    fn env(name: &str) -> Option<String> {
+        (name == "REPO").then(|| "/srv/repo".to_string())
+    }
+
+    fn parse(v: Value) -> Result<Template, PlanError> {
+        let pools = pools();
+        let mut ctx = TemplateContext::with_env(&pools, &env);
+        Template::parse(&v, &mut ctx, "scenario[0].steps[1].arguments", "p.toml")
+    }
+
+    fn err(v: Value) -> String {
+        parse(v.clone()).expect_err(&v.to_string()).to_string()
+    }
+
+    struct Values;
+    impl Lookup for Values {
+        fn value(&mut self, var: &Var) -> Result<Value, String> {
+            match var {
+                Var::Captured(n) if n == "id" => Ok(json!(42)),
+                Var::Captured(n) if n == "name" => Ok(json!("Ada")),
+                Var::Captured(n) if n == "obj" => Ok(json!({"a": [1]})),
+                Var::Pool { pool: 0, field } => Ok(json!(field.clone().unwrap_or("UTC".into()))),
+                Var::ResourceUri => Ok(json!("file:///a")),
+                Var::PromptName => Ok(json!("greet")),
+                other => Err(format!("${{{}}} was not captured", other.describe())),
+            }
+        }
+    }
+
+    #[test]
+    fn every_syntax_parses() {
+        assert_eq!(
+            parse(json!("${pool.tz}")).expect("pool"),
+            Template::Var(Var::Pool {
+                pool: 0,
+                field: None
+            })
+        );
+        assert_eq!(
+            parse(json!("${pool.tz.city}")).expect("field"),
+            Template::Var(Var::Pool {
+                pool: 0,
+                field: Some("city".into())
+            })
+        );
+        assert_eq!(
+            parse(json!("${pool.ids-2.any}")).expect("lines pools take any field"),
+            Template::Var(Var::Pool {
+                pool: 1,
+                field: Some("any".into())
+            })
+        );
+        assert_eq!(
+            parse(json!("${resource.uri}")).expect("uri"),
+            Template::Var(Var::ResourceUri)
+        );
+        assert_eq!(
+            parse(json!("${prompt.name}")).expect("prompt"),
+            Template::Var(Var::PromptName)
+        );
+        assert_eq!(
+            parse(json!("${note_1}")).expect("captured"),
+            Template::Var(Var::Captured("note_1".into()))
+        );
+        assert_eq!(
+            parse(json!("id ${id}!")).expect("text"),
+            Template::Text(vec![
+                Part::Text("id ".into()),
+                Part::Var(Var::Captured("id".into())),
+                Part::Text("!".into())
+            ])
+        );
+        assert_eq!(
+            parse(json!("${env.REPO}/.git")).expect("env"),
+            Template::Fixed(json!("/srv/repo/.git"))
+        );
+        assert_eq!(
+            parse(json!("cost $5, $${x} and ${env.REPO}")).expect("literal"),
+            Template::Fixed(json!("cost $5, ${x} and /srv/repo"))
+        );
+        assert_eq!(parse(json!("")).expect("empty"), Template::Fixed(json!("")));
+        let named: Vec<String> = parse(json!("${pool.tz.city} ${pool.ids-2} ${x}"))
+            .expect("text")
+            .vars()
+            .iter()
+            .map(|v| v.describe_with(&pools()))
+            .collect();
+        assert_eq!(named, ["pool.tz.city", "pool.ids-2", "x"]);
+    }
+
+    #[test]
+    fn subtrees_without_variables_are_fixed() {
+        let fixed = json!({"a": [1, "x", {"b": null}], "c": true, "d": "${env.REPO}"});
+        assert_eq!(
+            parse(fixed).expect("fixed"),
+            Template::Fixed(json!({"a": [1, "x", {"b": null}], "c": true, "d": "/srv/repo"}))
+        );
+        let t = parse(json!({"keep": {"n": 1}, "list": [1, "${id}"]})).expect("mixed");
+        let Template::Object(fields) = &t else {
+            panic!("an object: {t:?}")
+        };
+        assert_eq!(fields[0], ("keep".into(), Template::Fixed(json!({"n": 1}))));
+        assert_eq!(
+            fields[1],
+            (
+                "list".into(),
+                Template::Array(vec![
+                    Template::Fixed(json!(1)),
+                    Template::Var(Var::Captured("id".into()))
+                ])
+            )
+        );
+        assert_eq!(t.captured(), ["id"]);
+    }
+
+    #[test]
+    fn render_keeps_types_of_whole_variables_and_writes_text() {
+        let t = parse(json!({
+            "id": "${id}",
+            "label": "${name} #${id} ${obj}",
+            "where": ["${resource.uri}", "${prompt.name}", "${pool.tz.city}"],
+            "n": 3
+        }))
+        .expect("parses");
+        assert_eq!(
+            t.render(&mut Values).expect("renders"),
+            json!({
+                "id": 42,
+                "label": "Ada #42 {\"a\":[1]}",
+                "where": ["file:///a", "greet", "city"],
+                "n": 3
+            })
+        );
+        let t = parse(json!({"a": "x ${id}", "b": "${missing}", "c": "${gone}"})).expect("p");
+        assert_eq!(
+            t.render(&mut Values).expect_err("no value"),
+            "${missing} was not captured"
+        );
+        assert_eq!(Template::empty_object().render(&mut Values), Ok(json!({})));
+    }
+
+    #[test]
+    fn bad_templates_name_the_key_and_a_fix() {
+        let k = "p.toml: `scenario[0].steps[1].arguments.a`: ";
+        let cases = [
+            (json!({"a": "${id"}), "a `${` is not closed in \"${id\"\nfix: close it with `}`"),
+            (json!({"a": "${}"}), "`${}` names nothing\nfix: write ${pool.NAME}"),
+            (json!({"a": "${9x}"}), "`${9x}` is not a variable name\nfix: a captured"),
+            (json!({"a": "${db.x}"}), "`${db.x}`: unknown namespace \"db\"\nfix: write ${pool.NAME}"),
+            (json!({"a": "${pool.nope}"}), "`${pool.nope}`: no pool is named \"nope\"\nfix: use one of: tz, ids-2"),
+            (json!({"a": "${pool.tz.country}"}), "`${pool.tz.country}`: pool tz has no column \"country\"\nfix: use one of its columns: zone, city"),
+            (json!({"a": "${pool.tz.}"}), "`${pool.tz.}` names an empty field"),
+            (json!({"a": "${pool.}"}), "`${pool.}` names no pool"),
+            (json!({"a": "${resource.name}"}), "`${resource.name}` is not known\nfix: write ${resource.uri}"),
+            (json!({"a": "${prompt.uri}"}), "`${prompt.uri}` is not known\nfix: write ${prompt.name}"),
+            (json!({"a": "${env.UNSET_X}"}), "`${env.UNSET_X}`: the environment variable UNSET_X is not set\nfix: set it before the run (export UNSET_X=...)"),
+            (json!({"a": "${env.}"}), "`${env.}` is not an environment variable"),
+        ];
+        for (v, want) in cases {
+            let got = err(v.clone());
+            assert!(
+                got.starts_with(&format!("{k}{want}")),
+                "for {v}\n got: {got}\nwant: {k}{want}"
+            );
+        }
+        let got = err(json!({"a": [0, "${x"]}));
+        assert!(
+            got.starts_with("p.toml: `scenario[0].steps[1].arguments.a[1]`"),
+            "{got}"
+        );
     }
 }

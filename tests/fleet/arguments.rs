@@ -59,14 +59,22 @@ async fn generated_arguments_are_accepted_for_every_schema_feature() {
     );
     let json = run(&text, server.url()).await;
     server.shutdown().await;
-    assert_eq!(json["sessions"]["completed"], 6, "{:#}", json["failure_examples"]);
+    assert_eq!(
+        json["sessions"]["completed"], 6,
+        "{:#}",
+        json["failure_examples"]
+    );
     let mut total = 0;
     for f in features {
         let a = acceptance(&json, f);
         let calls = a["calls"].as_u64().unwrap_or(0);
         total += calls;
         assert!(calls > 0, "{f} was called: {a}");
-        assert_eq!(a["accepted"], a["calls"], "{f}: {a} {:#}", json["tool_error_examples"][f]);
+        assert_eq!(
+            a["accepted"], a["calls"],
+            "{f}: {a} {:#}",
+            json["tool_error_examples"][f]
+        );
         assert_eq!(a["generated"], a["calls"], "{f}: every call generated");
         assert_eq!(a["generated_accepted"], a["calls"]);
     }
@@ -79,8 +87,11 @@ async fn pins_pools_captures_and_discovery_values_make_a_working_flow() {
     let server = app_server().await;
     let data = tempfile::tempdir().expect("tempdir");
     let titles = data.path().join("titles.csv");
-    std::fs::write(&titles, "title,body\nGroceries,\"milk, eggs\"\nTrip,Lisbon in May\nBooks,\"Dune, Emma\"\n")
-        .expect("write the pool");
+    std::fs::write(
+        &titles,
+        "title,body\nGroceries,\"milk, eggs\"\nTrip,Lisbon in May\nBooks,\"Dune, Emma\"\n",
+    )
+    .expect("write the pool");
     let text = format!(
         r#"
 [load]
@@ -105,15 +116,31 @@ steps = [
     );
     let json = run(&text, server.url()).await;
     server.shutdown().await;
-    assert_eq!(json["sessions"]["completed"], 9, "{:#}", json["failure_examples"]);
-    assert!(json["failures"].as_object().is_none_or(|f| f.is_empty()), "{:#}", json["failures"]);
+    assert_eq!(
+        json["sessions"]["completed"], 9,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert!(
+        json["failures"].as_object().is_none_or(|f| f.is_empty()),
+        "{:#}",
+        json["failures"]
+    );
     let get = acceptance(&json, "note_get");
     assert_eq!(get["calls"], 18, "{get}");
-    assert_eq!(get["accepted"], 18, "captured ids are real: {:#}", json["tool_error_examples"]);
+    assert_eq!(
+        get["accepted"], 18,
+        "captured ids are real: {:#}",
+        json["tool_error_examples"]
+    );
     assert_eq!(acceptance(&json, "note_delete")["accepted"], 9);
     assert_eq!(acceptance(&json, "note_delete")["generated"], 0);
     assert_eq!(count(&json, "resources/read"), 9);
-    assert_eq!(count(&json, "resources/list"), 9, "listed once per session for ${{resource.uri}}");
+    assert_eq!(
+        count(&json, "resources/list"),
+        9,
+        "listed once per session for ${{resource.uri}}"
+    );
 }
 
 #[tokio::test]
@@ -175,7 +202,10 @@ steps = [
     assert_eq!(phase(&json, "tools/call")["failures"]["no_value"], 6);
     assert_eq!(acceptance(&json, "note_list")["accepted"], 4);
     let examples = json["failure_examples"]["no_value"].to_string();
-    assert!(examples.contains("used up") && examples.contains("nothing"), "{examples}");
+    assert!(
+        examples.contains("used up") && examples.contains("nothing"),
+        "{examples}"
+    );
 }
 
 #[tokio::test]
@@ -195,6 +225,12 @@ steps = [{ op = "mix", count = 15, calls = [{ tool = "note_get" }] }]
     let get = acceptance(&json, "note_get");
     assert_eq!(get["generated"], 30, "{get}");
     assert_eq!(get["generated_accepted"], 0, "{get}");
-    assert_eq!(json["diagnosis"]["cause"], "arguments_rejected", "{:#}", json["diagnosis"]);
-    assert!(!json["tool_error_examples"]["note_get"].as_array().is_none_or(Vec::is_empty));
+    assert_eq!(
+        json["diagnosis"]["cause"], "arguments_rejected",
+        "{:#}",
+        json["diagnosis"]
+    );
+    assert!(!json["tool_error_examples"]["note_get"]
+        .as_array()
+        .is_none_or(Vec::is_empty));
 }

@@ -413,6 +413,7 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
+mod arguments;
 mod checkpoints;
 mod cli;
 mod conformance;
