@@ -345,6 +345,16 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn destructive_tools_are_marked() {
+        let t =
+            |a: Value| json!({"name": "rm", "inputSchema": {"type": "object"}, "annotations": a});
+        assert!(tool(&t(json!({"destructiveHint": true}))).contains("[destructive: left out"));
+        let read_only = t(json!({"destructiveHint": true, "readOnlyHint": true}));
+        assert!(!tool(&read_only).contains("destructive"));
+        assert!(!tool(&json!({"name": "echo"})).contains("destructive"));
+    }
+
+    #[test]
     fn empty_server_names_and_versions_leave_no_artefacts() {
         assert_eq!(
             server(&json!({"name": "srv", "version": ""})),

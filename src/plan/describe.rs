@@ -241,4 +241,53 @@ mod tests {
             "default soak settings are not told: {text}"
         );
     }
+
+    #[test]
+    fn validate_says_which_calls_generate_and_what_becomes_of_destructive_tools() {
+        let p = Plan::from_source(
+            &Source::File("profiles/app-tools.toml".into()),
+            &Overrides::default(),
+        )
+        .expect("resolves");
+        let text = p.describe_details();
+        assert!(
+            text.contains("  data     titles: ") && text.contains("sequential"),
+            "{text}"
+        );
+        assert!(
+            text.contains("generated from inputSchema for feature_choice, "),
+            "{text}"
+        );
+        assert!(text.contains("(50% of optional properties)"), "{text}");
+        assert!(text.contains("called too (allow_destructive)"), "{text}");
+        let strict = super::super::Plan::resolve(
+            crate::profile::Profile::parse(
+                "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"x\" }]\n",
+                "p.toml",
+            )
+            .expect("parses"),
+            &Overrides::default(),
+            "p.toml",
+        )
+        .expect("resolves");
+        let text = strict.describe_details();
+        assert!(
+            text.contains("are left out (allow_destructive = false)"),
+            "{text}"
+        );
+        let exact = super::super::Plan::resolve(
+            crate::profile::Profile::parse(
+                "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"x\", generate = false }]\n",
+                "p.toml",
+            )
+            .expect("parses"),
+            &Overrides::default(),
+            "p.toml",
+        )
+        .expect("resolves");
+        assert!(
+            !exact.describe_details().contains("arguments"),
+            "nothing generated"
+        );
+    }
 }
