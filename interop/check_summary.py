@@ -49,6 +49,10 @@ def acceptance(s: dict, a: argparse.Namespace, problems: list[str]) -> str:
         for name in names:
             t = table.get(name) or {}
             calls, accepted = t.get("calls", 0), t.get("accepted", 0)
+            if calls <= 0 and t.get("left_out"):
+                # Never called on purpose (destructive): said so, not a missing call.
+                seen.append(f"{name} left out ({fmt_counts(t['left_out'])})")
+                continue
             if calls <= 0:
                 problems.append(f"tool {name}: no calls")
                 continue
