@@ -3,8 +3,7 @@
 //! out, `on_error` — end to end against the built-in server's application tools
 //! (`serve --app-tools`), which check their arguments as strictly as an SDK does.
 
-use crate::support::{check_schema, count, phase, FleetRun};
-use mcp_fleet::cli::RunArgs;
+use crate::support::{count, phase};
 use mcp_fleet::server::ServerOptions;
 use serde_json::Value;
 
@@ -17,19 +16,7 @@ async fn app_server() -> mcp_fleet::server::HttpServer {
 }
 
 async fn run(text: &str, url: String) -> Value {
-    let json = FleetRun::new(RunArgs {
-        overrides: mcp_fleet::cli::Overrides {
-            target: Some(url),
-            ..Default::default()
-        },
-        ..RunArgs::default()
-    })
-    .profile(text)
-    .run()
-    .await
-    .json;
-    check_schema(&json);
-    json
+    crate::support::run_profile(text, Some(url)).await
 }
 
 fn acceptance<'a>(json: &'a Value, tool: &str) -> &'a Value {

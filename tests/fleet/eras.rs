@@ -4,7 +4,7 @@
 //! list_changed handling. All against the built-in server, with its era and fault
 //! switches.
 
-use crate::support::{builtin_http, check_schema, count, FleetRun};
+use crate::support::{builtin_http, check_schema, count, run_profile, FleetRun};
 use mcp_fleet::cli::RunArgs;
 use mcp_fleet::server::{Eras, ServerOptions};
 use serde_json::{json, Value};
@@ -12,22 +12,6 @@ use std::path::PathBuf;
 
 /// Run the profile `text` against `target` (None: the built-in server); its summary.json,
 /// checked against the schema.
-async fn run_profile(text: &str, target: Option<String>) -> Value {
-    let json = FleetRun::new(RunArgs {
-        overrides: mcp_fleet::cli::Overrides {
-            target,
-            ..Default::default()
-        },
-        ..RunArgs::default()
-    })
-    .profile(text)
-    .run()
-    .await
-    .json;
-    check_schema(&json);
-    json
-}
-
 #[tokio::test]
 async fn the_version_mix_runs_every_transport_and_both_eras_at_once() {
     let json = FleetRun::new(RunArgs {

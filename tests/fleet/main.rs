@@ -247,41 +247,26 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
 
 #[tokio::test]
 async fn unknown_tools_are_rpc_errors_that_end_the_session_only_when_told() {
-    let fleet = FleetRun::default().profile(
-        r#"
+    // (on_error, pings made, sessions failed): by default the scenario goes on and the
+    // session is not failed by the call's error; told to, the error ends it, failed.
+    for (on_error, pings, failed) in [("continue", 2, 0), ("end-session", 0, 2)] {
+        let fleet = FleetRun::default().profile(&format!(
+            r#"
 [load]
 clients = 1
 sessions = 2
 [[scenario]]
 name = "typo"
-steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
-"#,
-    );
-    let json = fleet.run().await.json;
-    assert_eq!(json["failures"]["rpc_error:-32602"], 2);
-    assert_eq!(
-        count(&json, "ping"),
-        2,
-        "the scenario went on after the error"
-    );
-    assert_eq!(json["sessions"]["failed"], 0, "on_error = continue");
-    assert_eq!(json["sessions"]["completed"], 2);
-    // Told to, the first error ends the session, failed.
-    let fleet = FleetRun::default().profile(
-        r#"
-[load]
-clients = 1
-sessions = 2
-[[scenario]]
-name = "typo"
-on_error = "end-session"
-steps = [{ op = "tools/call", tool = "no-such-tool" }, { op = "ping" }]
-"#,
-    );
-    let json = fleet.run().await.json;
-    assert_eq!(json["failures"]["rpc_error:-32602"], 2);
-    assert_eq!(count(&json, "ping"), 0, "the session ended at the error");
-    assert_eq!(json["sessions"]["failed"], 2);
+on_error = "{on_error}"
+steps = [{{ op = "tools/call", tool = "no-such-tool" }}, {{ op = "ping" }}]
+"#
+        ));
+        let json = fleet.run().await.json;
+        assert_eq!(json["failures"]["rpc_error:-32602"], 2, "{on_error}");
+        assert_eq!(count(&json, "ping"), pings, "{on_error}");
+        assert_eq!(json["sessions"]["failed"], failed, "{on_error}");
+        assert_eq!(json["sessions"]["completed"], 2 - failed, "{on_error}");
+    }
 }
 
 #[tokio::test]

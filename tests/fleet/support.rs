@@ -209,3 +209,21 @@ impl Drop for Served {
         let _ = self.child.wait();
     }
 }
+
+/// `text` run against `target` (the built-in server when `None`); its `summary.json`,
+/// checked against the schema.
+pub async fn run_profile(text: &str, target: Option<String>) -> Value {
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target,
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(text)
+    .run()
+    .await
+    .json;
+    check_schema(&json);
+    json
+}
