@@ -60,7 +60,7 @@ impl Plan {
             None => {}
         }
         for sc in &self.scenarios {
-            let steps: Vec<String> = sc.steps.iter().map(Step::describe).collect();
+            let steps: Vec<String> = sc.steps.iter().map(|st| st.describe(&self.pools)).collect();
             let _ = writeln!(
                 s,
                 "  scenario {:<20} weight {}  {}",
@@ -190,12 +190,14 @@ fn span(s: Span) -> String {
 
 impl Step {
     /// `tools/call(echo)`, `mix[echo×3 add×1] ×10 (2 at a time)`, `pause 1s`, …
-    pub fn describe(&self) -> String {
+    pub fn describe(&self, pools: &super::data::Pools) -> String {
         match self {
             Step::List { method, .. } => (*method).to_string(),
             Step::CallTool(c) => format!("tools/call({})", c.name),
-            Step::ReadResource { uri, .. } => format!("resources/read({})", uri.describe()),
-            Step::GetPrompt { name, .. } => format!("prompts/get({})", name.describe()),
+            Step::ReadResource { uri, .. } => {
+                format!("resources/read({})", uri.describe_with(pools))
+            }
+            Step::GetPrompt { name, .. } => format!("prompts/get({})", name.describe_with(pools)),
             Step::Mix(m) => {
                 let names: Vec<String> = m
                     .calls

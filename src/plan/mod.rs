@@ -217,6 +217,7 @@ impl Plan {
             &profile.thresholds,
             &overrides.thresholds,
             &personas,
+            &tools,
             origin,
         )?;
         profile
@@ -348,6 +349,34 @@ mod tests {
         assert_eq!(p.seed, 9);
         assert_eq!(p.headers[0].0.as_str(), "authorization");
         assert_eq!(p.effective_profile.load.clients, Some(7));
+    }
+
+    #[test]
+    fn an_accepted_threshold_names_a_tool_the_scenarios_call() {
+        let profile = |t: &str| {
+            format!(
+                "thresholds = [\"{t}\"]\n[[scenario]]\nname = \"a\"\n\
+                 steps = [{{ op = \"mix\", calls = [{{ tool = \"echo\" }}] }}]\n"
+            )
+        };
+        assert!(plan(&profile("accepted(echo) > 95%")).is_ok());
+        assert!(plan(&profile("accepted(tools/call) > 95%")).is_ok());
+        let e = plan(&profile("accepted(ecoh) > 95%"))
+            .expect_err("a typo")
+            .to_string();
+        assert!(
+            e.contains("thresholds[0]") && e.contains("no scenario calls tool `ecoh`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("use one of the tools the scenarios call: echo"),
+            "{e}"
+        );
+        let none = plan("thresholds = [\"accepted(echo) > 0.5\"]").expect_err("no calls");
+        assert!(
+            none.to_string().contains("no scenario calls a tool"),
+            "{none}"
+        );
     }
 
     #[test]
@@ -599,7 +628,7 @@ steps = [
         let Step::ReadResource { uri, capture } = &steps[1] else {
             panic!("read")
         };
-        assert_eq!(uri.describe(), "mem://${id}");
+        assert_eq!(uri.describe_with(&ok.pools), "mem://${id}");
         assert_eq!(capture[0].var, "body");
         let Step::Mix(m) = &steps[4] else {
             panic!("mix")

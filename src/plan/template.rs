@@ -91,17 +91,18 @@ impl Template {
     }
 
     /// How a step names it: a fixed string as it is, anything else as the profile
-    /// wrote it (`${resource.uri}`).
-    pub fn describe(&self) -> String {
+    /// wrote it (`${resource.uri}`, `${pool.uris}`).
+    pub fn describe_with(&self, pools: &Pools) -> String {
+        let var = |v: &Var| format!("${{{}}}", v.describe_with(pools));
         match self {
             Template::Fixed(Value::String(s)) => s.clone(),
             Template::Fixed(v) => v.to_string(),
-            Template::Var(v) => format!("${{{}}}", v.describe()),
+            Template::Var(v) => var(v),
             Template::Text(parts) => parts
                 .iter()
                 .map(|p| match p {
                     Part::Text(t) => t.clone(),
-                    Part::Var(v) => format!("${{{}}}", v.describe()),
+                    Part::Var(v) => var(v),
                 })
                 .collect(),
             Template::Array(_) | Template::Object(_) => "…".into(),
@@ -534,6 +535,15 @@ mod tests {
             .map(|v| v.describe_with(&pools()))
             .collect();
         assert_eq!(named, ["pool.tz.city", "pool.ids-2", "x"]);
+    }
+
+    #[test]
+    fn steps_describe_pools_by_name() {
+        let p = pools();
+        let t = parse(json!("tz/${pool.tz.city}/${pool.ids-2}")).expect("parses");
+        assert_eq!(t.describe_with(&p), "tz/${pool.tz.city}/${pool.ids-2}");
+        let whole = parse(json!("${resource.uri}")).expect("parses");
+        assert_eq!(whole.describe_with(&p), "${resource.uri}");
     }
 
     #[test]

@@ -383,6 +383,7 @@ pub(super) fn resolve_all(
     from_profile: &[String],
     from_cli: &[String],
     personas: &[Persona],
+    tools: &[String],
     origin: &str,
 ) -> Result<Vec<Threshold>, PlanError> {
     let from_profile = from_profile
@@ -406,6 +407,26 @@ pub(super) fn resolve_all(
                         text: text.to_string(),
                         problem: format!("unknown persona `{name}`"),
                         fix: format!("use one of the profile's personas: {}", known.join(", ")),
+                    }));
+                }
+            }
+            // A tool no scenario calls would fail only after the run ("not called").
+            if let Some(name) = &t.tool {
+                if !tools.iter().any(|n| n == name) {
+                    let fix = if tools.is_empty() {
+                        "no scenario calls a tool: use accepted(tools/call) with a tools/call \
+                         or mix step, or drop the threshold"
+                            .to_string()
+                    } else {
+                        format!(
+                            "use one of the tools the scenarios call: {}",
+                            tools.join(", ")
+                        )
+                    };
+                    return Err(to_plan(ThresholdError {
+                        text: text.to_string(),
+                        problem: format!("no scenario calls tool `{name}`"),
+                        fix,
                     }));
                 }
             }
