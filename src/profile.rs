@@ -262,6 +262,76 @@ pub struct PersonaSection {
     /// while. Default: until the run drains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifetime: Option<String>,
+    /// Client-side faults, each committed by a share of this persona's sessions (at most
+    /// one a session): `faults = [{ fault = "invalid-json", share = 0.02 }]`. Names:
+    /// `metrics::ClientFault`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<Vec<FaultSection>>,
+    /// HTTP transports: how this persona's virtual clients authenticate (bearer tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthSection>,
+    /// Task-augmented tool calls (protocol 2025-11-25): when to call tools as tasks, how
+    /// many to cancel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksSection>,
+}
+
+/// `{ fault = "invalid-json", share = 0.02 }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSection {
+    pub fault: String,
+    /// Share (0…1) of the persona's sessions that commit it; the shares of one persona
+    /// add up to at most 1.
+    pub share: f64,
+}
+
+/// `auth = { tokens = "file:tokens.txt" }` or
+/// `auth = { client_credentials = { token_url = "…", client_id = "…", client_secret = "${SECRET}" } }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSection {
+    /// `file:PATH` (relative to the profile's folder): one bearer token a line, handed
+    /// to the virtual clients round-robin. The tokens are never written anywhere.
+    pub tokens: Option<String>,
+    /// The OAuth client-credentials grant against a token endpoint.
+    pub client_credentials: Option<ClientCredentialsSection>,
+    /// Walk the discovery on a session's first 401 (`WWW-Authenticate` → protected
+    /// resource metadata → authorization server metadata), timed as `auth`. Default true.
+    pub discover: Option<bool>,
+}
+
+/// The client-credentials grant (RFC 6749 §4.4, the MCP `oauth-client-credentials`
+/// extension).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientCredentialsSection {
+    /// The token endpoint; default: the one the authorization server metadata names.
+    pub token_url: Option<String>,
+    pub client_id: String,
+    /// A secret: write `"${ENV_NAME}"`; a literal is redacted in the copied profile.
+    pub client_secret: String,
+    pub scope: Option<String>,
+    /// RFC 8707 `resource`; default: the target's URL.
+    pub resource: Option<String>,
+    /// Get a new token this long before the cached one expires. Default `"30s"`.
+    pub refresh_before: Option<String>,
+}
+
+/// `tasks = { call = "allowed", cancel = 0.1 }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksSection {
+    /// Which tools are called as tasks: `required` (only tools whose
+    /// `execution.taskSupport` is `required`), `allowed` (also `optional`; the default)
+    /// or `never`.
+    pub call: Option<String>,
+    /// Share (0…1) of tasks cancelled (`tasks/cancel`) after their first poll. Default 0.
+    pub cancel: Option<f64>,
+    /// The `ttl` requested for each task, e.g. `"60s"`. Default: none (the server's).
+    pub ttl: Option<String>,
+    /// Poll interval when the server gives no `pollInterval`. Default `"100ms"`.
+    pub poll_interval: Option<String>,
 }
 
 /// `sampling = { text = "…", delay = "20ms" }`.

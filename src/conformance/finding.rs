@@ -62,6 +62,21 @@ pub enum Check {
     SseInvalidEvent,
     HttpPostStatusNot202,
     CapabilityChangedBetweenSessions,
+    // Robustness: how the server took a buggy client's fault (`faults = [...]`). The
+    // example names the fault.
+    RobustnessWrongError,
+    RobustnessCrashed,
+    RobustnessHung,
+    RobustnessAccepted,
+    // Authorization (HTTP).
+    Auth401WithoutChallenge,
+    AuthResourceMetadataMissing,
+    AuthMetadataMalformed,
+    AuthWrongAudienceAccepted,
+    // Tasks (2025-11-25).
+    TasksStuckWorking,
+    TasksStatusOutOfOrder,
+    TasksResultBeforeCompletion,
 }
 
 /// A check's row in the table.
@@ -80,7 +95,7 @@ const LIFECYCLE: &str = "basic/lifecycle#initialization";
 const NEGOTIATION: &str = "basic/lifecycle#version-negotiation";
 
 impl Check {
-    pub const ALL: [Check; 34] = [
+    pub const ALL: [Check; 45] = [
         Check::JsonrpcNotJson,
         Check::JsonrpcBatch,
         Check::JsonrpcNotObject,
@@ -115,6 +130,17 @@ impl Check {
         Check::SseInvalidEvent,
         Check::HttpPostStatusNot202,
         Check::CapabilityChangedBetweenSessions,
+        Check::RobustnessWrongError,
+        Check::RobustnessCrashed,
+        Check::RobustnessHung,
+        Check::RobustnessAccepted,
+        Check::Auth401WithoutChallenge,
+        Check::AuthResourceMetadataMissing,
+        Check::AuthMetadataMalformed,
+        Check::AuthWrongAudienceAccepted,
+        Check::TasksStuckWorking,
+        Check::TasksStatusOutOfOrder,
+        Check::TasksResultBeforeCompletion,
     ];
 
     /// The check's id in the collector (its place in [`Check::ALL`]).
@@ -244,6 +270,39 @@ impl Check {
             Check::CapabilityChangedBetweenSessions => ("capability.changed-between-sessions", Warning,
                 "the same client (persona, version, capabilities) was told different server capabilities in two sessions; declare the same capabilities every time (clients cache them)",
                 "basic/lifecycle#capability-negotiation"),
+            Check::RobustnessWrongError => ("robustness.wrong-error", Warning,
+                "a buggy client's request was refused with the wrong error code or HTTP status; answer malformed messages with -32700/-32600, unknown methods with -32601, bad params with -32602",
+                "basic#responses"),
+            Check::RobustnessCrashed => ("robustness.crashed", Error,
+                "a buggy client's message made the server drop the connection or stop serving; refuse the message with an error and keep serving",
+                BASIC),
+            Check::RobustnessHung => ("robustness.hung", Error,
+                "a buggy client's message got no answer within the timeout; answer every request, with an error if it is invalid, and time out your own requests to the client",
+                "basic/lifecycle#timeouts"),
+            Check::RobustnessAccepted => ("robustness.accepted-invalid", Warning,
+                "the server went along with a message it should have refused (no jsonrpc, wrong types, arguments that break the inputSchema); validate requests and refuse invalid ones",
+                BASIC),
+            Check::Auth401WithoutChallenge => ("auth.401-without-www-authenticate", Error,
+                "a 401 came without a WWW-Authenticate: Bearer header naming resource_metadata; clients cannot find the authorization server",
+                "basic/authorization#authorization-server-location"),
+            Check::AuthResourceMetadataMissing => ("auth.resource-metadata-missing", Error,
+                "the protected resource metadata (/.well-known/oauth-protected-resource) is not served; serve it (RFC 9728) with authorization_servers",
+                "basic/authorization#protected-resource-metadata-discovery-requirements"),
+            Check::AuthMetadataMalformed => ("auth.metadata-malformed", Error,
+                "the protected resource or authorization server metadata is not valid JSON with the required fields (resource, authorization_servers; issuer, token_endpoint)",
+                "basic/authorization#authorization-server-metadata-discovery"),
+            Check::AuthWrongAudienceAccepted => ("auth.wrong-audience-accepted", Error,
+                "a token issued for another resource (wrong audience) was accepted; validate that tokens were issued for this server",
+                "basic/authorization#token-audience-binding-and-validation"),
+            Check::TasksStuckWorking => ("tasks.stuck-working", Error,
+                "a task stayed `working` past its ttl; finish, fail or expire tasks within the ttl you granted",
+                "basic/utilities/tasks"),
+            Check::TasksStatusOutOfOrder => ("tasks.status-out-of-order", Error,
+                "a task's status went back from a terminal status (completed, failed, cancelled) or notifications/tasks/status arrived out of order",
+                "basic/utilities/tasks#task-status-lifecycle"),
+            Check::TasksResultBeforeCompletion => ("tasks.result-before-completion", Error,
+                "tasks/result returned a result while tasks/get still said the task was working; return the result only once the task is terminal",
+                "basic/utilities/tasks#retrieving-task-results"),
         };
         CheckInfo {
             code,

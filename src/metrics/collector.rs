@@ -83,6 +83,14 @@ pub enum Event {
         check: CheckId,
         example: Option<String>,
     },
+    /// A session committed a client-side fault, and how the server took it; `detail`
+    /// says what was seen (kept for the first few of each fault and verdict).
+    ClientFault {
+        persona: PersonaId,
+        fault: super::ClientFault,
+        verdict: super::Verdict,
+        detail: Option<String>,
+    },
 }
 
 /// Why a tool was not called.
@@ -351,6 +359,15 @@ impl Collector {
                 if seen.example.is_none() {
                     seen.example = example;
                 }
+            }
+            Event::ClientFault {
+                persona,
+                fault,
+                verdict,
+                detail,
+            } => {
+                let seen = s.client_faults.entry((persona, fault)).or_default();
+                seen.add(verdict, detail);
             }
             Event::Malformed { persona: _, text } => {
                 s.malformed += 1;

@@ -44,11 +44,22 @@ pub enum Counter {
     Abandoned,
     /// A long-lived session a reconnect storm dropped (`[load] events`).
     StormDropped,
+    /// Access tokens got from a token endpoint (client-credentials grant).
+    TokensMinted,
+    /// Access tokens got again because the cached one was about to expire (or was
+    /// refused with 401).
+    TokensRefreshed,
+    /// `notifications/tasks/status` received.
+    TaskStatusNotifications,
+    /// Tasks the persona cancelled (`[persona.tasks] cancel`).
+    TasksCancelled,
+    /// Sessions that committed a client fault (`faults = [...]`).
+    ClientFaults,
 }
 
 impl Counter {
     /// Every counter, in the order of the enum (which is also its index).
-    pub const ALL: [Counter; 19] = [
+    pub const ALL: [Counter; 24] = [
         Counter::Dropped,
         Counter::EraLegacy,
         Counter::EraModern,
@@ -68,6 +79,11 @@ impl Counter {
         Counter::InvalidXMcpHeader,
         Counter::Abandoned,
         Counter::StormDropped,
+        Counter::TokensMinted,
+        Counter::TokensRefreshed,
+        Counter::TaskStatusNotifications,
+        Counter::TasksCancelled,
+        Counter::ClientFaults,
     ];
 
     /// The stable name used in `summary.json` and every report.
@@ -92,6 +108,11 @@ impl Counter {
             Counter::InvalidXMcpHeader => "invalid_x_mcp_header",
             Counter::Abandoned => "abandoned",
             Counter::StormDropped => "storm_dropped",
+            Counter::TokensMinted => "tokens_minted",
+            Counter::TokensRefreshed => "tokens_refreshed",
+            Counter::TaskStatusNotifications => "task_status_notifications",
+            Counter::TasksCancelled => "tasks_cancelled",
+            Counter::ClientFaults => "client_faults",
         }
     }
 

@@ -1,6 +1,7 @@
 //! Measurement vocabulary: phases, outcomes and samples, and the collector that turns a
 //! stream of samples into histograms. Sessions only ever create small `Copy` samples.
 
+pub mod client_fault;
 mod collector;
 mod counter;
 mod histogram;
@@ -9,13 +10,16 @@ mod phase;
 pub mod resources;
 mod stats;
 
+pub use client_fault::{ClientFault, FaultEra, Verdict};
 pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapshots};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use phase::Phase;
 pub use resources::{Series, SeriesUnit};
-pub use stats::{FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, ToolCounts};
+pub use stats::{
+    FaultCounts, FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, ToolCounts,
+};
 
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;

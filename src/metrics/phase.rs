@@ -5,6 +5,12 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
     Connect,
+    /// Authenticated personas: getting an access token (the client-credentials grant,
+    /// or a refresh before it expires).
+    Token,
+    /// Authenticated personas: the discovery a session's first 401 starts
+    /// (`WWW-Authenticate` → protected resource metadata → authorization server metadata).
+    Auth,
     /// `auto` personas: the `server/discover` probe that decides the era.
     Probe,
     /// Modern era: `server/discover` (the handshake of 2026-07-28).
@@ -18,6 +24,14 @@ pub enum Phase {
     ResourcesTemplatesList,
     PromptsList,
     ToolsCall,
+    /// A task-augmented `tools/call`: from the task's creation to its terminal status.
+    Task,
+    /// One `tasks/get` poll of a task's status.
+    TasksGet,
+    /// `tasks/result`: the underlying result of a task.
+    TasksResult,
+    /// `tasks/cancel` of a task the persona gives up on.
+    TasksCancel,
     ResourcesRead,
     PromptsGet,
     Ping,
@@ -32,8 +46,10 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 18] = [
+    pub const ALL: [Phase; 24] = [
         Phase::Connect,
+        Phase::Token,
+        Phase::Auth,
         Phase::Probe,
         Phase::Discover,
         Phase::Initialize,
@@ -44,6 +60,10 @@ impl Phase {
         Phase::ResourcesTemplatesList,
         Phase::PromptsList,
         Phase::ToolsCall,
+        Phase::Task,
+        Phase::TasksGet,
+        Phase::TasksResult,
+        Phase::TasksCancel,
         Phase::ResourcesRead,
         Phase::PromptsGet,
         Phase::Ping,
@@ -62,6 +82,8 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Connect => "connect",
+            Phase::Token => "token",
+            Phase::Auth => "auth",
             Phase::Probe => "probe",
             Phase::Discover => "discover",
             Phase::Initialize => "initialize",
@@ -72,6 +94,10 @@ impl Phase {
             Phase::ResourcesTemplatesList => "resources/templates/list",
             Phase::PromptsList => "prompts/list",
             Phase::ToolsCall => "tools/call",
+            Phase::Task => "task",
+            Phase::TasksGet => "tasks/get",
+            Phase::TasksResult => "tasks/result",
+            Phase::TasksCancel => "tasks/cancel",
             Phase::ResourcesRead => "resources/read",
             Phase::PromptsGet => "prompts/get",
             Phase::Ping => "ping",

@@ -4,7 +4,10 @@
 
 use super::histogram::{clamped_record, micros, new_histogram};
 use super::interval::IntervalRow;
-use super::{CheckId, CounterTable, FailureKind, LeftOut, Outcome, Phase, Sample, ToolId};
+use super::{
+    CheckId, ClientFault, CounterTable, FailureKind, LeftOut, Outcome, PersonaId, Phase, Sample,
+    ToolId, Verdict,
+};
 use crate::protocol::{Era, TransportKind, VersionId};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -218,6 +221,40 @@ pub struct Stats {
     pub counters: CounterTable,
     /// Conformance findings by check: how often, and the first example.
     pub findings: BTreeMap<CheckId, FindingCount>,
+    /// Client-side faults committed, per persona and fault: verdict counts and examples.
+    pub client_faults: BTreeMap<(PersonaId, ClientFault), FaultCounts>,
+}
+
+/// How a server took one persona's commits of one client fault.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    /// Sessions by verdict, indexed by [`Verdict::index`].
+    pub verdicts: [u64; Verdict::COUNT],
+    /// What was seen, for the first few of each verdict: (verdict, text).
+    pub examples: Vec<(Verdict, String)>,
+}
+
+impl FaultCounts {
+    /// Examples kept per verdict.
+    pub const EXAMPLES_PER_VERDICT: usize = 3;
+
+    pub fn add(&mut self, verdict: Verdict, detail: Option<String>) {
+        self.verdicts[verdict.index()] += 1;
+        let kept = self.examples.iter().filter(|(v, _)| *v == verdict).count();
+        if let Some(text) = detail {
+            if kept < Self::EXAMPLES_PER_VERDICT {
+                self.examples.push((verdict, text));
+            }
+        }
+    }
+
+    pub fn get(&self, verdict: Verdict) -> u64 {
+        self.verdicts[verdict.index()]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.verdicts.iter().sum()
+    }
 }
 
 /// How often a finding was seen, with the first example.
@@ -247,6 +284,7 @@ impl Stats {
             interval_error: None,
             counters: CounterTable::default(),
             findings: BTreeMap::new(),
+            client_faults: BTreeMap::new(),
         }
     }
 

@@ -3,8 +3,10 @@
 //! [`Plan::resolve`] is a short driver: each resolved part builds itself from its own
 //! profile section (`Target::from_section`, `Load::from_section`, …).
 
+mod auth;
 pub mod capture;
 mod checkpoint;
+mod client_faults;
 pub mod data;
 mod describe;
 mod error;
@@ -19,10 +21,13 @@ mod scenario;
 mod secrets;
 mod soak;
 mod target;
+mod tasks;
 pub mod template;
 pub mod threshold;
 mod watch;
 
+pub use auth::{AuthPlan, ClientCredentials, TokenSource};
+pub use client_faults::FaultMix;
 pub use error::{PlanError, SourceError};
 pub use habits::Habits;
 pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
@@ -33,6 +38,7 @@ pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Call, Mix, OnError, Scenario, Step};
 pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
+pub use tasks::{TaskCalls, TaskPolicy};
 pub use threshold::Threshold;
 pub use watch::Watch;
 

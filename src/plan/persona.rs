@@ -81,6 +81,12 @@ pub struct Persona {
     pub scenario_weights: WeightedIndex<u32>,
     /// Abandoned sessions, keep-alive pings, idle pauses.
     pub habits: super::Habits,
+    /// Client-side faults a share of the sessions commit (`faults = [...]`).
+    pub faults: super::FaultMix,
+    /// Bearer tokens on HTTP transports (`auth = {...}`).
+    pub auth: Option<super::AuthPlan>,
+    /// Task-augmented tool calls (`tasks = {...}`).
+    pub tasks: super::TaskPolicy,
 }
 
 impl Persona {
@@ -196,6 +202,9 @@ impl Persona {
             ));
         }
         let (chosen, scenario_weights) = chosen_scenarios(p, scenarios, key, origin)?;
+        let faults = super::FaultMix::from_section(p, key, origin)?;
+        let auth = super::AuthPlan::from_section(p, key, origin)?;
+        let tasks = super::TaskPolicy::from_section(p, key, origin)?;
         Ok(Persona {
             id,
             name: p.name.clone(),
@@ -219,6 +228,9 @@ impl Persona {
             scenarios: chosen,
             scenario_weights,
             habits,
+            faults,
+            auth,
+            tasks,
         })
     }
 }

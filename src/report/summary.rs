@@ -5,7 +5,7 @@
 use super::threshold::{self, ThresholdResult};
 use crate::conformance::{Check, Severity};
 use crate::metrics::{
-    FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts,
+    FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, Verdict,
 };
 use crate::plan::{LoadModel, Plan};
 use serde::{Deserialize, Serialize};
@@ -19,8 +19,10 @@ use std::collections::BTreeMap;
 /// fields (and `response` null) instead of zeros; `run.load.clients` null in an open
 /// model, `run.load.max_in_flight` and `run.load.rate_per_s`; `diagnosis`;
 /// 9: `tool_acceptance` (per tool: accepted, isError, -32602, other, generated, left out),
-/// `diagnosis.cause` = `arguments_rejected`.
-pub const SCHEMA_VERSION: u32 = 9;
+/// `diagnosis.cause` = `arguments_rejected`; 10: `client_faults` (verdicts per persona
+/// and fault), the phases `token`, `auth`, `task`, `tasks/get`, `tasks/result`,
+/// `tasks/cancel`, the `robustness.*`, `auth.*` and `tasks.*` findings and their counters.
+pub const SCHEMA_VERSION: u32 = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -61,6 +63,10 @@ pub struct Summary {
     /// Absent from results written before schema 4.
     #[serde(default)]
     pub findings: Vec<FindingSummary>,
+    /// Client-side faults the buggy personas committed and how the server took each
+    /// (schema 10; absent before): one entry per persona and fault.
+    #[serde(default)]
+    pub client_faults: Vec<ClientFaultSummary>,
     /// Server and generator resources sampled every interval (RSS, CPU, descriptors,
     /// scraped series). Absent before schema 6.
     #[serde(default)]
@@ -101,6 +107,66 @@ pub struct FindingSummary {
     pub example: String,
     /// The spec section it rests on.
     pub spec: String,
+}
+
+/// How the server took one persona's commits of one client fault.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientFaultSummary {
+    pub persona: String,
+    /// `metrics::ClientFault` name, e.g. `invalid-json`.
+    pub fault: String,
+    /// What the client did wrong.
+    pub description: String,
+    /// What a correct server does.
+    pub expected: String,
+    /// Sessions that committed it.
+    pub sessions: u64,
+    /// Sessions by verdict (`handled`, `wrong_error`, `crashed`, `hung`, `accepted`);
+    /// every verdict is present, 0 included.
+    pub verdicts: BTreeMap<String, u64>,
+    /// What was seen, for the first few of each verdict other than `handled` first.
+    pub examples: Vec<ClientFaultExample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientFaultExample {
+    pub verdict: String,
+    pub text: String,
+}
+
+/// The client faults of `stats`, by persona (plan order) then fault (table order).
+pub fn client_faults(plan: &Plan, stats: &Stats) -> Vec<ClientFaultSummary> {
+    stats
+        .client_faults
+        .iter()
+        .map(|((persona, fault), counts)| {
+            let mut examples: Vec<ClientFaultExample> = counts
+                .examples
+                .iter()
+                .map(|(v, text)| ClientFaultExample {
+                    verdict: v.name().to_string(),
+                    text: text.clone(),
+                })
+                .collect();
+            // Mistakes first: they are what the reader looks for.
+            examples.sort_by_key(|e| e.verdict == Verdict::Handled.name());
+            ClientFaultSummary {
+                persona: plan
+                    .personas
+                    .get(usize::from(*persona))
+                    .map_or_else(|| format!("#{persona}"), |p| p.name.clone()),
+                fault: fault.name().to_string(),
+                description: fault.describe().to_string(),
+                expected: fault.expected().to_string(),
+                sessions: counts.total(),
+                verdicts: Verdict::ALL
+                    .into_iter()
+                    .map(|v| (v.name().to_string(), counts.get(v)))
+                    .collect(),
+                examples,
+            }
+        })
+        .collect()
 }
 
 /// The findings of `stats`, errors first, then by code.
@@ -493,6 +559,7 @@ impl Summary {
                 .map(|(c, n)| (c.name().to_string(), n))
                 .collect(),
             findings: findings(stats),
+            client_faults: client_faults(plan, stats),
             resources: facts.resources.clone(),
             soak: facts.soak.clone(),
             diagnosis: None,

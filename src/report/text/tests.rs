@@ -141,6 +141,7 @@ fn summary(model: &str) -> Summary {
         ],
         counters: BTreeMap::new(),
         findings: Vec::new(),
+        client_faults: Vec::new(),
         resources: Vec::new(),
         soak: Default::default(),
         diagnosis: None,
