@@ -39,7 +39,13 @@ pub fn render(out: &mut String, soak: &Soak) {
         .filter(|d| d.p99_change.is_some_and(|c| c.abs() > NOTABLE_DRIFT))
         .collect();
     let lived_through = !soak.outages.is_empty() || !soak.storms.is_empty();
-    if !watched && !lived_through && !soak.generator.bottleneck {
+    if !watched && !lived_through {
+        // Slopes and drift of a run that watched nothing are the generator's own, and
+        // over a short run they are noise: only the warning stays.
+        if soak.generator.bottleneck {
+            out.push('\n');
+            generator_warning(out, soak, "");
+        }
         return;
     }
     let _ = writeln!(
@@ -101,10 +107,14 @@ pub fn render(out: &mut String, soak: &Soak) {
         );
     }
     if soak.generator.bottleneck {
-        let _ = writeln!(out, "  WARNING: the generator limited the figures");
-        for r in &soak.generator.reasons {
-            let _ = writeln!(out, "    {r}");
-        }
+        generator_warning(out, soak, "  ");
+    }
+}
+
+fn generator_warning(out: &mut String, soak: &Soak, indent: &str) {
+    let _ = writeln!(out, "{indent}WARNING: the generator limited the figures");
+    for r in &soak.generator.reasons {
+        let _ = writeln!(out, "{indent}  {r}");
     }
 }
 
@@ -143,7 +153,7 @@ mod tests {
             p99_change: Some(b as f64 / a as f64 - 1.0),
             error_rate_change: Some(0.0),
         };
-        let mut soak = Soak {
+        let soak = Soak {
             steady_from_s: 1.0,
             steady_to_s: 9.0,
             slopes: crate::report::soak::slopes(&[rss], 0.0, 10.0),
@@ -153,8 +163,23 @@ mod tests {
             ],
             ..Soak::default()
         };
+        let mut soak = soak;
         soak.generator.bottleneck = true;
         soak.generator.reasons = vec!["busy".into()];
+        // Nothing watched: the generator's own slopes and drift over a short run are
+        // noise; only the warning is shown.
+        let unwatched = Soak {
+            slopes: Vec::new(),
+            ..soak.clone()
+        };
+        render(&mut out, &unwatched);
+        assert!(!out.contains("soak ("), "{out}");
+        assert!(!out.contains("drift"), "{out}");
+        assert!(
+            out.contains("WARNING: the generator") && out.contains("busy"),
+            "{out}"
+        );
+        out.clear();
         render(&mut out, &soak);
         assert!(out.contains("soak (steady 1s–9s):"), "{out}");
         assert!(out.contains("RSS +3.52 MiB/h (R² 1.00), 95% CI"), "{out}");
