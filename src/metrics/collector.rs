@@ -99,19 +99,16 @@ pub enum LeftOut {
     /// Annotated `destructiveHint: true` (not `readOnlyHint`), and its arguments would
     /// be generated; `[arguments] allow_destructive` is false.
     Destructive,
-    /// Its arguments are generated but the server does not list it (no `inputSchema`).
-    NotListed,
 }
 
 impl LeftOut {
     /// Every reason, in order.
-    pub const ALL: [LeftOut; 2] = [LeftOut::Destructive, LeftOut::NotListed];
+    pub const ALL: [LeftOut; 1] = [LeftOut::Destructive];
 
     /// The stable name in summaries.
     pub fn name(self) -> &'static str {
         match self {
             LeftOut::Destructive => "destructive",
-            LeftOut::NotListed => "not_listed",
         }
     }
 }
@@ -504,10 +501,6 @@ mod tests {
             tool: 1,
             reason: LeftOut::Destructive,
         });
-        rec.send(Event::LeftOut {
-            tool: 1,
-            reason: LeftOut::NotListed,
-        });
         // An unknown tool id is ignored, not a panic.
         rec.send(Event::Generated {
             tool: 9,
@@ -528,7 +521,6 @@ mod tests {
         let t1 = &stats.tool_counts[1];
         assert_eq!(t1.generated, 0);
         assert_eq!(t1.left_out.get(&LeftOut::Destructive), Some(&2));
-        assert_eq!(t1.left_out.get(&LeftOut::NotListed), Some(&1));
         assert_eq!(
             stats.tool_error_examples[&0],
             ["-32602 Invalid params: timezone"]

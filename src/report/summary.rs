@@ -20,8 +20,9 @@ use std::collections::BTreeMap;
 /// model, `run.load.max_in_flight` and `run.load.rate_per_s`; `diagnosis`;
 /// 9: `tool_acceptance` (per tool: accepted, isError, -32602, other, generated, left out),
 /// `diagnosis.cause` = `arguments_rejected`; 10: `client_faults` (verdicts per persona
-/// and fault), the phases `token`, `auth`, `task`, `tasks/get`, `tasks/result`,
-/// `tasks/cancel`, the `robustness.*`, `auth.*` and `tasks.*` findings and their counters.
+/// and fault), `left_out` without the never-sent `not_listed`, the phases `token`,
+/// `auth`, `task`, `tasks/get`, `tasks/result`, `tasks/cancel`, the `robustness.*`,
+/// `auth.*` and `tasks.*` findings and their counters.
 pub const SCHEMA_VERSION: u32 = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -340,8 +341,7 @@ pub struct ToolAcceptance {
     /// many of those were accepted.
     pub generated: u64,
     pub generated_accepted: u64,
-    /// Why calls of the tool were left out, and how many times (`destructive`,
-    /// `not_listed`).
+    /// Why calls of the tool were left out, and how many times (`destructive`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub left_out: BTreeMap<String, u64>,
 }

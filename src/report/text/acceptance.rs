@@ -28,7 +28,7 @@ pub(crate) fn generated(t: &ToolAcceptance) -> String {
     }
 }
 
-/// "destructive ×3, not_listed ×1", empty when nothing was left out.
+/// "destructive ×3", empty when nothing was left out.
 pub(crate) fn left_out(t: &ToolAcceptance) -> String {
     t.left_out
         .iter()
