@@ -276,7 +276,7 @@ fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
         (_, Some(401 | 403), _) => (
             cause::AUTH_REQUIRED,
             format!("{} got {}{from}", s.how_many(), status_text(kind)),
-            "the server wants credentials: pass them with --header 'Authorization: Bearer …'"
+            "give the persona auth = { tokens = \"file:tokens.txt\" } (or client_credentials = { token_url, client_id, … }), or pass --header 'Authorization: Bearer ${TOKEN}'"
                 .into(),
         ),
         (_, Some(400), _) if s.mentions(&version_words) => version_rejected(s),

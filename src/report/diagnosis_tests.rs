@@ -194,6 +194,13 @@ fn auth_required_on_401_and_403() {
         let d = cause_of("initialize", kind, "initialize: HTTP 401 Unauthorized");
         assert_eq!(d.cause, cause::AUTH_REQUIRED, "{kind}");
         assert!(d.fix.contains("--header"), "{}", d.fix);
+        assert!(
+            d.fix.contains("auth = { tokens = \"file:")
+                && d.fix.contains("client_credentials"),
+            "the persona's auth section is the fix: {}",
+            d.fix
+        );
+        assert!(!d.fix.contains("Bearer …"), "no literal token: {}", d.fix);
     }
 }
 
