@@ -195,8 +195,7 @@ fn auth_required_on_401_and_403() {
         assert_eq!(d.cause, cause::AUTH_REQUIRED, "{kind}");
         assert!(d.fix.contains("--header"), "{}", d.fix);
         assert!(
-            d.fix.contains("auth = { tokens = \"file:")
-                && d.fix.contains("client_credentials"),
+            d.fix.contains("auth = { tokens = \"file:") && d.fix.contains("client_credentials"),
             "the persona's auth section is the fix: {}",
             d.fix
         );

@@ -94,7 +94,9 @@ pub(crate) fn persona_rows(s: &Summary) -> Vec<PersonaRow> {
                 failed_share: (ended > 0).then(|| p.failed as f64 / ended as f64),
                 session_p50: session.map(|l| l.p50_us as f64),
                 session_p99: session.map(|l| l.p99_us as f64),
-                call_p99: call.and_then(|c| c.service.as_ref()).map(|l| l.p99_us as f64),
+                call_p99: call
+                    .and_then(|c| c.service.as_ref())
+                    .map(|l| l.p99_us as f64),
                 call_error_share: call
                     .filter(|c| c.count > 0)
                     .map(|c| c.errors as f64 / c.count as f64),

@@ -40,7 +40,10 @@ fn a_persona_without_faults_auth_or_tasks_adds_no_line() {
 fn faults_are_told_with_their_shares_and_what_is_left_well_behaved() {
     let mut p = plan();
     p.personas[1].faults = FaultMix {
-        faults: vec![(ClientFault::InvalidJson, 0.05), (ClientFault::Oversized, 0.025)],
+        faults: vec![
+            (ClientFault::InvalidJson, 0.05),
+            (ClientFault::Oversized, 0.025),
+        ],
     };
     let text = p.describe_details();
     assert_eq!(
@@ -59,9 +62,7 @@ fn auth_names_the_source_but_never_a_token_or_a_secret() {
     });
     p.personas[1].auth = Some(AuthPlan {
         source: TokenSource::ClientCredentials(Arc::new(ClientCredentials {
-            token_url: Some(
-                url::Url::parse("http://127.0.0.1:9/token?key=hidden").expect("url"),
-            ),
+            token_url: Some(url::Url::parse("http://127.0.0.1:9/token?key=hidden").expect("url")),
             client_id: "fleet".into(),
             client_secret: SECRET.into(),
             scope: Some("mcp:tools".into()),

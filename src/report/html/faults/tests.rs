@@ -50,7 +50,11 @@ fn with_faults() -> Summary {
             .collect(),
     };
     s.client_faults = vec![
-        fault("invalid-json", [12, 0, 0, 0, 0], vec![("handled", "-32700")]),
+        fault(
+            "invalid-json",
+            [12, 0, 0, 0, 0],
+            vec![("handled", "-32700")],
+        ),
         fault(
             "oversized",
             [3, 0, 2, 0, 0],
@@ -76,20 +80,53 @@ fn the_client_faults_table_has_verdicts_expectations_and_escaped_examples() {
     let html = page(&with_faults());
     let t = table(&html, "<h2 id=client-faults>");
     assert!(t.contains("1 of 2 mishandled."), "{t}");
-    for head in ["persona", "fault", "what the client did", "expected", "sessions", "handled", "wrong error", "crashed", "hung", "accepted", "first examples"] {
+    for head in [
+        "persona",
+        "fault",
+        "what the client did",
+        "expected",
+        "sessions",
+        "handled",
+        "wrong error",
+        "crashed",
+        "hung",
+        "accepted",
+        "first examples",
+    ] {
         assert!(t.contains(&format!(">{head}</th>")), "{head}: {t}");
     }
     let rows = rows(t);
     assert_eq!(rows.len(), 2, "{t}");
     let (json, big) = (rows[0], rows[1]);
-    assert!(json.starts_with(" data-fault=\"invalid-json\">"), "handled: not marked: {json}");
+    assert!(
+        json.starts_with(" data-fault=\"invalid-json\">"),
+        "handled: not marked: {json}"
+    );
     assert!(json.contains("<td>invalid-json expected</td>"), "{json}");
-    assert!(!json.contains("class=ex"), "no example of a handled fault: {json}");
-    assert!(big.starts_with(" class=bad data-fault=\"oversized\">"), "{big}");
-    assert!(big.contains("<td class=\"n bad\" data-verdict=\"crashed\">2</td>"), "{big}");
-    assert!(big.contains("<td class=\"n\" data-verdict=\"handled\">3</td>"), "{big}");
-    assert!(big.contains("<td class=\"n\" data-verdict=\"hung\">0</td>"), "{big}");
-    assert!(big.contains("<div class=ex>crashed: closed: &lt;html&gt;gone</div>"), "{big}");
+    assert!(
+        !json.contains("class=ex"),
+        "no example of a handled fault: {json}"
+    );
+    assert!(
+        big.starts_with(" class=bad data-fault=\"oversized\">"),
+        "{big}"
+    );
+    assert!(
+        big.contains("<td class=\"n bad\" data-verdict=\"crashed\">2</td>"),
+        "{big}"
+    );
+    assert!(
+        big.contains("<td class=\"n\" data-verdict=\"handled\">3</td>"),
+        "{big}"
+    );
+    assert!(
+        big.contains("<td class=\"n\" data-verdict=\"hung\">0</td>"),
+        "{big}"
+    );
+    assert!(
+        big.contains("<div class=ex>crashed: closed: &lt;html&gt;gone</div>"),
+        "{big}"
+    );
     assert!(!big.contains("second"), "the first example only: {big}");
     // After the findings, before the parameters.
     let (findings, faults, params) = (
@@ -109,7 +146,12 @@ fn the_personas_side_by_side_show_the_good_beside_the_buggy() {
     let cells = |row: &str| -> Vec<String> {
         row.split("<td")
             .skip(1)
-            .map(|c| c.split_once('>').map_or("", |x| x.1).trim_end_matches("</td>").to_string())
+            .map(|c| {
+                c.split_once('>')
+                    .map_or("", |x| x.1)
+                    .trim_end_matches("</td>")
+                    .to_string()
+            })
             .map(|c| c.split("</td>").next().unwrap_or_default().to_string())
             .collect()
     };
@@ -125,7 +167,11 @@ fn the_personas_side_by_side_show_the_good_beside_the_buggy() {
         "{}",
         rows[1]
     );
-    assert!(rows[1].contains("<td class=\"n bad\">25.0%</td>"), "{}", rows[1]);
+    assert!(
+        rows[1].contains("<td class=\"n bad\">25.0%</td>"),
+        "{}",
+        rows[1]
+    );
 }
 
 #[test]
@@ -140,7 +186,15 @@ fn no_section_without_client_faults() {
 #[test]
 fn auth_and_task_phases_sit_where_they_happen_in_the_phase_table() {
     let mut s = crate::report::threshold::tests::summary();
-    for name in ["tasks/cancel", "tasks/get", "task", "auth", "token", "connect", "tasks/result"] {
+    for name in [
+        "tasks/cancel",
+        "tasks/get",
+        "task",
+        "auth",
+        "token",
+        "connect",
+        "tasks/result",
+    ] {
         let p = s.phases["initialize"].clone();
         s.phases.insert(name.into(), p);
     }
@@ -154,6 +208,17 @@ fn auth_and_task_phases_sit_where_they_happen_in_the_phase_table() {
         .collect();
     assert_eq!(
         order,
-        ["connect", "token", "auth", "initialize", "tools/call", "task", "tasks/get", "tasks/result", "tasks/cancel", "session"]
+        [
+            "connect",
+            "token",
+            "auth",
+            "initialize",
+            "tools/call",
+            "task",
+            "tasks/get",
+            "tasks/result",
+            "tasks/cancel",
+            "session"
+        ]
     );
 }

@@ -5,7 +5,12 @@ use super::super::{render, render_view, View};
 use crate::report::style::Style;
 use crate::report::summary::{ClientFaultExample, ClientFaultSummary, Summary};
 
-fn fault(persona: &str, name: &str, verdicts: [u64; 5], examples: &[(&str, &str)]) -> ClientFaultSummary {
+fn fault(
+    persona: &str,
+    name: &str,
+    verdicts: [u64; 5],
+    examples: &[(&str, &str)],
+) -> ClientFaultSummary {
     let names = ["handled", "wrong_error", "crashed", "hung", "accepted"];
     ClientFaultSummary {
         persona: persona.into(),
@@ -59,10 +64,14 @@ fn with_faults(mistaken: bool) -> Summary {
         let p = s.personas.get_mut(name).expect("persona");
         p.completed = 50 - failed;
         p.failed = failed;
-        p.phases
-            .insert("session".into(), phase(50, failed, Some(latency(p99)), None));
-        p.phases
-            .insert("tools/call".into(), phase(200, failed * 2, Some(latency(p99 / 2)), None));
+        p.phases.insert(
+            "session".into(),
+            phase(50, failed, Some(latency(p99)), None),
+        );
+        p.phases.insert(
+            "tools/call".into(),
+            phase(200, failed * 2, Some(latency(p99 / 2)), None),
+        );
     }
     s
 }
@@ -83,9 +92,29 @@ fn faults_all_handled_fold_into_one_line_and_verbose_shows_each() {
     let verbose = render(&s);
     let row = line_of(&verbose, "py-sdk-v2            oversized");
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(cells, ["py-sdk-v2", "oversized", "10", "10", "0", "0", "0", "0", "✓"], "{row}");
-    assert!(verbose.contains("py-sdk-v2            invalid-json"), "{verbose}");
-    assert!(!verbose.contains("e.g. "), "no example of a handled fault: {verbose}");
+    assert_eq!(
+        cells,
+        [
+            "py-sdk-v2",
+            "oversized",
+            "10",
+            "10",
+            "0",
+            "0",
+            "0",
+            "0",
+            "✓"
+        ],
+        "{row}"
+    );
+    assert!(
+        verbose.contains("py-sdk-v2            invalid-json"),
+        "{verbose}"
+    );
+    assert!(
+        !verbose.contains("e.g. "),
+        "no example of a handled fault: {verbose}"
+    );
 }
 
 #[test]
@@ -93,10 +122,17 @@ fn mistakes_are_marked_with_what_was_expected_and_a_first_example_each() {
     let s = with_faults(true);
     let compact = render_view(&s, COMPACT);
     let title = line_of(&compact, "client faults");
-    assert!(title.ends_with("30 sessions, 2 faults, 1 mishandled ✗"), "{title}");
+    assert!(
+        title.ends_with("30 sessions, 2 faults, 1 mishandled ✗"),
+        "{title}"
+    );
     let row = line_of(&compact, "py-sdk-v2            oversized");
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(cells, ["py-sdk-v2", "oversized", "10", "4", "2", "3", "0", "1", "✗"], "{row}");
+    assert_eq!(
+        cells,
+        ["py-sdk-v2", "oversized", "10", "4", "2", "3", "0", "1", "✗"],
+        "{row}"
+    );
     let at = compact.find(row).expect("row") + row.len() + 1;
     let under: Vec<&str> = compact[at..].lines().take(4).collect();
     assert_eq!(
@@ -109,8 +145,14 @@ fn mistakes_are_marked_with_what_was_expected_and_a_first_example_each() {
         ],
         "{compact}"
     );
-    assert!(!compact.contains("second crash"), "only the first: {compact}");
-    assert!(!compact.contains("py-sdk-v2            invalid-json"), "{compact}");
+    assert!(
+        !compact.contains("second crash"),
+        "only the first: {compact}"
+    );
+    assert!(
+        !compact.contains("py-sdk-v2            invalid-json"),
+        "{compact}"
+    );
     assert!(
         compact.contains("  + 1 more fault, all handled ✓ (20 sessions)\n"),
         "{compact}"
@@ -123,7 +165,10 @@ fn mistakes_are_marked_with_what_was_expected_and_a_first_example_each() {
     );
     assert!(failures < faults && faults < thresholds, "{compact}");
     let verbose = render(&s);
-    assert!(verbose.contains("py-sdk-v2            invalid-json"), "{verbose}");
+    assert!(
+        verbose.contains("py-sdk-v2            invalid-json"),
+        "{verbose}"
+    );
     assert!(!verbose.contains("more fault"), "{verbose}");
     for l in verbose.lines().chain(compact.lines()) {
         assert!(l.chars().count() <= 150, "{l}");
@@ -149,13 +194,45 @@ fn the_personas_side_by_side_show_whether_the_good_ones_suffered() {
     );
     let table = &compact[compact.find("personas side by side").expect("table")..];
     let head = line_of(table, "persona  ");
-    for col in ["sessions", "faulty", "failed", "session p50", "session p99", "tools/call p99", "tools/call errors"] {
+    for col in [
+        "sessions",
+        "faulty",
+        "failed",
+        "session p50",
+        "session p99",
+        "tools/call p99",
+        "tools/call errors",
+    ] {
         assert!(head.contains(col), "{col}: {head}");
     }
     let good: Vec<&str> = line_of(table, "ts-sdk-v1").split_whitespace().collect();
-    assert_eq!(good, ["ts-sdk-v1", "50", "–", "0.0%", "1.00ms", "4.00ms", "2.00ms", "0.0%"]);
+    assert_eq!(
+        good,
+        [
+            "ts-sdk-v1",
+            "50",
+            "–",
+            "0.0%",
+            "1.00ms",
+            "4.00ms",
+            "2.00ms",
+            "0.0%"
+        ]
+    );
     let bad: Vec<&str> = line_of(table, "py-sdk-v2  ").split_whitespace().collect();
-    assert_eq!(bad, ["py-sdk-v2", "50", "30", "10.0%", "8.00ms", "32.00ms", "16.00ms", "5.0%"]);
+    assert_eq!(
+        bad,
+        [
+            "py-sdk-v2",
+            "50",
+            "30",
+            "10.0%",
+            "8.00ms",
+            "32.00ms",
+            "16.00ms",
+            "5.0%"
+        ]
+    );
     let colored = render_view(
         &s,
         View {
@@ -174,9 +251,18 @@ fn without_client_faults_nothing_new_shows_but_verbose_compares_personas() {
     assert!(!compact.contains("side by side"), "{compact}");
     let verbose = render(&s);
     assert!(!verbose.contains("client faults"), "{verbose}");
-    assert!(verbose.contains("\npersonas side by side\n"), "two personas: {verbose}");
-    let row: Vec<&str> = line_of(&verbose, "ts-sdk-v1  ").split_whitespace().collect();
-    assert_eq!(row, ["ts-sdk-v1", "50", "–", "0.0%", "–", "–", "–", "–"], "no session phase, no calls");
+    assert!(
+        verbose.contains("\npersonas side by side\n"),
+        "two personas: {verbose}"
+    );
+    let row: Vec<&str> = line_of(&verbose, "ts-sdk-v1  ")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row,
+        ["ts-sdk-v1", "50", "–", "0.0%", "–", "–", "–", "–"],
+        "no session phase, no calls"
+    );
     let mut one = summary("closed");
     one.personas.remove("py-sdk-v2");
     assert!(!render(&one).contains("side by side"), "one persona");
@@ -185,14 +271,33 @@ fn without_client_faults_nothing_new_shows_but_verbose_compares_personas() {
 #[test]
 fn auth_and_task_phases_sit_where_they_happen() {
     let mut s = summary("closed");
-    for name in ["session", "tasks/cancel", "tasks/result", "tasks/get", "task", "tools/call", "auth", "token", "connect"] {
+    for name in [
+        "session",
+        "tasks/cancel",
+        "tasks/result",
+        "tasks/get",
+        "task",
+        "tools/call",
+        "auth",
+        "token",
+        "connect",
+    ] {
         s.phases
             .insert(name.into(), phase(10, 0, Some(latency(1_000)), None));
     }
     let text = render_view(&s, COMPACT);
     let order = [
-        "connect", "token", "auth", "initialize", "tools/list", "tools/call", "task", "tasks/get",
-        "tasks/result", "tasks/cancel", "session",
+        "connect",
+        "token",
+        "auth",
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "task",
+        "tasks/get",
+        "tasks/result",
+        "tasks/cancel",
+        "session",
     ];
     let at: Vec<usize> = order
         .iter()
