@@ -218,7 +218,7 @@ pub(super) fn side_by_side(out: &mut String, s: &Summary, st: Style, verbose: bo
     };
     let _ = writeln!(out, "\n{}", st.bold(title));
     let head = format!(
-        "  {:<20} {:>8} {:>8} {:>8} {:>11} {:>11} {:>14} {:>17}",
+        "  {:<20} {:>8} {:>8} {:>8} {:>12} {:>12} {:>15} {:>18}",
         "persona",
         "sessions",
         "faulty",
@@ -236,7 +236,7 @@ pub(super) fn side_by_side(out: &mut String, s: &Summary, st: Style, verbose: bo
         let bad_errors = r.call_error_share.is_some_and(|x| x > 0.0);
         let _ = writeln!(
             out,
-            "  {:<20} {:>8} {:>8} {} {:>11} {:>11} {:>14} {}",
+            "  {:<20} {:>8} {:>8} {} {:>12} {:>12} {:>15} {}",
             cut(&r.name, 20),
             r.sessions,
             if r.faulty > 0 {
@@ -248,7 +248,7 @@ pub(super) fn side_by_side(out: &mut String, s: &Summary, st: Style, verbose: bo
             format_opt_us(r.session_p50),
             format_opt_us(r.session_p99),
             format_opt_us(r.call_p99),
-            st.count(&format!("{errors:>17}"), u64::from(bad_errors)),
+            st.count(&format!("{errors:>18}"), u64::from(bad_errors)),
         );
     }
 }
