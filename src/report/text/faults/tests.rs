@@ -307,4 +307,26 @@ fn auth_and_task_phases_sit_where_they_happen() {
         })
         .collect();
     assert!(at.windows(2).all(|w| w[0] < w[1]), "{order:?}: {text}");
+    // The breakdown by persona shows a persona's token and task phases too, in order.
+    if let Some(p) = s.personas.get_mut("py-sdk-v2") {
+        for name in ["task", "token", "tools/call"] {
+            p.phases
+                .insert(name.into(), phase(5, 0, Some(latency(2_000)), None));
+        }
+    }
+    let verbose = render(&s);
+    let by = &verbose[verbose.find("\nby persona\n").expect("by persona")..];
+    let py = &by[by.find("py-sdk-v2:").expect("persona")..];
+    let rows: Vec<&str> = py
+        .lines()
+        .skip(1)
+        .take(4)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(rows, ["token", "initialize", "tools/call", "task"], "{py}");
+    let ts = &by[by.find("ts-sdk-v1:").expect("persona")..];
+    assert!(
+        !ts.lines().nth(1).unwrap_or_default().contains("token"),
+        "{ts}"
+    );
 }
