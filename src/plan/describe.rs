@@ -1,8 +1,10 @@
 //! The plan told back to people: `validate` prints it and the run opens with it;
 //! `validate` adds the rules and settings a run's banner leaves out (thresholds,
-//! checkpoints, storms, soak windows, persona habits).
+//! checkpoints, storms, soak windows, persona habits, client faults, auth and tasks).
 
 use super::{Habits, Plan, Span, Step};
+
+mod personas;
 
 impl Plan {
     /// A readable account of the plan (for `validate` and the run banner).
@@ -83,6 +85,7 @@ impl Plan {
             if let Some(h) = habits(&p.habits) {
                 let _ = writeln!(s, "  habits   {:<20} {h}", p.name);
             }
+            personas::lines(&mut s, p);
         }
         for e in &self.load.events {
             let _ = writeln!(

@@ -1,5 +1,6 @@
 //! `mcp-fleet compare BASE NEW`: two runs side by side, per phase, with deltas; and
-//! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI.
+//! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI; warnings
+//! when the runs differ, a tool's accepted share fell or the server got less robust.
 
 use super::summary::{PhaseSummary, Summary, ToolAcceptance};
 use super::text::format_us;
@@ -9,6 +10,9 @@ use crate::plan::threshold::{
 };
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+mod robustness;
+pub use robustness::robustness_losses;
 
 /// What a rule compares.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -276,6 +280,9 @@ pub fn compare_with(
         let _ = writeln!(text, "warning: {d}");
     }
     for d in acceptance_drops(base, new) {
+        let _ = writeln!(text, "warning: {d}");
+    }
+    for d in robustness_losses(base, new) {
         let _ = writeln!(text, "warning: {d}");
     }
     let _ = writeln!(

@@ -226,6 +226,14 @@ impl Seen<'_> {
     }
 }
 
+/// Whether sessions got tokens (a `token` phase) or walked the discovery (`auth`): a
+/// 401 then means the tokens were refused, not that none were sent.
+fn authenticates(e: &Evidence<'_>) -> bool {
+    ["token", "auth"]
+        .iter()
+        .any(|p| e.phases.get(*p).is_some_and(|x| x.count > 0))
+}
+
 /// The cause, what was seen and the fix.
 fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
     let path = url_path(e.target);
@@ -273,10 +281,20 @@ fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
             "start the server, or check the host and port of --target".into(),
         ),
         (_, Some(404), _) => wrong_path(s, &from),
+        (_, Some(401 | 403), _) if authenticates(e) => (
+            cause::AUTH_REQUIRED,
+            format!(
+                "{} got {}{from}, though the persona authenticates",
+                s.how_many(),
+                status_text(kind)
+            ),
+            "the tokens were refused: check they are not expired, are meant for this server (audience, resource) and carry the scope it wants; for client_credentials check client_id, client_secret and token_url"
+                .into(),
+        ),
         (_, Some(401 | 403), _) => (
             cause::AUTH_REQUIRED,
             format!("{} got {}{from}", s.how_many(), status_text(kind)),
-            "the server wants credentials: pass them with --header 'Authorization: Bearer …'"
+            "give the persona auth = { tokens = \"file:tokens.txt\" } (or client_credentials = { token_url, client_id, … }), or pass --header 'Authorization: Bearer ${TOKEN}'"
                 .into(),
         ),
         (_, Some(400), _) if s.mentions(&version_words) => version_rejected(s),

@@ -194,6 +194,30 @@ fn auth_required_on_401_and_403() {
         let d = cause_of("initialize", kind, "initialize: HTTP 401 Unauthorized");
         assert_eq!(d.cause, cause::AUTH_REQUIRED, "{kind}");
         assert!(d.fix.contains("--header"), "{}", d.fix);
+        assert!(
+            d.fix.contains("auth = { tokens = \"file:") && d.fix.contains("client_credentials"),
+            "the persona's auth section is the fix: {}",
+            d.fix
+        );
+        assert!(!d.fix.contains("Bearer …"), "no literal token: {}", d.fix);
+        // A persona that got tokens was refused them: the fix is about the tokens.
+        for phase in ["token", "auth"] {
+            let mut t = table("initialize", kind, 10, "initialize: HTTP 401 Unauthorized");
+            let mut p = t.phases["initialize"].clone();
+            p.errors = 0;
+            p.failures.clear();
+            t.phases.insert(phase.into(), p);
+            let d =
+                diagnose_table(&t, 10, 10, "http://127.0.0.1:9/mcp", "http").expect("diagnosed");
+            assert_eq!(d.cause, cause::AUTH_REQUIRED, "{phase}");
+            assert!(
+                d.message.ends_with("though the persona authenticates"),
+                "{}",
+                d.message
+            );
+            assert!(d.fix.starts_with("the tokens were refused"), "{}", d.fix);
+            assert!(!d.fix.contains("auth = {"), "{}", d.fix);
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 mod acceptance;
 mod body;
 mod charts;
+mod faults;
 mod phases;
 mod soak;
 #[cfg(test)]

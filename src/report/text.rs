@@ -1,11 +1,13 @@
 //! The terminal summary: a header with the run's facts, the diagnosis when most sessions
 //! failed, one table row per phase (service time, and response time in an open model),
-//! failures, findings, thresholds; with `--verbose` (and in `summary.txt`) also the
+//! failures, findings, client faults (and the personas side by side when buggy clients
+//! ran), thresholds; with `--verbose` (and in `summary.txt`) also the
 //! breakdowns by persona, transport, era, protocol version and tool — the same figures
 //! as `summary.json`.
 
 pub(crate) mod acceptance;
 mod breakdowns;
+pub(crate) mod faults;
 mod table;
 
 use super::style::Style;
@@ -64,13 +66,18 @@ pub fn render_view(s: &Summary, view: View) -> String {
     acceptance::render(&mut out, s, st, view.verbose);
     failures(&mut out, s, st);
     render_findings_styled(&mut out, &s.findings, st);
+    faults::render(&mut out, s, st, view.verbose);
+    faults::side_by_side(&mut out, s, st, view.verbose);
     if view.verbose {
         breakdowns::events(&mut out, s);
     }
     super::soak::text::render(&mut out, &s.soak);
     thresholds(&mut out, s, st);
     if !view.verbose {
-        let hidden = breakdowns::hidden(s);
+        let mut hidden = breakdowns::hidden(s);
+        if s.client_faults.iter().any(|f| faults::mistakes(f) == 0) {
+            hidden.push("client faults handled");
+        }
         if !hidden.is_empty() {
             let _ = writeln!(
                 out,

@@ -20,6 +20,7 @@ pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> S
     super::phases::tables(&mut out, s);
     failures(&mut out, s);
     findings(&mut out, s);
+    super::faults::section(&mut out, s);
     parameters(&mut out, s);
     if let Some(p) = profile_toml {
         let _ = writeln!(

@@ -12,12 +12,16 @@ use std::fmt::Write;
 const TABLE_HEAD: &str = "<table class=ph><thead><tr><th></th><th>phase</th><th class=n>count</th><th class=n>errors</th><th class=n>rate/s</th><th class=n>p50</th><th class=n>p90</th><th class=n>p95</th><th class=n>p99</th><th class=n>p99.9</th><th class=n>max</th></tr></thead><tbody>";
 
 /// The phases the breakdowns show (the phase table has them all).
-const KEY_PHASES: [&str; 6] = [
+/// `token`, `auth` and `task` only appear for personas that authenticate or call tasks.
+const KEY_PHASES: [&str; 9] = [
+    "token",
+    "auth",
     "probe",
     "discover",
     "initialize",
     "tools/list",
     "tools/call",
+    "task",
     "session",
 ];
 

@@ -9,7 +9,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The phases shown in the breakdowns (the full table has them all).
-const KEY_PHASES: [&str; 5] = ["probe", "discover", "initialize", "tools/call", "session"];
+/// `token`, `auth` and `task` only appear for personas that authenticate or call tasks.
+const KEY_PHASES: [&str; 8] = [
+    "token",
+    "auth",
+    "probe",
+    "discover",
+    "initialize",
+    "tools/call",
+    "task",
+    "session",
+];
 
 /// Phases by group (transport, era or protocol version).
 type Grouped = BTreeMap<String, BTreeMap<String, PhaseSummary>>;

@@ -9,7 +9,7 @@ use crate::report::summary::{
 use crate::report::threshold::ThresholdResult;
 use std::collections::BTreeMap;
 
-fn latency(base: u64) -> Latency {
+pub(super) fn latency(base: u64) -> Latency {
     Latency {
         mean_us: base as f64 * 1.1,
         min_us: base / 2,
@@ -22,7 +22,7 @@ fn latency(base: u64) -> Latency {
     }
 }
 
-fn phase(
+pub(super) fn phase(
     count: u64,
     errors: u64,
     service: Option<Latency>,
@@ -42,7 +42,7 @@ fn phase(
 }
 
 /// A closed run: `initialize` worked, `tools/list` failed every time.
-fn summary(model: &str) -> Summary {
+pub(super) fn summary(model: &str) -> Summary {
     let open = model == "open";
     let mut phases = BTreeMap::new();
     let response = open.then(|| latency(9_000));
@@ -148,12 +148,12 @@ fn summary(model: &str) -> Summary {
     }
 }
 
-const COMPACT: View = View {
+pub(super) const COMPACT: View = View {
     verbose: false,
     style: Style::PLAIN,
 };
 
-fn line_of<'a>(text: &'a str, start: &str) -> &'a str {
+pub(super) fn line_of<'a>(text: &'a str, start: &str) -> &'a str {
     text.lines()
         .find(|l| l.trim_start().starts_with(start))
         .unwrap_or_else(|| panic!("no line starting with {start:?} in\n{text}"))
@@ -307,7 +307,7 @@ fn colour_only_when_asked() {
 }
 
 /// The text without its escape sequences (`ESC [ … letter`).
-fn strip(s: &str) -> String {
+pub(super) fn strip(s: &str) -> String {
     let mut out = String::new();
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
