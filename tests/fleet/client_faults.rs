@@ -1,0 +1,112 @@
+//! Buggy clients (`faults = [...]`): against the built-in server every fault a transport
+//! allows is handled, with no `robustness.*` finding and no harm to the good persona
+//! beside it; against `serve --fault` mistakes each verdict shows, with its finding.
+
+use crate::support::{check_schema, FleetRun};
+use mcp_fleet::cli::{ClientArgs, RunArgs};
+use mcp_fleet::metrics::{ClientFault, FaultEra};
+use mcp_fleet::protocol::TransportKind;
+use serde_json::Value;
+
+/// The faults a persona of `era` can commit over `transport`.
+fn faults_for(era: FaultEra, transport: &str) -> Vec<ClientFault> {
+    ClientFault::ALL
+        .into_iter()
+        .filter(|f| f.era() == FaultEra::Any || f.era() == era)
+        .filter(|f| !(*f == ClientFault::HeaderMismatch && transport != "http"))
+        .filter(|f| !(*f == ClientFault::SlowReader && transport == "stdio"))
+        .collect()
+}
+
+fn persona(name: &str, era: &str, faults: &[ClientFault]) -> String {
+    let share = 1.0 / faults.len() as f64 - 1e-6;
+    let list: Vec<String> = faults
+        .iter()
+        .map(|f| format!("{{ fault = \"{}\", share = {share} }}", f.name()))
+        .collect();
+    format!(
+        "[[persona]]\nname = \"{name}\"\nera = \"{era}\"\nweight = 2\n\
+         capabilities = {{ sampling = {{}} }}\nfaults = [{}]\n",
+        list.join(", ")
+    )
+}
+
+const SCENARIO: &str = "[[persona]]\nname = \"good\"\nweight = 1\n\
+    [[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }, \
+    { op = \"tools/call\", tool = \"echo\", arguments = { message = \"x\" } }]\n";
+
+async fn run(transport: &str, profile: &str, sessions: u64) -> Value {
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            client: ClientArgs {
+                transport: TransportKind::from_name(transport),
+                ..Default::default()
+            },
+            clients: Some(16),
+            sessions: Some(sessions),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(profile)
+    .run()
+    .await
+    .json;
+    check_schema(&json);
+    json
+}
+
+fn robustness(json: &Value) -> Vec<String> {
+    json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["code"].as_str())
+        .filter(|c| c.starts_with("robustness."))
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_built_in_server_handles_every_fault() {
+    for transport in ["http", "ws", "stdio"] {
+        let legacy = faults_for(FaultEra::Legacy, transport);
+        let modern = faults_for(FaultEra::Modern, transport);
+        let profile = format!(
+            "{}{}{SCENARIO}",
+            persona("buggy", "legacy", &legacy),
+            persona("buggy-modern", "modern", &modern)
+        );
+        let json = run(transport, &profile, 240).await;
+        let seen = json["client_faults"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mishandled: Vec<String> = seen
+            .iter()
+            .filter(|f| f["verdicts"]["handled"] != f["sessions"])
+            .map(|f| {
+                format!(
+                    "{} {}: {}",
+                    f["persona"], f["fault"], f["examples"][0]["text"]
+                )
+            })
+            .collect();
+        assert!(mishandled.is_empty(), "{transport}: {mishandled:#?}");
+        let committed = |who: &str| seen.iter().filter(|f| f["persona"] == who).count();
+        assert_eq!(committed("buggy"), legacy.len(), "{transport}: {seen:#?}");
+        assert_eq!(
+            committed("buggy-modern"),
+            modern.len(),
+            "{transport}: {seen:#?}"
+        );
+        assert!(
+            robustness(&json).is_empty(),
+            "{transport}: {:?}",
+            robustness(&json)
+        );
+        let good = &json["personas"]["good"];
+        assert_eq!(good["failed"], 0, "{transport}: {good:#}");
+        assert!(good["sessions"].as_u64().unwrap_or(0) > 0);
+    }
+}
