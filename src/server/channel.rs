@@ -44,7 +44,11 @@ pub async fn serve_messages(
         }
         let msg = match Incoming::parse(&bytes) {
             Ok(msg) => msg,
-            Err(e) if handler.faults().crash_on(&e) => break,
+            Err(e) if handler.faults().crash_on(&e) => {
+                // A crash: no grace for requests in flight.
+                inflight.abort_all();
+                return;
+            }
             Err(e) => {
                 let _ = outbound.send(malformed_reply(&e));
                 continue;

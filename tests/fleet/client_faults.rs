@@ -2,10 +2,11 @@
 //! allows is handled, with no `robustness.*` finding and no harm to the good persona
 //! beside it; against `serve --fault` mistakes each verdict shows, with its finding.
 
-use crate::support::{check_schema, FleetRun};
+use crate::support::{builtin_http, builtin_stdio, check_schema, FleetRun};
 use mcp_fleet::cli::{ClientArgs, RunArgs};
 use mcp_fleet::metrics::{ClientFault, FaultEra};
 use mcp_fleet::protocol::TransportKind;
+use mcp_fleet::server::{Fault, ServerOptions};
 use serde_json::Value;
 
 /// The faults a persona of `era` can commit over `transport`.
@@ -108,5 +109,119 @@ async fn the_built_in_server_handles_every_fault() {
         let good = &json["personas"]["good"];
         assert_eq!(good["failed"], 0, "{transport}: {good:#}");
         assert!(good["sessions"].as_u64().unwrap_or(0) > 0);
+    }
+}
+
+/// One persona committing `fault` in every session, against a server with `mistake`.
+async fn against(mistake: Fault, fault: ClientFault, stdio: bool) -> Value {
+    let srv = builtin_http(ServerOptions {
+        faults: vec![mistake],
+        ..ServerOptions::default()
+    })
+    .await;
+    let profile = format!(
+        "[load]\nclients = 2\nsessions = 4\n[target]\ntimeout = \"1s\"\n\
+         [[persona]]\nname = \"buggy\"\nfaults = [{{ fault = \"{}\", share = 1.0 }}]\n\
+         [[scenario]]\nname = \"s\"\nsteps = [{{ op = \"tools/list\" }}]\n",
+        fault.name()
+    );
+    let mut args = RunArgs::default();
+    if stdio {
+        args.overrides.stdio = Some(builtin_stdio(&[mistake]));
+    } else {
+        args.overrides.target = Some(srv.url());
+    }
+    let json = FleetRun::new(args).profile(&profile).run().await.json;
+    check_schema(&json);
+    json
+}
+
+#[tokio::test]
+async fn each_server_mistake_earns_its_verdict_and_finding() {
+    let cases = [
+        (
+            Fault::AcceptInvalid,
+            ClientFault::NoClientInfo,
+            false,
+            "accepted",
+            "robustness.accepted-invalid",
+        ),
+        (
+            Fault::AcceptInvalid,
+            ClientFault::CapabilitiesNotObject,
+            true,
+            "accepted",
+            "robustness.accepted-invalid",
+        ),
+        (
+            Fault::WrongErrorCodes,
+            ClientFault::UnknownTool,
+            false,
+            "wrong_error",
+            "robustness.wrong-error",
+        ),
+        (
+            Fault::WrongErrorCodes,
+            ClientFault::WrongMethod,
+            true,
+            "wrong_error",
+            "robustness.wrong-error",
+        ),
+        (
+            Fault::CrashOnInvalidJson,
+            ClientFault::InvalidJson,
+            false,
+            "crashed",
+            "robustness.crashed",
+        ),
+        (
+            Fault::CrashOnInvalidJson,
+            ClientFault::InvalidJson,
+            true,
+            "crashed",
+            "robustness.crashed",
+        ),
+        (
+            Fault::HangOnUnknownTool,
+            ClientFault::UnknownTool,
+            false,
+            "hung",
+            "robustness.hung",
+        ),
+        (
+            Fault::HangOnUnknownTool,
+            ClientFault::UnknownTool,
+            true,
+            "hung",
+            "robustness.hung",
+        ),
+    ];
+    for (mistake, fault, stdio, verdict, code) in cases {
+        let json = against(mistake, fault, stdio).await;
+        let what = format!("{} / {} (stdio: {stdio})", mistake.name(), fault.name());
+        let entry = &json["client_faults"][0];
+        assert_eq!(entry["fault"], fault.name(), "{what}: {json:#}");
+        // Over HTTP a crashed server refuses the sessions after it at `initialize`.
+        let committed = entry["sessions"].as_u64().unwrap_or(0);
+        assert!(committed >= 1, "{what}");
+        if verdict != "crashed" {
+            assert_eq!(committed, 4, "{what}");
+        }
+        assert_eq!(entry["verdicts"][verdict], committed, "{what}: {entry:#}");
+        assert_eq!(json["counters"]["client_faults"], committed, "{what}");
+        let findings = robustness(&json);
+        assert_eq!(findings, vec![code.to_string()], "{what}");
+        let example = json["findings"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["code"] == code))
+            .map(|f| f["example"].to_string())
+            .unwrap_or_default();
+        assert!(example.contains(fault.name()), "{what}: {example}");
+        // A crash or a hang fails the session; a server that went along does not.
+        let failed = json["sessions"]["failed"].as_u64().unwrap_or(0);
+        match verdict {
+            "crashed" | "hung" => assert_eq!(failed, 4, "{what}"),
+            _ => assert_eq!(failed, 0, "{what}"),
+        }
     }
 }
