@@ -35,6 +35,17 @@ impl FaultMix {
         None
     }
 
+    /// Every session commits `fault` (`inspect --client-fault`), when this persona can.
+    pub fn only(fault: ClientFault, persona: &super::Persona) -> Result<FaultMix, String> {
+        let transport = persona.route.transport;
+        match misfit(fault, persona.era, transport, &persona.capabilities) {
+            Some(problem) => Err(format!("{}: {problem}; {}", fault.name(), fix_for(fault))),
+            None => Ok(FaultMix {
+                faults: vec![(fault, 1.0)],
+            }),
+        }
+    }
+
     /// Resolve `faults = [...]`: known names, shares in 0…1 adding up to at most 1, each
     /// fault at most once, a fault the persona's era can commit, on a transport where it
     /// means something.

@@ -3,7 +3,7 @@
 //! beside it; against `serve --fault` mistakes each verdict shows, with its finding.
 
 use crate::support::{builtin_http, builtin_stdio, check_schema, FleetRun};
-use mcp_fleet::cli::{ClientArgs, RunArgs};
+use mcp_fleet::cli::{ClientArgs, InspectArgs, RunArgs};
 use mcp_fleet::metrics::{ClientFault, FaultEra};
 use mcp_fleet::protocol::TransportKind;
 use mcp_fleet::server::{Fault, ServerOptions};
@@ -224,4 +224,54 @@ async fn each_server_mistake_earns_its_verdict_and_finding() {
             _ => assert_eq!(failed, 0, "{what}"),
         }
     }
+}
+
+#[tokio::test]
+async fn inspect_shows_a_handled_and_a_mishandled_fault() {
+    let good = mcp_fleet::inspect::run(InspectArgs {
+        client_fault: Some("invalid-json".into()),
+        raw: true,
+        ..InspectArgs::default()
+    })
+    .await
+    .expect("inspects");
+    assert!(good.passed, "{}", good.text);
+    assert!(good.text.contains("verdict:  handled"), "{}", good.text);
+    assert!(good.text.contains("-32700"), "{}", good.text);
+
+    let srv = builtin_http(ServerOptions {
+        faults: vec![Fault::WrongErrorCodes],
+        ..ServerOptions::default()
+    })
+    .await;
+    let args = InspectArgs {
+        target: Some(srv.url()),
+        client_fault: Some("unknown-tool".into()),
+        json: true,
+        ..InspectArgs::default()
+    };
+    let bad = mcp_fleet::inspect::run(args).await.expect("inspects");
+    assert!(!bad.passed);
+    let problem = bad.problem.unwrap_or_default();
+    assert!(problem.contains("wrong_error"), "{problem}");
+    let json: Value = serde_json::from_str(&bad.text).expect("json");
+    assert_eq!(json["client_fault"]["verdict"], "wrong_error");
+    assert!(json["client_fault"]["detail"]
+        .to_string()
+        .contains("-32603"));
+    let codes: Vec<&str> = json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"robustness.wrong-error"), "{codes:?}");
+
+    let typo = mcp_fleet::inspect::run(InspectArgs {
+        client_fault: Some("invalid-jsn".into()),
+        ..InspectArgs::default()
+    })
+    .await
+    .expect_err("unknown fault");
+    assert!(format!("{typo:#}").contains("invalid-json"), "{typo:#}");
 }
