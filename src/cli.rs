@@ -275,6 +275,10 @@ pub struct InspectArgs {
     /// --get-prompt review '{"code":"x = 1"}'. Repeatable.
     #[arg(long, value_names = ["NAME", "JSON"], num_args = 1..=2)]
     pub get_prompt: Vec<String>,
+    /// Commit this client fault in the session (e.g. invalid-json, unknown-tool) and show
+    /// how the server took it. Exit 1 when it was not handled.
+    #[arg(long, value_name = "NAME")]
+    pub client_fault: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 
 pub mod arguments;
 mod env;
+mod faults;
 mod long_lived;
 mod memory;
 mod steps;
@@ -127,6 +128,7 @@ pub async fn run_session(
     // choices.
     let share = persona.habits.abandon;
     let abandons = share > 0.0 && rng.random::<f64>() < share;
+    let fault = faults::draw(persona, &mut rng);
     let rec = &ctx.recorder;
     rec.send(Event::SessionStarted {
         persona: persona.id,
@@ -151,7 +153,7 @@ pub async fn run_session(
         vars: steps::variables(scenario),
     };
     let mut stormed = false;
-    if handshake(&mut session, &mut timer, persona).await.is_ok() {
+    if faults::start(fault, ctx, endpoint, &mut session, &mut timer, persona).await {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {

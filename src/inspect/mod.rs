@@ -7,11 +7,13 @@
 
 mod answer;
 mod ask;
+mod client_fault;
 mod content;
 mod render;
 
 pub use answer::{Answer, ServerEvent};
 pub use ask::{Ask, AskError};
+pub use client_fault::FaultShown;
 
 use crate::cli::InspectArgs;
 use crate::client::StopSignals;
@@ -61,6 +63,9 @@ pub struct Inspection {
     pub findings: Vec<FindingSummary>,
     /// Every message, sent and received (`--raw` prints it; `--json` always has it).
     pub transcript: Vec<Entry>,
+    /// `--client-fault`: the fault committed and the server's verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_fault: Option<FaultShown>,
 }
 
 #[derive(Debug, Serialize)]
@@ -117,6 +122,22 @@ pub struct Shown {
 /// the session could not be made at all.
 pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
     let inspection = inspect(&args).await?;
+    if let Some(f) = &inspection.client_fault {
+        // A handshake fault may leave no handshake to show: the verdict is the answer.
+        let mut text = if args.json {
+            serde_json::to_string_pretty(&inspection)? + "\n"
+        } else {
+            render::text(&inspection, args.raw)
+        };
+        if !args.json {
+            text.push_str(&f.text());
+        }
+        return Ok(Shown {
+            text,
+            passed: f.handled(),
+            problem: f.problem(),
+        });
+    }
     if !inspection.connected {
         let why = match inspection.failures.as_slice() {
             [] => format!("the session ended as {}", inspection.outcome),
@@ -185,6 +206,11 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
             })?,
         None => plan.personas.first().context("the plan has no persona")?,
     };
+    let faulty = match &args.client_fault {
+        Some(name) => Some(client_fault::persona_with(name, persona)?),
+        None => None,
+    };
+    let persona = faulty.as_ref().map_or(persona, |(_, p)| p);
     let targets = crate::targets::resolve(&plan, None).await?;
     let transcript = Transcript::default();
     let (outcome, stats) = one_session(&plan, persona, &targets, &transcript, args, &asks).await?;
@@ -251,6 +277,7 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
         failures: failures(&stats),
         findings: findings(&stats),
         transcript: entries,
+        client_fault: faulty.map(|(f, _)| client_fault::shown(f, &stats)),
     })
 }
 

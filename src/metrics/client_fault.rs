@@ -181,7 +181,7 @@ impl ClientFault {
             ClientFault::DuplicateId => "an answer to each request or an error, never a hang",
             ClientFault::Vanish | ClientFault::SlowReader => "other sessions served as before",
             ClientFault::IgnoreServerRequests => "the tool call ends (result or error)",
-            ClientFault::NoMeta => "-32602 Invalid params",
+            ClientFault::NoMeta => "-32602 Invalid params (or -32600 from a server of both eras)",
             ClientFault::HeaderMismatch => "-32020 HeaderMismatch (HTTP 400)",
         }
     }

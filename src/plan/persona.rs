@@ -202,7 +202,14 @@ impl Persona {
             ));
         }
         let (chosen, scenario_weights) = chosen_scenarios(p, scenarios, key, origin)?;
-        let faults = super::FaultMix::from_section(p, key, origin)?;
+        let faults = super::FaultMix::from_section(
+            p,
+            versions.era,
+            route.transport,
+            &capabilities,
+            key,
+            origin,
+        )?;
         let auth = super::AuthPlan::from_section(p, key, origin)?;
         let tasks = super::TaskPolicy::from_section(p, key, origin)?;
         Ok(Persona {

@@ -31,6 +31,27 @@ pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 
+/// Whether `method` is a client → server request of some MCP version (tasks included).
+pub fn is_client_request(method: &str) -> bool {
+    matches!(
+        method,
+        INITIALIZE
+            | SERVER_DISCOVER
+            | PING
+            | TOOLS_LIST
+            | TOOLS_CALL
+            | RESOURCES_LIST
+            | RESOURCES_TEMPLATES_LIST
+            | RESOURCES_READ
+            | PROMPTS_LIST
+            | PROMPTS_GET
+            | LOGGING_SET_LEVEL
+            | COMPLETION_COMPLETE
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+    ) || method.starts_with("tasks/")
+}
+
 /// Server capability (`ServerCapabilities` key) a client method requires, if any.
 pub fn required_server_capability(method: &str) -> Option<&'static str> {
     match method {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::handler::{malformed_reply, Handler, Session};
+use super::handler::{malformed_reply, too_large_reply, Handler, Session};
 use super::notifier::Notifier;
 use crate::protocol::methods as m;
 use crate::protocol::Incoming;
@@ -19,6 +19,9 @@ use crate::protocol::Incoming;
 /// How long requests still running when the client goes away may finish (and be
 /// answered) before the session ends anyway; the grace SDK clients give before SIGTERM.
 const EOF_GRACE: Duration = Duration::from_secs(2);
+
+/// The largest client message served; a larger one is refused (-32600), not parsed.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serve messages from `inbound` (one JSON-RPC message per item) until it closes; every
 /// outgoing message is pushed to `outbound`.
@@ -35,8 +38,17 @@ pub async fn serve_messages(
         }
         // Reap finished requests so a long session does not accumulate handles.
         while inflight.try_join_next().is_some() {}
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            let _ = outbound.send(too_large_reply(MAX_MESSAGE_BYTES));
+            continue;
+        }
         let msg = match Incoming::parse(&bytes) {
             Ok(msg) => msg,
+            Err(e) if handler.faults().crash_on(&e) => {
+                // A crash: no grace for requests in flight.
+                inflight.abort_all();
+                return;
+            }
             Err(e) => {
                 let _ = outbound.send(malformed_reply(&e));
                 continue;

@@ -91,10 +91,21 @@ pub enum Fault {
     /// is deleted or expires: the soak verdicts' `slope(server.rss)` and
     /// `slope(server.fds)` must see it.
     Leak,
+    /// Goes along with a malformed `initialize` (capabilities not an object, no
+    /// clientInfo, no protocolVersion) instead of refusing it (client fault verdict
+    /// `accepted`).
+    AcceptInvalid,
+    /// -32603 where -32700, -32600, -32601 or -32602 belong (verdict `wrong_error`).
+    WrongErrorCodes,
+    /// A message that is not JSON ends the session: stdio exits, ws closes, HTTP answers
+    /// 500 and then 503 to everything (verdict `crashed`).
+    CrashOnInvalidJson,
+    /// A `tools/call` of a tool it does not have is never answered (verdict `hung`).
+    HangOnUnknownTool,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 27] = [
+    pub const ALL: [Fault; 31] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -122,6 +133,10 @@ impl Fault {
         Fault::UndeclaredResourcesError,
         Fault::MissingPrompts,
         Fault::Leak,
+        Fault::AcceptInvalid,
+        Fault::WrongErrorCodes,
+        Fault::CrashOnInvalidJson,
+        Fault::HangOnUnknownTool,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -154,6 +169,10 @@ impl Fault {
             Fault::UndeclaredResourcesError => "undeclared-resources-error",
             Fault::MissingPrompts => "missing-prompts",
             Fault::Leak => "leak",
+            Fault::AcceptInvalid => "accept-invalid",
+            Fault::WrongErrorCodes => "wrong-error-codes",
+            Fault::CrashOnInvalidJson => "crash-on-invalid-json",
+            Fault::HangOnUnknownTool => "hang-on-unknown-tool",
         }
     }
 
@@ -184,6 +203,8 @@ pub struct Faults {
     handshakes: AtomicU64,
     /// What the `leak` fault holds on to, one per session, forever.
     leaked: std::sync::Mutex<Vec<Leaked>>,
+    /// `crash-on-invalid-json` over HTTP: the server has "crashed".
+    crashed: std::sync::atomic::AtomicBool,
 }
 
 /// One session's leak: memory and a descriptor nobody frees.
@@ -203,7 +224,34 @@ impl Faults {
             tool_lists: AtomicU64::new(0),
             handshakes: AtomicU64::new(0),
             leaked: std::sync::Mutex::new(Vec::new()),
+            crashed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// `crash-on-invalid-json` saw a message that is not JSON: whether to crash (and,
+    /// over HTTP, stay down from now on).
+    pub fn crash_on(&self, error: &crate::protocol::jsonrpc::Malformed) -> bool {
+        let crash = self.has(Fault::CrashOnInvalidJson)
+            && matches!(error, crate::protocol::jsonrpc::Malformed::NotJson(_));
+        if crash {
+            self.crashed.store(true, Ordering::Relaxed);
+        }
+        crash
+    }
+
+    /// HTTP after `crash-on-invalid-json`: the server is down.
+    pub fn crashed(&self) -> bool {
+        self.crashed.load(Ordering::Relaxed)
+    }
+
+    /// `hang-on-unknown-tool`: this request is never answered.
+    pub fn hangs(&self, method: &str, params: Option<&Value>) -> bool {
+        self.has(Fault::HangOnUnknownTool)
+            && method == m::TOOLS_CALL
+            && params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .is_some_and(|n| super::catalog::Tool::from_name(n).is_none())
     }
 
     /// A session began (its `initialize` was accepted): with the `leak` fault, keep
@@ -312,6 +360,22 @@ impl Faults {
         };
         if let Some(result) = msg.get_mut("result") {
             self.bend_result(asked, result);
+        }
+        if self.has(Fault::WrongErrorCodes) {
+            if let Some(code) = msg.get_mut("error").and_then(|e| e.get_mut("code")) {
+                let right = [
+                    codes::PARSE_ERROR,
+                    codes::INVALID_REQUEST,
+                    codes::METHOD_NOT_FOUND,
+                ];
+                if right
+                    .iter()
+                    .chain([&codes::INVALID_PARAMS])
+                    .any(|c| code == c)
+                {
+                    *code = json!(codes::INTERNAL_ERROR);
+                }
+            }
         }
         if asked.method == m::TOOLS_LIST {
             if self.has(Fault::WrongJsonrpc) {

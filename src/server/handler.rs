@@ -34,7 +34,7 @@ use modern::{has_modern_meta, splice, CACHE_TTL_MS};
 use operations::{call_tool, complete, get_prompt};
 use reply::{encode, invalid_params, method_not_found, rpc_error, Reply};
 
-pub use reply::{error_without_id, malformed_reply, EncodedReply};
+pub use reply::{error_without_id, malformed_reply, too_large_reply, EncodedReply};
 pub use session::Session;
 
 const LOG_LEVELS: [&str; 8] = [
@@ -268,6 +268,10 @@ impl Handler {
         notifier: &Notifier,
     ) -> EncodedReply {
         let stateless = self.stateless(&method, params.as_ref());
+        if self.faults.hangs(&method, params.as_ref()) {
+            // Bounded, like everything: an hour is "never" to any client.
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
         let asked = self.faults.asked(&method, params.as_ref());
         let outcome = match self
             .faults
@@ -322,7 +326,14 @@ impl Handler {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
+            .or(self
+                .faults
+                .has(super::Fault::AcceptInvalid)
+                .then_some(LATEST_LEGACY))
             .ok_or_else(|| invalid_params("initialize needs params.protocolVersion (a string)"))?;
+        if !self.faults.has(super::Fault::AcceptInvalid) {
+            check_initialize(params)?;
+        }
         let version = negotiate(requested);
         if session.version.set(version).is_err() {
             return Err(rpc_error(
@@ -390,6 +401,26 @@ impl Handler {
                 data: Some(json!({ "uri": uri })),
             })
     }
+}
+
+/// `initialize` params a server can work with: `capabilities` an object, `clientInfo`
+/// with a name (both required by the schema).
+fn check_initialize(params: Option<&Value>) -> Result<(), RpcError> {
+    let field = |k: &str| params.and_then(|p| p.get(k));
+    if !field("capabilities").is_some_and(Value::is_object) {
+        return Err(invalid_params(
+            "initialize needs params.capabilities (an object)",
+        ));
+    }
+    if !field("clientInfo")
+        .and_then(|c| c.get("name"))
+        .is_some_and(Value::is_string)
+    {
+        return Err(invalid_params(
+            "initialize needs params.clientInfo with a name",
+        ));
+    }
+    Ok(())
 }
 
 /// Echo a legacy version we speak; otherwise counter-offer our latest (a result, not an

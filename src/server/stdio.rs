@@ -13,7 +13,14 @@ use super::ServerOptions;
 
 /// Serve one client on stdin/stdout until stdin reaches EOF.
 pub async fn serve_stdio(opts: ServerOptions) -> anyhow::Result<()> {
-    serve_io(tokio::io::stdin(), tokio::io::stdout(), opts).await
+    let crashes = opts.faults.contains(&super::Fault::CrashOnInvalidJson);
+    serve_io(tokio::io::stdin(), tokio::io::stdout(), opts).await?;
+    if crashes {
+        // A crash is sudden: do not wait for the runtime to give up on stdin's reader
+        // thread (blocked on a read nobody wants).
+        std::process::exit(0);
+    }
+    Ok(())
 }
 
 /// Serve one client on `reader`/`writer`: one JSON-RPC message per line each way. The
@@ -32,7 +39,12 @@ where
     let mut read_error = None;
     loop {
         let mut line = Vec::with_capacity(256);
-        match reader.read_until(b'\n', &mut line).await {
+        let read = tokio::select! {
+            r = reader.read_until(b'\n', &mut line) => r,
+            // The session ended on its own (a crash fault): stop reading.
+            () = in_tx.closed() => break,
+        };
+        match read {
             Ok(0) => break,
             Ok(_) => {
                 if line.iter().all(u8::is_ascii_whitespace) {

@@ -390,6 +390,32 @@ impl<'p> Session<'p> {
         }
     }
 
+    /// A fresh request id, for a message the client builds itself (a faulty one).
+    pub fn fresh_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// The request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The transcript `inspect` records, if any.
+    pub fn transcript(&self) -> Option<&Transcript> {
+        self.transcript.as_ref()
+    }
+
+    /// Modern era: the `_meta`-decorated params and the headers of a request.
+    pub fn decorated(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> (Value, Vec<(HeaderName, http::HeaderValue)>) {
+        self.decorate(method, params, None)
+    }
+
     pub fn diagnostics(&self) -> Option<String> {
         self.transport.diagnostics()
     }

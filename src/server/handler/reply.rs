@@ -70,6 +70,14 @@ pub fn malformed_reply(err: &Malformed) -> Vec<u8> {
     }
 }
 
+/// The reply to a message over the server's size limit.
+pub fn too_large_reply(limit: usize) -> Vec<u8> {
+    error_without_id(
+        codes::INVALID_REQUEST,
+        &format!("Invalid Request: message larger than {limit} bytes"),
+    )
+}
+
 pub(super) fn text_result(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }

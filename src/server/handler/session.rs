@@ -13,8 +13,9 @@ use crate::protocol::jsonrpc::encode_request;
 use crate::protocol::{RequestId, RpcError};
 use crate::server::notifier::Notifier;
 
-/// How long a legacy `ask_*` tool waits for the client's answer.
-pub(super) const ASK_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a legacy `ask_*` tool waits for the client's answer: below the fleet's default request timeout (10 s), so a client that never answers gets
+/// its tool call ended (an isError result) rather than left hanging.
+pub(super) const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(super) type Answered = Result<Value, RpcError>;
 

@@ -44,11 +44,27 @@ pub(super) async fn post_mcp(
     if let Some(refused) = header_refusal(&headers) {
         return refused;
     }
+    if state.handler.faults().crashed() {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     let msg = match Incoming::parse(&body) {
         Ok(msg) => msg,
+        Err(e) if state.handler.faults().crash_on(&e) => {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
         Err(e) => return json_response(StatusCode::BAD_REQUEST, malformed_reply(&e), None),
     };
-    if state.handler.is_stateless(&msg) {
+    if let Some(refused) = unknown_without_session(&msg, &headers) {
+        return refused;
+    }
+    // A request that announces the modern version in its header but lacks `_meta` is
+    // a modern one with a mistake: the modern path answers it (-32602), not the legacy
+    // one (which would ask for a session).
+    let modern_header = headers
+        .get(&MCP_PROTOCOL_VERSION)
+        .is_some_and(|v| v.as_bytes() == crate::protocol::version::LATEST_MODERN.as_bytes())
+        && !headers.contains_key(&MCP_SESSION_ID);
+    if state.handler.is_stateless(&msg) || modern_header {
         return post_stateless(&state, &headers, msg).await;
     }
     let is_initialize = matches!(&msg, Incoming::Request { method, .. } if method == m::INITIALIZE);
@@ -122,6 +138,22 @@ fn header_refusal(headers: &HeaderMap) -> Option<Response> {
 
 /// The legacy session a POST belongs to: the one its `Mcp-Session-Id` names (with the
 /// expiry and version-header faults), or a new one for `initialize`.
+/// A request of a method no MCP version has, outside any session: -32601, which says
+/// more than "a session id is required".
+fn unknown_without_session(msg: &Incoming, headers: &HeaderMap) -> Option<Response> {
+    let Incoming::Request { method, .. } = msg else {
+        return None;
+    };
+    if headers.contains_key(&MCP_SESSION_ID) || m::is_client_request(method) {
+        return None;
+    }
+    let body = super::super::handler::error_without_id(
+        crate::protocol::jsonrpc::codes::METHOD_NOT_FOUND,
+        "Method not found",
+    );
+    Some(json_response(StatusCode::BAD_REQUEST, body, None))
+}
+
 fn legacy_session(
     state: &AppState,
     headers: &HeaderMap,

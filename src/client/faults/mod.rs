@@ -1,0 +1,227 @@
+//! Buggy clients: a session of a persona with `faults = [...]` draws the one fault it
+//! commits, commits it at its point (instead of `initialize`, around
+//! `notifications/initialized`, or once the session is established), judges how the
+//! server took it ([`classify`]) and reports the verdict: an `Event::ClientFault`, the
+//! `client_faults` counter, and a `robustness.*` finding for anything but `handled`.
+//! A server that crashed or hung fails the session; a handled fault does not.
+
+mod after;
+mod classify;
+mod message;
+mod wire;
+
+pub use classify::{classify, Health, Seen};
+
+use super::timer::Timer;
+use super::SessionContext;
+use crate::conformance::Check;
+use crate::metrics::{ClientFault, Counter, Event, FailureKind, FaultEra, Phase, Verdict};
+use crate::plan::{EraMode, Persona};
+use crate::protocol::Era;
+use crate::session::{Failure, Session};
+use crate::transport::Endpoint;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use tokio::time::Instant;
+
+/// The fault this session commits, if any. Drawn only when the persona has faults, so
+/// every other seed keeps its choices.
+pub fn draw(persona: &Persona, rng: &mut SmallRng) -> Option<ClientFault> {
+    if persona.faults.is_empty() {
+        return None;
+    }
+    persona.faults.pick(rng.random::<f64>())
+}
+
+/// The session's start: the handshake, with `fault` committed where it belongs. Returns
+/// whether the scenario goes on.
+pub(super) async fn start(
+    fault: Option<ClientFault>,
+    ctx: &SessionContext,
+    endpoint: &Endpoint,
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    persona: &Persona,
+) -> bool {
+    let Some(fault) = fault else {
+        return super::handshake(session, timer, persona).await.is_ok();
+    };
+    if message::initialize(fault, 0, &persona.initialize_params).is_some() {
+        return handshake_fault(fault, session, timer, persona).await;
+    }
+    if matches!(
+        fault,
+        ClientFault::BeforeInitialized | ClientFault::NeverInitialized
+    ) {
+        return lifecycle_fault(fault, session, timer, persona).await;
+    }
+    if super::handshake(session, timer, persona).await.is_err() {
+        return false;
+    }
+    if fault.era() == FaultEra::Modern && session.era() != Era::Modern {
+        return true; // an `auto` session that ended up legacy: not committed
+    }
+    let Some(c) = after::commit(fault, session, endpoint, persona, &ctx.recorder).await else {
+        return true;
+    };
+    let verdict = report(fault, session, timer, &c.seen, &c.health);
+    c.usable && !matches!(verdict, Verdict::Crashed | Verdict::Hung)
+}
+
+/// A faulty `initialize`; then a correct one (or, if the server went along, a `ping`)
+/// tells whether the server still serves. The session ends after it.
+async fn handshake_fault(
+    fault: ClientFault,
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    persona: &Persona,
+) -> bool {
+    if persona.era == EraMode::Auto {
+        let t = Instant::now();
+        let probed = session.discover(true).await;
+        timer.set_era(session.era(), session.version());
+        match timer.finish(Phase::Probe, None, t, probed, || session.diagnostics()) {
+            Ok(Era::Legacy) => {}
+            // A modern session: the fault is not committed, the scenario goes on.
+            Ok(Era::Modern) => return true,
+            Err(_) => return false,
+        }
+    }
+    timer.set_era(Era::Legacy, session.version());
+    let id = session.fresh_id();
+    let Some(bytes) = message::initialize(fault, id, &persona.initialize_params) else {
+        return false;
+    };
+    let wait = session.timeout();
+    let seen = wire::exchange(session, id, bytes, &[], wait).await;
+    let health = match &seen {
+        Seen::Closed(_) | Seen::Silence => Health::Serves,
+        Seen::Result(_) => wire::ping(session).await,
+        _ => {
+            session.transport_mut().reset_session();
+            match wire::handshake(session, Era::Legacy).await {
+                Ok(()) => Health::Serves,
+                Err(why) => Health::Fails(why),
+            }
+        }
+    };
+    report(fault, session, timer, &seen, &health);
+    false
+}
+
+/// `initialize` (timed as usual), then a request before `notifications/initialized`
+/// (which is then sent), or instead of it (never sent).
+async fn lifecycle_fault(
+    fault: ClientFault,
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    persona: &Persona,
+) -> bool {
+    if persona.era != EraMode::Legacy {
+        // An `auto` persona learns its era first; a modern session is not committing.
+        if super::handshake(session, timer, persona).await.is_err() {
+            return false;
+        }
+        if session.era() == Era::Modern {
+            return true;
+        }
+    } else {
+        timer.set_era(Era::Legacy, session.version());
+        let t = Instant::now();
+        let r = session.initialize().await;
+        if timer
+            .finish(Phase::Initialize, None, t, r, || session.diagnostics())
+            .is_err()
+        {
+            return false;
+        }
+    }
+    let id = session.fresh_id();
+    let bytes = message::request(
+        id,
+        crate::protocol::methods::TOOLS_LIST,
+        &serde_json::json!({}),
+    );
+    let wait = session.timeout();
+    let seen = wire::exchange(session, id, bytes, &[], wait).await;
+    let mut health = Health::Serves;
+    if !matches!(seen, Seen::Closed(_) | Seen::Silence) {
+        if fault == ClientFault::BeforeInitialized && persona.era == EraMode::Legacy {
+            let t = Instant::now();
+            let r = session.initialized().await;
+            let _ = timer.finish(Phase::Initialized, None, t, r, || session.diagnostics());
+        }
+        health = wire::ping(session).await;
+    }
+    let verdict = report(fault, session, timer, &seen, &health);
+    verdict == Verdict::Handled || verdict == Verdict::Accepted || verdict == Verdict::WrongError
+}
+
+/// Judge and report one committed fault; a crash or a hang fails the session.
+fn report(
+    fault: ClientFault,
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    seen: &Seen,
+    health: &Health,
+) -> Verdict {
+    let (verdict, detail) = classify(fault, seen, health);
+    if let Some(t) = session.transcript() {
+        t.note(format!(
+            "client fault {}: {} ({detail})",
+            fault.name(),
+            verdict.name()
+        ));
+    }
+    let persona = session.persona().id;
+    let rec = timer.recorder();
+    rec.count(Counter::ClientFaults);
+    rec.send(Event::ClientFault {
+        persona,
+        fault,
+        verdict,
+        detail: Some(detail.clone()),
+    });
+    let check = match verdict {
+        Verdict::Handled => None,
+        Verdict::WrongError => Some(Check::RobustnessWrongError),
+        Verdict::Crashed => Some(Check::RobustnessCrashed),
+        Verdict::Hung => Some(Check::RobustnessHung),
+        Verdict::Accepted => Some(Check::RobustnessAccepted),
+    };
+    if let Some(check) = check {
+        session.finding(check, || {
+            format!(
+                "client fault {} ({}): {detail}; expected {}",
+                fault.name(),
+                fault.describe(),
+                fault.expected()
+            )
+        });
+    }
+    let kind = match verdict {
+        Verdict::Crashed => FailureKind::TransportClosed,
+        Verdict::Hung => FailureKind::Timeout,
+        _ => return verdict,
+    };
+    let now = Instant::now();
+    let f = Failure::new(kind, format!("client fault {}: {detail}", fault.name()));
+    timer.failed(phase_of(fault), None, (now, now), f, None);
+    verdict
+}
+
+/// The phase a crash or a hang is counted in: that of the faulty request.
+fn phase_of(fault: ClientFault) -> Phase {
+    match fault.era() {
+        FaultEra::Legacy => Phase::Initialize,
+        _ => match fault {
+            ClientFault::InvalidArguments
+            | ClientFault::UnknownTool
+            | ClientFault::IgnoreServerRequests => Phase::ToolsCall,
+            ClientFault::NoMeta | ClientFault::HeaderMismatch | ClientFault::DuplicateId => {
+                Phase::ToolsList
+            }
+            _ => Phase::Ping,
+        },
+    }
+}
