@@ -203,7 +203,7 @@ impl Persona {
         }
         let (chosen, scenario_weights) = chosen_scenarios(p, scenarios, key, origin)?;
         let faults = super::FaultMix::from_section(p, key, origin)?;
-        let auth = super::AuthPlan::from_section(p, key, origin)?;
+        let auth = super::AuthPlan::from_section(p, route.transport, key, origin)?;
         let tasks = super::TaskPolicy::from_section(p, key, origin)?;
         Ok(Persona {
             id,
