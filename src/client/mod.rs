@@ -7,6 +7,7 @@
 //! do not pass for sessions per second. [`FleetWork`] is what the fleet's scheduler runs.
 
 pub mod arguments;
+pub mod auth;
 mod env;
 mod long_lived;
 mod memory;
@@ -48,6 +49,8 @@ pub struct SessionContext {
     pub transcript: Option<crate::session::Transcript>,
     /// `[data]` pools and `[arguments]`, for the calls of the scenarios.
     pub calls: CallData,
+    /// The personas' bearer tokens (`auth = {...}`).
+    pub auth: Arc<auth::Credentials>,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -133,11 +136,22 @@ pub async fn run_session(
     });
     let mut timer = Timer::new(rec, persona, intended);
 
-    let t = Instant::now();
     let endpoint = &ctx.endpoints[usize::from(persona.id)];
-    let connected = endpoint.connect().await.map_err(Failure::from);
-    let Ok(transport) = timer.finish(Phase::Connect, None, t, connected, || None) else {
+    let client = memory.client();
+    let Ok(bearer) = ctx.auth.bearer(persona, client, endpoint, &mut timer).await else {
         return unreachable(timer, persona);
+    };
+    timer.intend(intended);
+    let t = Instant::now();
+    let connected = endpoint.connect_as(bearer.clone()).await.map_err(Failure::from);
+    let transport = match timer.finish(Phase::Connect, None, t, connected, || None) {
+        Ok(transport) => transport,
+        Err(kind) => {
+            if kind == crate::metrics::FailureKind::HttpStatus(401) {
+                ctx.auth.unauthorized(persona, endpoint, bearer.as_ref(), &mut timer).await;
+            }
+            return unreachable(timer, persona);
+        }
     };
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
     session.set_tracker(ctx.conformance.clone());
@@ -151,7 +165,11 @@ pub async fn run_session(
         vars: steps::variables(scenario),
     };
     let mut stormed = false;
-    if handshake(&mut session, &mut timer, persona).await.is_ok() {
+    let shaken = handshake(&mut session, &mut timer, persona).await;
+    if shaken == Err(crate::metrics::FailureKind::HttpStatus(401)) {
+        ctx.auth.unauthorized(persona, endpoint, bearer.as_ref(), &mut timer).await;
+    }
+    if shaken.is_ok() {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {

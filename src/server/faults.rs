@@ -91,10 +91,21 @@ pub enum Fault {
     /// is deleted or expires: the soak verdicts' `slope(server.rss)` and
     /// `slope(server.fds)` must see it.
     Leak,
+    /// `serve --auth`: a 401 without `WWW-Authenticate` (auth.401-without-www-authenticate).
+    AuthNoChallenge,
+    /// `serve --auth`: the protected resource and authorization server metadata answer
+    /// 404 (auth.resource-metadata-missing).
+    AuthNoMetadata,
+    /// `serve --auth`: the protected resource metadata lacks `authorization_servers`
+    /// (auth.metadata-malformed).
+    AuthBadMetadata,
+    /// `serve --auth`: tokens minted for another resource are accepted
+    /// (auth.wrong-audience-accepted).
+    AuthAnyAudience,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 27] = [
+    pub const ALL: [Fault; 31] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -122,6 +133,10 @@ impl Fault {
         Fault::UndeclaredResourcesError,
         Fault::MissingPrompts,
         Fault::Leak,
+        Fault::AuthNoChallenge,
+        Fault::AuthNoMetadata,
+        Fault::AuthBadMetadata,
+        Fault::AuthAnyAudience,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -154,6 +169,10 @@ impl Fault {
             Fault::UndeclaredResourcesError => "undeclared-resources-error",
             Fault::MissingPrompts => "missing-prompts",
             Fault::Leak => "leak",
+            Fault::AuthNoChallenge => "auth-no-challenge",
+            Fault::AuthNoMetadata => "auth-no-metadata",
+            Fault::AuthBadMetadata => "auth-bad-metadata",
+            Fault::AuthAnyAudience => "auth-any-audience",
         }
     }
 
