@@ -48,15 +48,7 @@ pub async fn probe(
     bearer: Option<&HeaderValue>,
     reach: &Reach,
 ) -> Result<Answer, Failure> {
-    let mut url = mcp.clone();
-    let scheme = match url.scheme() {
-        "ws" => Some("http"),
-        "wss" => Some("https"),
-        _ => None,
-    };
-    if let Some(s) = scheme {
-        let _ = url.set_scheme(s);
-    }
+    let url = over_http(mcp);
     let mut headers = vec![(
         ACCEPT,
         HeaderValue::from_static("application/json, text/event-stream"),
@@ -82,6 +74,7 @@ pub async fn walk(
     unauthorized: Option<&http::HeaderMap>,
     reach: &Reach,
 ) -> Result<Walk, (Failure, Walk)> {
+    let mcp = &over_http(mcp);
     let mut walk = Walk::default();
     let mut from_header = None;
     if let Some(headers) = unauthorized {
@@ -156,6 +149,20 @@ pub async fn walk(
         ));
     }
     Ok(walk)
+}
+
+/// A WebSocket URL as the HTTP URL its upgrade is sent to.
+fn over_http(url: &url::Url) -> url::Url {
+    let mut url = url.clone();
+    let scheme = match url.scheme() {
+        "ws" => Some("http"),
+        "wss" => Some("https"),
+        _ => None,
+    };
+    if let Some(s) = scheme {
+        let _ = url.set_scheme(s);
+    }
+    url
 }
 
 /// `/.well-known/NAME` with the URL's path inserted after it (RFC 8414 §3.1, RFC 9728
