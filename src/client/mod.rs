@@ -143,12 +143,17 @@ pub async fn run_session(
     };
     timer.intend(intended);
     let t = Instant::now();
-    let connected = endpoint.connect_as(bearer.clone()).await.map_err(Failure::from);
+    let connected = endpoint
+        .connect_as(bearer.clone())
+        .await
+        .map_err(Failure::from);
     let transport = match timer.finish(Phase::Connect, None, t, connected, || None) {
         Ok(transport) => transport,
         Err(kind) => {
             if kind == crate::metrics::FailureKind::HttpStatus(401) {
-                ctx.auth.unauthorized(persona, endpoint, bearer.as_ref(), &mut timer).await;
+                ctx.auth
+                    .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
+                    .await;
             }
             return unreachable(timer, persona);
         }
@@ -167,7 +172,9 @@ pub async fn run_session(
     let mut stormed = false;
     let shaken = handshake(&mut session, &mut timer, persona).await;
     if shaken == Err(crate::metrics::FailureKind::HttpStatus(401)) {
-        ctx.auth.unauthorized(persona, endpoint, bearer.as_ref(), &mut timer).await;
+        ctx.auth
+            .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
+            .await;
     }
     if shaken.is_ok() {
         timer.set_era(session.era(), session.version());

@@ -155,8 +155,7 @@ fn tokens_file(spec: &str, key: &str, origin: &str) -> Result<Vec<String>, PlanE
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if http::HeaderValue::from_str(&format!("Bearer {line}")).is_err() || line.contains(' ')
-        {
+        if http::HeaderValue::from_str(&format!("Bearer {line}")).is_err() || line.contains(' ') {
             return Err(PlanError::new(
                 origin,
                 key,

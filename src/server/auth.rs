@@ -95,9 +95,15 @@ impl AuthState {
 /// The resources one server is: its origin and each MCP endpoint's URL.
 fn is_own_resource(resource: &str, host: &str) -> bool {
     let r = resource.trim_end_matches('/');
-    ["http://{h}", "http://{h}/mcp", "http://{h}/sse", "http://{h}/ws", "ws://{h}/ws"]
-        .iter()
-        .any(|shape| shape.replace("{h}", host) == r)
+    [
+        "http://{h}",
+        "http://{h}/mcp",
+        "http://{h}/sse",
+        "http://{h}/ws",
+        "ws://{h}/ws",
+    ]
+    .iter()
+    .any(|shape| shape.replace("{h}", host) == r)
 }
 
 fn host_of(headers: &HeaderMap) -> String {
@@ -112,7 +118,9 @@ fn host_of(headers: &HeaderMap) -> String {
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
 }
 
 /// Middleware on the MCP endpoints: no valid bearer token, a 401 with the challenge.

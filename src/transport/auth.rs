@@ -79,7 +79,10 @@ pub async fn exchange(
         Ok(r) => r,
         Err(_) => Err(super::TransportError::new(
             FailureKind::Timeout,
-            format!("{} did not answer within {limit:?}", crate::redact::url(url)),
+            format!(
+                "{} did not answer within {limit:?}",
+                crate::redact::url(url)
+            ),
         )),
     }
 }

@@ -298,14 +298,15 @@ impl Endpoint {
 
     /// Connect with a session's own `Authorization` value (see [`auth::bearer`]), sent
     /// on every HTTP request of the session; stdio ignores it.
-    pub async fn connect_as(&self, bearer: Option<HeaderValue>) -> Result<Transport, TransportError> {
+    pub async fn connect_as(
+        &self,
+        bearer: Option<HeaderValue>,
+    ) -> Result<Transport, TransportError> {
         match self {
-            Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone())
-                .await
-                .map(|mut t| {
-                    t.set_bearer(bearer);
-                    Transport::Http(t)
-                }),
+            Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone()).await.map(|mut t| {
+                t.set_bearer(bearer);
+                Transport::Http(t)
+            }),
             Endpoint::Sse(ep) => legacy_sse::SseTransport::connect(ep.clone(), bearer)
                 .await
                 .map(Transport::Sse),

@@ -32,8 +32,11 @@ async fn auth_server(faults: &[Fault], ttl: Duration) -> HttpServer {
 
 /// A profile of `personas` (TOML lines) against `url`, with a tokens file beside it.
 fn profile(dir: &Path, url: &str, load: &str, personas: &str) -> String {
-    std::fs::write(dir.join("tokens.txt"), format!("# two\n{}\n", TOKENS.join("\n")))
-        .expect("tokens file");
+    std::fs::write(
+        dir.join("tokens.txt"),
+        format!("# two\n{}\n", TOKENS.join("\n")),
+    )
+    .expect("tokens file");
     format!(
         "name = \"auth\"\n[load]\n{load}\n[target]\nurl = \"{url}\"\ntimeout = \"5s\"\n\
          {personas}\n[[scenario]]\nname = \"s\"\nsteps = [{{ op = \"tools/list\" }}, \
@@ -41,7 +44,8 @@ fn profile(dir: &Path, url: &str, load: &str, personas: &str) -> String {
     )
 }
 
-const STATIC: &str = "[[persona]]\nname = \"static\"\nget_stream = true\nauth = { tokens = \"file:tokens.txt\" }\n";
+const STATIC: &str =
+    "[[persona]]\nname = \"static\"\nget_stream = true\nauth = { tokens = \"file:tokens.txt\" }\n";
 
 fn client_credentials(extra: &str) -> String {
     format!(
@@ -106,13 +110,19 @@ async fn tokens_and_client_credentials_over_every_http_transport() {
         (format!("ws://{}/ws", server.addr), "ws"),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let personas = format!("{STATIC}{}", client_credentials(""))
-            .replace("\nauth = ", &format!("\ntransport = \"{transport}\"\nauth = "));
+        let personas = format!("{STATIC}{}", client_credentials("")).replace(
+            "\nauth = ",
+            &format!("\ntransport = \"{transport}\"\nauth = "),
+        );
         let text = profile(dir.path(), &url, "clients = 4\nsessions = 24", &personas);
         let run = run_in(&dir, &text).await;
         let json = &run.json;
         check_schema(json);
-        assert_eq!(json["sessions"]["completed"], 24, "{url}: {}", json["failures"]);
+        assert_eq!(
+            json["sessions"]["completed"], 24,
+            "{url}: {}",
+            json["failures"]
+        );
         assert_eq!(json["failures"], serde_json::json!({}), "{url}");
         // One token for the persona (its clients wait for it), plus the wrong-audience
         // check's; found through the discovery, as the profile names no token_url.
@@ -122,7 +132,11 @@ async fn tokens_and_client_credentials_over_every_http_transport() {
         assert!(codes(json).is_empty(), "{url}: {:?}", codes(json));
         if transport == "http" {
             // The GET stream carries the token too (refused, it would be counted).
-            assert!(counter(json, "get_stream_opened") > 0, "{}", json["counters"]);
+            assert!(
+                counter(json, "get_stream_opened") > 0,
+                "{}",
+                json["counters"]
+            );
             assert_eq!(counter(json, "get_stream_refused"), 0);
         }
         no_secret_in(run.dir.path());
@@ -161,7 +175,11 @@ async fn no_token_is_a_401_failure_with_the_challenge_and_a_diagnosis() {
     );
     let json = run_in(&dir, &text).await.json;
     check_schema(&json);
-    assert_eq!(json["failures"]["http_status:401"], 6, "{}", json["failures"]);
+    assert_eq!(
+        json["failures"]["http_status:401"], 6,
+        "{}",
+        json["failures"]
+    );
     let example = json["failure_examples"]["http_status:401"].to_string();
     assert!(example.contains("resource_metadata="), "{example}");
     assert_eq!(json["diagnosis"]["cause"], "auth_required");
@@ -186,13 +204,27 @@ async fn each_auth_fault_of_the_server_is_its_finding() {
             "[[persona]]\nname = \"anon\"\n{}",
             client_credentials(&format!(", token_url = \"{token_url}\""))
         );
-        let text = profile(dir.path(), &server.url(), "clients = 2\nsessions = 8", &personas);
+        let text = profile(
+            dir.path(),
+            &server.url(),
+            "clients = 2\nsessions = 8",
+            &personas,
+        );
         let json = run_in(&dir, &text).await.json;
         check_schema(&json);
         let found = codes(&json);
-        assert!(found.contains(&code.to_string()), "{}: {found:?}", fault.name());
+        assert!(
+            found.contains(&code.to_string()),
+            "{}: {found:?}",
+            fault.name()
+        );
         let auth_codes = found.iter().filter(|c| c.starts_with("auth.")).count();
-        assert_eq!(auth_codes, 1, "{}: only its own finding: {found:?}", fault.name());
+        assert_eq!(
+            auth_codes,
+            1,
+            "{}: only its own finding: {found:?}",
+            fault.name()
+        );
     }
 }
 
@@ -233,14 +265,21 @@ async fn no_secret_in_the_output_of_run_validate_and_inspect() {
         &client,
     ]);
     let personas = format!("{STATIC}{}", client_credentials(""));
-    let text = profile(dir.path(), &served.url(), "clients = 2\nsessions = 6", &personas);
+    let text = profile(
+        dir.path(),
+        &served.url(),
+        "clients = 2\nsessions = 6",
+        &personas,
+    );
     let path = dir.path().join("profile.toml");
     std::fs::write(&path, &text).expect("profile");
     let p = path.to_string_lossy().into_owned();
     let out = dir.path().join("results");
     let o = out.to_string_lossy().into_owned();
     let commands: [Vec<String>; 3] = [
-        ["run", &p, "--out", &o, "-v", "--seed", "1"].map(String::from).to_vec(),
+        ["run", &p, "--out", &o, "-v", "--seed", "1"]
+            .map(String::from)
+            .to_vec(),
         ["validate", &p].map(String::from).to_vec(),
         ["inspect", "--profile", &p, "--persona", "cc", "--raw"]
             .map(String::from)
@@ -248,7 +287,10 @@ async fn no_secret_in_the_output_of_run_validate_and_inspect() {
     ];
     for args in commands {
         let output = tokio::task::spawn_blocking(move || {
-            fleet_command().args(args).output().expect("the binary runs")
+            fleet_command()
+                .args(args)
+                .output()
+                .expect("the binary runs")
         });
         let output = tokio::time::timeout(Duration::from_secs(60), output)
             .await

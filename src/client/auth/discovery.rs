@@ -33,9 +33,16 @@ pub struct Reach {
 impl Reach {
     async fn get(&self, url: &url::Url) -> Result<Answer, Failure> {
         let accept = [(ACCEPT, HeaderValue::from_static("application/json"))];
-        exchange(url, Method::GET, &accept, Vec::new(), self.limit, self.insecure)
-            .await
-            .map_err(Failure::from)
+        exchange(
+            url,
+            Method::GET,
+            &accept,
+            Vec::new(),
+            self.limit,
+            self.insecure,
+        )
+        .await
+        .map_err(Failure::from)
     }
 }
 
@@ -82,7 +89,10 @@ pub async fn walk(
             Some(c) => from_header = param(c, "resource_metadata"),
             None => walk.findings.push((
                 Check::Auth401WithoutChallenge,
-                format!("401 from {} without WWW-Authenticate", crate::redact::url(mcp)),
+                format!(
+                    "401 from {} without WWW-Authenticate",
+                    crate::redact::url(mcp)
+                ),
             )),
         }
     }
@@ -94,15 +104,18 @@ pub async fn walk(
     let Some((url, prm)) = first_json(&candidates, reach).await else {
         walk.findings.push((
             Check::AuthResourceMetadataMissing,
-            format!(
-                "no protected resource metadata at {}",
-                names(&candidates)
-            ),
+            format!("no protected resource metadata at {}", names(&candidates)),
         ));
-        let f = Failure::new(FailureKind::HttpStatus(404), "no protected resource metadata");
+        let f = Failure::new(
+            FailureKind::HttpStatus(404),
+            "no protected resource metadata",
+        );
         return Err((f, walk));
     };
-    walk.resource = prm.get("resource").and_then(Value::as_str).map(str::to_string);
+    walk.resource = prm
+        .get("resource")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let servers: Vec<&str> = prm
         .get("authorization_servers")
         .and_then(Value::as_array)
@@ -122,7 +135,10 @@ pub async fn walk(
     if walk.resource.is_none() {
         walk.findings.push((
             Check::AuthMetadataMalformed,
-            format!("the protected resource metadata at {} has no resource", crate::redact::url(&url)),
+            format!(
+                "the protected resource metadata at {} has no resource",
+                crate::redact::url(&url)
+            ),
         ));
     }
     let mut as_urls = well_known(&issuer, "oauth-authorization-server", false);
@@ -132,7 +148,10 @@ pub async fn walk(
             Check::AuthMetadataMalformed,
             format!("no authorization server metadata at {}", names(&as_urls)),
         ));
-        let f = Failure::new(FailureKind::HttpStatus(404), "no authorization server metadata");
+        let f = Failure::new(
+            FailureKind::HttpStatus(404),
+            "no authorization server metadata",
+        );
         return Err((f, walk));
     };
     walk.token_endpoint = meta
@@ -247,8 +266,14 @@ mod tests {
             Some("http://h/.well-known/oauth-protected-resource/mcp")
         );
         assert_eq!(param(c, "error").as_deref(), Some("invalid_token"));
-        assert_eq!(param("Bearer realm=x, scope=mcp", "scope").as_deref(), Some("mcp"));
-        assert_eq!(param("Bearer xresource_metadata=1", "resource_metadata"), None);
+        assert_eq!(
+            param("Bearer realm=x, scope=mcp", "scope").as_deref(),
+            Some("mcp")
+        );
+        assert_eq!(
+            param("Bearer xresource_metadata=1", "resource_metadata"),
+            None
+        );
         let mcp = url::Url::parse("http://h:1/mcp").expect("url");
         let got: Vec<String> = well_known(&mcp, "oauth-protected-resource", true)
             .iter()

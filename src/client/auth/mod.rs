@@ -244,7 +244,8 @@ impl Credentials {
         timer: &mut Timer<'_>,
     ) {
         let rec = timer.recorder();
-        let Ok(other) = token::mint(cc, token_url, OTHER_RESOURCE, self.limit, reach.insecure).await
+        let Ok(other) =
+            token::mint(cc, token_url, OTHER_RESOURCE, self.limit, reach.insecure).await
         else {
             return; // an endpoint that refuses other audiences is right to
         };

@@ -5,7 +5,9 @@ use crate::profile::Profile;
 /// Resolve `persona` (the lines of one `[[persona]]`) in a profile written to `dir`.
 fn resolve(dir: &Path, persona: &str) -> Result<Plan, PlanError> {
     let path = dir.join("p.toml");
-    let text = format!("[target]\nurl = \"http://127.0.0.1:9/mcp\"\n[[persona]]\nname = \"a\"\n{persona}\n");
+    let text = format!(
+        "[target]\nurl = \"http://127.0.0.1:9/mcp\"\n[[persona]]\nname = \"a\"\n{persona}\n"
+    );
     std::fs::write(&path, &text).expect("write profile");
     let origin = path.to_string_lossy().into_owned();
     let profile = Profile::parse(&text, &origin).expect("parses");

@@ -417,7 +417,12 @@ impl Flow {
     /// A POST answered with a status other than 200: a JSON-RPC error in the body
     /// answers the request this POST carried (its `data` matters: -32022 lists the
     /// versions to retry with); anything else fails it.
-    async fn refused(&mut self, status: StatusCode, challenge: Option<String>, body: Body) -> State {
+    async fn refused(
+        &mut self,
+        status: StatusCode,
+        challenge: Option<String>,
+        body: Body,
+    ) -> State {
         let bytes = match read_body(body, self.pool.endpoint.max_message).await {
             Ok(bytes) => bytes,
             Err(e) if e.kind == FailureKind::MessageTooLarge => {

@@ -136,10 +136,13 @@ async fn legacy_sse_two_sessions_stay_separate_and_requests_overlap() {
 #[tokio::test]
 async fn legacy_sse_http_error_on_the_get() {
     let server = reference().await;
-    let err = SseTransport::connect(endpoint(&format!("http://{}/nope", server.addr), WAIT), None)
-        .await
-        .err()
-        .expect("a 404 is an error");
+    let err = SseTransport::connect(
+        endpoint(&format!("http://{}/nope", server.addr), WAIT),
+        None,
+    )
+    .await
+    .err()
+    .expect("a 404 is an error");
     assert_eq!(err.kind, FailureKind::HttpStatus(404), "{err}");
 }
 
