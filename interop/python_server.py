@@ -6,10 +6,16 @@ Runs on `mcp` 1.x (`FastMCP`) and 2.x (`MCPServer`, which also answers the
     python python_server.py stdio
     python python_server.py streamable-http PORT [--stateless]
     python python_server.py sse PORT
+    python python_server.py streamable-http PORT --auth-tokens FILE   (mcp 1.x)
 
 PORT may also come from the environment (`PORT`). HTTP transports listen on
 127.0.0.1 only. Tools: `echo(message)`, `add(a, b)`; prompt `greeting(name)`;
 resources `fleet://info` and template `fleet://items/{item_id}`.
+
+With `--auth-tokens FILE` (one token a line) the server is an OAuth protected resource
+through the SDK's own auth support (`token_verifier` + `AuthSettings`): requests without
+one of the tokens get the SDK's 401 with `WWW-Authenticate`, and it serves its protected
+resource metadata.
 
 Tools whose parameters the SDK turns into the schemas real servers publish (pydantic
 models → `$defs`/`$ref`, `Annotated[..., Field(...)]` → pattern, bounds, multipleOf,
@@ -91,7 +97,33 @@ def add_argument_tools(server) -> None:
         )
 
 
-def build(port: int, stateless: bool):
+def auth_kwargs(port: int, tokens_file: str | None) -> dict:
+    """The SDK's resource-server auth: a verifier that knows the file's tokens."""
+    if tokens_file is None:
+        return {}
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+
+    with open(tokens_file, encoding="utf-8") as f:
+        tokens = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+    class FileTokens:
+        async def verify_token(self, token: str) -> AccessToken | None:
+            if token not in tokens:
+                return None
+            return AccessToken(token=token, client_id="mcp-fleet", scopes=["mcp"])
+
+    base = f"http://{HOST}:{port}"
+    settings = AuthSettings(
+        issuer_url=base,
+        resource_server_url=f"{base}/mcp",
+        required_scopes=["mcp"],
+        validate_token_resource=False,
+    )
+    return {"token_verifier": FileTokens(), "auth": settings}
+
+
+def build(port: int, stateless: bool, tokens_file: str | None = None):
     if MAJOR >= 2:
         server = _Server("fleet-interop-python", version=SDK_VERSION, log_level="WARNING")
     else:
@@ -102,6 +134,7 @@ def build(port: int, stateless: bool):
             port=port,
             stateless_http=stateless,
             log_level="WARNING",
+            **auth_kwargs(port, tokens_file),
         )
 
     @server.tool()
@@ -130,7 +163,27 @@ def build(port: int, stateless: bool):
         return f"item {item_id}"
 
     add_argument_tools(server)
+    if tokens_file is not None:
+        add_issuer_metadata(server, port)
     return server
+
+
+def add_issuer_metadata(server, port: int) -> None:
+    """The SDK serves the protected resource metadata, which names this host as the
+    authorization server; serve that server's metadata (RFC 8414) too, so the discovery
+    walk ends. Clients get their tokens from the file, so the token endpoint is a stub."""
+    from starlette.responses import JSONResponse
+
+    base = f"http://{HOST}:{port}"
+
+    @server.custom_route("/.well-known/oauth-authorization-server", methods=["GET"])
+    async def issuer_metadata(request):
+        return JSONResponse({
+            "issuer": f"{base}/",
+            "token_endpoint": f"{base}/token",
+            "response_types_supported": ["token"],
+            "grant_types_supported": ["client_credentials"],
+        })
 
 
 def main(argv: list[str]) -> None:
@@ -138,9 +191,16 @@ def main(argv: list[str]) -> None:
         sys.exit(__doc__)
     transport = argv[1]
     stateless = "--stateless" in argv
+    tokens_file = None
+    if "--auth-tokens" in argv:
+        i = argv.index("--auth-tokens")
+        if i + 1 >= len(argv) or MAJOR >= 2:
+            sys.exit("--auth-tokens FILE (mcp 1.x only)")
+        tokens_file = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
     rest = [a for a in argv[2:] if not a.startswith("--")]
     port = int(rest[0]) if rest else int(os.environ.get("PORT", "8000"))
-    server = build(port, stateless)
+    server = build(port, stateless, tokens_file)
     if transport == "stdio":
         server.run("stdio")
     elif MAJOR >= 2:

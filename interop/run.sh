@@ -321,6 +321,31 @@ python_checks() { # TAG VENV
       "$PROFILES/python-era.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
   fi
 
+  # The SDK's auth (mcp 1.x): sessions with a token from the file complete, those
+  # without get its 401 with WWW-Authenticate and walk the discovery.
+  if [ "$tag" = py1 ] && selected "$tag-auth-http"; then
+    port="$(free_port)"
+    if start_server "$tag-auth" "$port" "$py" "$PY_SERVER" streamable-http "$port" \
+        --auth-tokens "$ROOT/interop/data/python-tokens.txt"; then
+      pid=$SERVER_PID
+      local out="$RESULTS/$tag-auth-http" msg rc=0
+      rm -rf "$out"
+      timeout --kill-after=10 "$RUN_LIMIT" "$FLEET" run "$PROFILES/python-auth.toml" \
+        --target "http://127.0.0.1:$port/mcp" --sessions 60 --timeout "$REQ_TIMEOUT" --quiet \
+        --out "$out" >"$RESULTS/$tag-auth-http.fleet.log" 2>&1 || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        record "$tag-auth-http" 0 "mcp-fleet exited $rc: $(tail -3 "$RESULTS/$tag-auth-http.fleet.log" | tr '\n' ' ')"
+      elif msg="$(python3 "$ROOT/interop/check_auth.py" "$out" --sessions 60 2>&1)"; then
+        record "$tag-auth-http" 1 "$msg"
+      else
+        record "$tag-auth-http" 0 "$msg"
+      fi
+      stop_server "$pid"
+    else
+      server_failed "$tag-auth-http"
+    fi
+  fi
+
   if any_selected "$tag-sse" "$tag-profile-sse"; then
     port="$(free_port)"
     if start_server "$tag-sse" "$port" "$py" "$PY_SERVER" sse "$port"; then
@@ -390,7 +415,7 @@ if any_selected everything-stdio everything-profile-stdio everything-http everyt
     everything-profile-http everything-sse everything-profile-sse; then
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
-PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-http-auto py1-sse py1-profile-sse)
+PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-http-auto py1-auth-http py1-sse py1-profile-sse)
 PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
 if any_selected "${PY1_CHECKS[@]}"; then
   if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi

@@ -70,6 +70,13 @@ Endpoints of --http ADDR (one port, both eras unless --era says otherwise):
   GET  /metrics          Prometheus text: process_resident_memory_bytes, process_open_fds,
                          process_cpu_seconds_total, process_threads, mcp_active_sessions,
                          mcp_sessions_total
+With --auth, /mcp, /sse, /messages and /ws want Authorization: Bearer (else 401 with
+WWW-Authenticate naming the metadata), and these answer without a token:
+  GET  /.well-known/oauth-protected-resource[/mcp]  protected resource metadata (RFC 9728)
+  GET  /.well-known/oauth-authorization-server      authorization server metadata (RFC 8414)
+  POST /token            client-credentials grant (form: grant_type, client_id,
+                         client_secret or HTTP Basic, scope, resource); tokens are bound
+                         to the resource asked for (default: this server's /mcp)
 --stdio serves one session on stdin/stdout instead.";
 
 #[derive(Debug, Parser)]
@@ -233,6 +240,19 @@ pub struct ServeArgs {
     /// arguments strictly (-32602 otherwise), and notes (note_create/get/list/delete).
     #[arg(long)]
     pub app_tools: bool,
+    /// Require OAuth bearer tokens on every MCP endpoint, with protected resource and
+    /// authorization server metadata and a client-credentials token endpoint (/token).
+    #[arg(long, requires = "http")]
+    pub auth: bool,
+    /// With --auth: also accept the tokens of this file (one a line), for any resource.
+    #[arg(long, value_name = "FILE", requires = "auth")]
+    pub auth_tokens: Option<PathBuf>,
+    /// With --auth: the client the token endpoint knows (default mcp-fleet:mcp-fleet-secret).
+    #[arg(long, value_name = "ID:SECRET", requires = "auth")]
+    pub auth_client: Option<String>,
+    /// With --auth: how long a minted token lives (its expires_in), e.g. 2s. Default 1h.
+    #[arg(long, value_name = "DURATION", requires = "auth", value_parser = humantime::parse_duration)]
+    pub token_ttl: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Default, Args)]

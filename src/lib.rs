@@ -94,6 +94,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
                 pools: plan.pools.clone(),
                 policy: plan.arguments,
             },
+            auth: client::auth::Credentials::new(&plan),
         },
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
@@ -137,8 +138,31 @@ fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<Pat
     Ok(dir)
 }
 
+/// `serve --auth` and its options.
+fn server_auth(args: &ServeArgs) -> anyhow::Result<Option<server::auth::AuthOptions>> {
+    if !args.auth {
+        return Ok(None);
+    }
+    let mut opts = server::auth::AuthOptions::default();
+    if let Some(path) = &args.auth_tokens {
+        opts.static_tokens = server::auth::read_tokens(path)?;
+    }
+    if let Some(pair) = &args.auth_client {
+        let (id, secret) = pair
+            .split_once(':')
+            .filter(|(id, _)| !id.is_empty())
+            .context("--auth-client wants ID:SECRET")?;
+        (opts.client_id, opts.client_secret) = (id.to_string(), secret.to_string());
+    }
+    if let Some(ttl) = args.token_ttl {
+        opts.token_ttl = ttl;
+    }
+    Ok(Some(opts))
+}
+
 /// `mcp-fleet serve`.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let auth = server_auth(&args)?;
     let opts = server::ServerOptions {
         page_size: args.page_size.max(1),
         sse_responses: args.sse_responses,
@@ -149,6 +173,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         stall: args.stall_at.zip(args.stall_for),
         session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
         app_tools: args.app_tools,
+        auth,
         ..Default::default()
     };
     match args.http {

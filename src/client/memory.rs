@@ -22,6 +22,11 @@ impl ClientMemory {
         }
     }
 
+    /// The client's index (closed model) or arrival number (open model).
+    pub fn client(&self) -> u64 {
+        self.client
+    }
+
     /// This client's cursor in a `sequential` pool: its own starting row at first,
     /// then the following ones (the pool wraps it around).
     pub fn cursor(&mut self, pool: PoolId) -> &mut u64 {

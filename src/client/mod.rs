@@ -7,6 +7,7 @@
 //! do not pass for sessions per second. [`FleetWork`] is what the fleet's scheduler runs.
 
 pub mod arguments;
+pub mod auth;
 mod env;
 mod faults;
 mod long_lived;
@@ -49,6 +50,8 @@ pub struct SessionContext {
     pub transcript: Option<crate::session::Transcript>,
     /// `[data]` pools and `[arguments]`, for the calls of the scenarios.
     pub calls: CallData,
+    /// The personas' bearer tokens (`auth = {...}`).
+    pub auth: Arc<auth::Credentials>,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -135,11 +138,32 @@ pub async fn run_session(
     });
     let mut timer = Timer::new(rec, persona, intended);
 
-    let t = Instant::now();
     let endpoint = &ctx.endpoints[usize::from(persona.id)];
-    let connected = endpoint.connect().await.map_err(Failure::from);
-    let Ok(transport) = timer.finish(Phase::Connect, None, t, connected, || None) else {
+    let client = memory.client();
+    let Ok(bearer) = ctx.auth.bearer(persona, client, endpoint, &mut timer).await else {
         return unreachable(timer, persona);
+    };
+    timer.intend(intended);
+    let t = Instant::now();
+    let connected = endpoint
+        .connect_as(bearer.clone())
+        .await
+        .map_err(Failure::from);
+    let transport = match timer.finish(Phase::Connect, None, t, connected, || None) {
+        Ok(transport) => transport,
+        Err(kind) => {
+            if kind == crate::metrics::FailureKind::HttpStatus(401) {
+                ctx.auth
+                    .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
+                    .await;
+            }
+            // A refused WebSocket upgrade or SSE GET (401, 403, 404 …) reached the
+            // server: a failed session, not an unreachable one.
+            if matches!(kind, crate::metrics::FailureKind::HttpStatus(_)) {
+                return timer.end();
+            }
+            return unreachable(timer, persona);
+        }
     };
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
     session.set_tracker(ctx.conformance.clone());
@@ -153,7 +177,13 @@ pub async fn run_session(
         vars: steps::variables(scenario),
     };
     let mut stormed = false;
-    if faults::start(fault, ctx, endpoint, &mut session, &mut timer, persona).await {
+    let started = faults::start(fault, ctx, endpoint, &mut session, &mut timer, persona).await;
+    if started == Err(crate::metrics::FailureKind::HttpStatus(401)) {
+        ctx.auth
+            .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
+            .await;
+    }
+    if started == Ok(true) {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {

@@ -310,6 +310,7 @@ async fn one_session(
             pools: plan.pools.clone(),
             policy: plan.arguments,
         },
+        auth: client::auth::Credentials::new(plan),
     };
     let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
     let mut memory = client::ClientMemory::new(0);

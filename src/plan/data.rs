@@ -172,7 +172,7 @@ impl Pools {
 }
 
 /// The folder relative data paths start from: the profile's, when `origin` is a file.
-fn base_folder(origin: &str) -> PathBuf {
+pub(super) fn base_folder(origin: &str) -> PathBuf {
     let path = Path::new(origin);
     if path.is_file() {
         path.parent().map(Path::to_path_buf).unwrap_or_default()

@@ -210,7 +210,7 @@ impl Persona {
             key,
             origin,
         )?;
-        let auth = super::AuthPlan::from_section(p, key, origin)?;
+        let auth = super::AuthPlan::from_section(p, route.transport, key, origin)?;
         let tasks = super::TaskPolicy::from_section(p, key, origin)?;
         Ok(Persona {
             id,

@@ -140,6 +140,21 @@ pub(super) fn written_profile(p: &Profile) -> (Profile, Vec<String>) {
     for (i, persona) in out.personas.iter_mut().enumerate() {
         url(&mut persona.url, format!("persona[{i}].url"));
     }
+    for (i, persona) in out.personas.iter_mut().enumerate() {
+        let cc = persona
+            .auth
+            .as_mut()
+            .and_then(|a| a.client_credentials.as_mut());
+        if let Some(cc) = cc {
+            let shown = redact::value_as_written(&cc.client_secret).into_owned();
+            if shown != cc.client_secret {
+                masked.push(format!(
+                    "persona[{i}].auth.client_credentials.client_secret"
+                ));
+                cc.client_secret = shown;
+            }
+        }
+    }
     let tables = [
         ("headers", &mut out.target.headers),
         ("env", &mut out.target.env),

@@ -102,10 +102,21 @@ pub enum Fault {
     CrashOnInvalidJson,
     /// A `tools/call` of a tool it does not have is never answered (verdict `hung`).
     HangOnUnknownTool,
+    /// `serve --auth`: a 401 without `WWW-Authenticate` (auth.401-without-www-authenticate).
+    AuthNoChallenge,
+    /// `serve --auth`: the protected resource and authorization server metadata answer
+    /// 404 (auth.resource-metadata-missing).
+    AuthNoMetadata,
+    /// `serve --auth`: the protected resource metadata lacks `authorization_servers`
+    /// (auth.metadata-malformed).
+    AuthBadMetadata,
+    /// `serve --auth`: tokens minted for another resource are accepted
+    /// (auth.wrong-audience-accepted).
+    AuthAnyAudience,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 31] = [
+    pub const ALL: [Fault; 35] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -137,6 +148,10 @@ impl Fault {
         Fault::WrongErrorCodes,
         Fault::CrashOnInvalidJson,
         Fault::HangOnUnknownTool,
+        Fault::AuthNoChallenge,
+        Fault::AuthNoMetadata,
+        Fault::AuthBadMetadata,
+        Fault::AuthAnyAudience,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -173,6 +188,10 @@ impl Fault {
             Fault::WrongErrorCodes => "wrong-error-codes",
             Fault::CrashOnInvalidJson => "crash-on-invalid-json",
             Fault::HangOnUnknownTool => "hang-on-unknown-tool",
+            Fault::AuthNoChallenge => "auth-no-challenge",
+            Fault::AuthNoMetadata => "auth-no-metadata",
+            Fault::AuthBadMetadata => "auth-bad-metadata",
+            Fault::AuthAnyAudience => "auth-any-audience",
         }
     }
 

@@ -216,12 +216,23 @@ fn router(opts: &ServerOptions) -> (Router, Arc<AtomicUsize>) {
         live.clone(),
     ));
     // Any other method gets axum's 405 with an `Allow` header.
-    let router = Router::new()
+    let mcp = Router::new()
         .route("/mcp", post(post_mcp).get(get_mcp).delete(delete_mcp))
         .with_state(state)
         .merge(super::ws::routes(handler.clone()))
-        .merge(super::process_metrics::routes(handler.clone()))
-        .merge(super::legacy_sse::routes(handler));
+        .merge(super::legacy_sse::routes(handler.clone()));
+    let router = match &opts.auth {
+        None => mcp,
+        Some(auth) => {
+            let auth = super::auth::AuthState::new(auth.clone(), &opts.faults);
+            mcp.layer(axum::middleware::from_fn_with_state(
+                auth.clone(),
+                super::auth::require_bearer,
+            ))
+            .merge(super::auth::routes(auth))
+        }
+    }
+    .merge(super::process_metrics::routes(handler));
     (router, live)
 }
 

@@ -6,6 +6,7 @@
 //! around it.
 
 pub mod app;
+pub mod auth;
 pub mod catalog;
 pub mod channel;
 pub mod faults;
@@ -83,6 +84,8 @@ pub struct ServerOptions {
     /// each validating its arguments strictly (-32602 otherwise), and a shared note
     /// store (`note_create` / `note_get` / `note_list` / `note_delete`).
     pub app_tools: bool,
+    /// `serve --auth`: every MCP endpoint wants a bearer token.
+    pub auth: Option<auth::AuthOptions>,
 }
 
 impl Default for ServerOptions {
@@ -98,6 +101,7 @@ impl Default for ServerOptions {
             stall: None,
             session_ttl: Some(DEFAULT_SESSION_TTL),
             app_tools: false,
+            auth: None,
         }
     }
 }

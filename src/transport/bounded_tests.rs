@@ -268,7 +268,7 @@ fn legacy(event: Option<String>) -> Script {
 async fn legacy_sse_event_over_the_limit_ends_the_stream() {
     let event = format!("data: {}\n\n", "a".repeat(LIMIT * 2));
     let addr = raw_server(legacy(Some(event))).await;
-    let mut t = SseTransport::connect(sse_endpoint(&addr))
+    let mut t = SseTransport::connect(sse_endpoint(&addr), None)
         .await
         .expect("connect");
     assert_too_large(&next(t.recv()).await, None);
@@ -278,7 +278,7 @@ async fn legacy_sse_event_over_the_limit_ends_the_stream() {
 #[tokio::test]
 async fn legacy_sse_post_that_drips_is_a_timeout_of_its_request() {
     let addr = raw_server(legacy(None)).await;
-    let mut t = SseTransport::connect(sse_endpoint(&addr))
+    let mut t = SseTransport::connect(sse_endpoint(&addr), None)
         .await
         .expect("connect");
     let started = Instant::now();
@@ -324,7 +324,7 @@ async fn websocket_message_over_the_limit() {
         sources: Default::default(),
         max_message: LIMIT,
     });
-    let mut t = WsTransport::connect(ep).await.expect("connect");
+    let mut t = WsTransport::connect(ep, None).await.expect("connect");
     assert_too_large(&next(t.recv()).await, None);
 }
 

@@ -26,7 +26,7 @@ use conn::Pool;
 use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
-use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
+use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
@@ -57,6 +57,8 @@ pub struct HttpEndpoint {
     pub max_message: usize,
     /// Set for `https://`.
     tls: Option<TlsTarget>,
+    /// `--insecure`, for the auth exchanges beside the session (metadata, tokens).
+    insecure: bool,
 }
 
 /// What every TLS handshake of an endpoint needs; the config is built once.
@@ -96,7 +98,15 @@ impl HttpEndpoint {
             keep_alive: None,
             max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
             tls,
+            insecure,
         })
+    }
+
+    /// The endpoint's URL (the resource a token is for) and `--insecure`.
+    pub fn url(&self) -> Option<(url::Url, bool)> {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let text = format!("{scheme}://{}{}", self.authority.to_str().ok()?, self.path);
+        Some((url::Url::parse(&text).ok()?, self.insecure))
     }
 
     /// Reuse connections across sessions (a pooled HTTP agent) instead of one set per
@@ -143,6 +153,8 @@ pub struct HttpStats {
 struct SessionHeaders {
     id: Option<HeaderValue>,
     version: Option<HeaderValue>,
+    /// The session's `Authorization: Bearer …` (sensitive), on every request.
+    auth: Option<HeaderValue>,
 }
 
 pub struct HttpTransport {
@@ -180,6 +192,11 @@ impl HttpTransport {
         self.unusual_ack.take()
     }
 
+    /// The `Authorization` value of every later request (GET stream reconnects too).
+    pub fn set_bearer(&mut self, bearer: Option<HeaderValue>) {
+        self.session.auth = bearer;
+    }
+
     pub fn set_protocol_version(&mut self, version: Option<&str>) {
         self.session.version = version.and_then(|v| HeaderValue::from_str(v).ok());
     }
@@ -197,7 +214,10 @@ impl HttpTransport {
     /// Forget the session (id and protocol-version header) and drop every open stream,
     /// keeping the idle connections: the way to re-initialize after a 404.
     pub fn reset_session(&mut self) {
-        self.session = SessionHeaders::default();
+        self.session = SessionHeaders {
+            auth: self.session.auth.take(),
+            ..SessionHeaders::default()
+        };
         self.streams = SelectAll::new();
     }
 
@@ -233,6 +253,7 @@ impl HttpTransport {
         let req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
         let resp = lease.send(req).await?;
         let status = resp.status();
+        let challenge = super::auth::challenge(status, resp.headers());
         let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
         if body.is_ok() {
             lease.release();
@@ -248,7 +269,12 @@ impl HttpTransport {
                 }
                 Ok(())
             }
-            s => Err(status_error(s, self.session.id.is_some(), &body)),
+            s => Err(status_error(
+                s,
+                self.session.id.is_some(),
+                challenge.as_deref(),
+                &body,
+            )),
         }
     }
 
@@ -283,6 +309,7 @@ impl HttpTransport {
             return Ok(GetStream::Open);
         }
         let content_type = resp.headers().get(CONTENT_TYPE).cloned();
+        let challenge = super::auth::challenge(status, resp.headers());
         let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
         if body.is_ok() {
             lease.release();
@@ -294,7 +321,12 @@ impl HttpTransport {
                 FailureKind::ProtocolViolation,
                 format!("the GET stream answered 200 with Content-Type {content_type:?}, not text/event-stream"),
             )),
-            s => Err(status_error(s, self.session.id.is_some(), &body)),
+            s => Err(status_error(
+                s,
+                self.session.id.is_some(),
+                challenge.as_deref(),
+                &body,
+            )),
         }
     }
 
@@ -402,6 +434,9 @@ fn build_request(
     for (k, v) in &ep.headers {
         h.insert(k.clone(), v.clone());
     }
+    if let Some(v) = &session.auth {
+        h.insert(AUTHORIZATION, v.clone());
+    }
     *req.method_mut() = method;
     req
 }
@@ -409,7 +444,12 @@ fn build_request(
 /// What a non-2xx answer means. A 404 on a live session is the server forgetting it; a
 /// body that is a JSON-RPC error is that error (the 2026-07-28 era answers -32020…-32022
 /// with 400, and its `data` matters for version negotiation); anything else is the status.
-fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> TransportError {
+fn status_error(
+    status: StatusCode,
+    had_session: bool,
+    challenge: Option<&str>,
+    body: &[u8],
+) -> TransportError {
     if status == StatusCode::NOT_FOUND && had_session {
         return TransportError::new(
             FailureKind::SessionExpired,
@@ -429,7 +469,10 @@ fn status_error(status: StatusCode, had_session: bool, body: &[u8]) -> Transport
     }
     TransportError::new(
         FailureKind::HttpStatus(status.as_u16()),
-        super::with_body(format!("HTTP {status}"), body),
+        super::with_body(
+            super::auth::with_challenge(format!("HTTP {status}"), challenge),
+            body,
+        ),
     )
 }
 

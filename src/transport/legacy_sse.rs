@@ -9,7 +9,7 @@
 //! (as `Received::Failed` for that request id, through `recv`). Opening connections
 //! lives in `conn`.
 
-mod conn;
+pub(crate) mod conn;
 
 use super::http::send_failed;
 use super::sse::{SseError, SseEvent, SseParser};
@@ -18,7 +18,7 @@ use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
 use conn::{connect_failed, open, Target};
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
@@ -66,6 +66,8 @@ impl Drop for BusyGuard {
 
 pub struct SseTransport {
     endpoint: Arc<SseEndpoint>,
+    /// The session's `Authorization: Bearer …` (sensitive), on every request.
+    bearer: Option<HeaderValue>,
     /// Where POSTs go: the `endpoint` event resolved against the SSE URL. Boxed, like the
     /// parser, to keep the `Transport` enum small.
     post_target: Box<Target>,
@@ -84,7 +86,11 @@ pub struct SseTransport {
 
 impl SseTransport {
     /// GET the stream and wait for the `endpoint` event (the `connect` phase).
-    pub async fn connect(ep: Arc<SseEndpoint>) -> Result<SseTransport, TransportError> {
+    /// `bearer` is the session's `Authorization` value, on the GET and every POST.
+    pub async fn connect(
+        ep: Arc<SseEndpoint>,
+        bearer: Option<HeaderValue>,
+    ) -> Result<SseTransport, TransportError> {
         let target = Target::new(&ep.url).map_err(connect_failed)?;
         let mut stage = "connecting";
         let opened = tokio::time::timeout(ep.connect_timeout, async {
@@ -93,6 +99,9 @@ impl SseTransport {
             let mut req = target.request(Method::GET, Vec::new(), &ep.headers);
             req.headers_mut()
                 .insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if let Some(v) = &bearer {
+                req.headers_mut().insert(AUTHORIZATION, v.clone());
+            }
             let resp = sender.send_request(req).await.map_err(|e| {
                 let e = send_failed(&e);
                 TransportError::new(
@@ -152,6 +161,7 @@ impl SseTransport {
         })?;
         let (failures_tx, failures) = mpsc::unbounded_channel();
         Ok(SseTransport {
+            bearer,
             endpoint: ep,
             post_target,
             posts: Vec::new(),
@@ -215,6 +225,9 @@ impl SseTransport {
             .request(Method::POST, bytes, &self.endpoint.headers);
         req.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(v) = &self.bearer {
+            req.headers_mut().insert(AUTHORIZATION, v.clone());
+        }
         let conn = &mut self.posts[i];
         conn.busy.store(true, Ordering::Release);
         let guard = BusyGuard(conn.busy.clone());
@@ -239,6 +252,11 @@ impl SseTransport {
     }
 
     /// POST a request; its response arrives on the stream.
+    /// The `Authorization` value of every later POST.
+    pub fn set_bearer(&mut self, bearer: Option<HeaderValue>) {
+        self.bearer = bearer;
+    }
+
     pub async fn send_request(&mut self, id: u64, bytes: Vec<u8>) -> Result<(), TransportError> {
         let post = self.start_post(bytes).await?;
         let failures = self.failures_tx.clone();
@@ -324,9 +342,13 @@ fn check_stream_response(
     headers: &http::HeaderMap,
 ) -> Result<(), TransportError> {
     if status != StatusCode::OK {
+        let challenge = super::auth::challenge(status, headers);
         return Err(TransportError::new(
             FailureKind::HttpStatus(status.as_u16()),
-            format!("GET {} answered {status}", crate::redact::url(url)),
+            super::auth::with_challenge(
+                format!("GET {} answered {status}", crate::redact::url(url)),
+                challenge.as_deref(),
+            ),
         ));
     }
     let content_type = headers
@@ -417,6 +439,7 @@ where
         TransportError::new(e.kind, format!("POST failed: {}", e.detail))
     })?;
     let status = resp.status();
+    let challenge = super::auth::challenge(status, resp.headers());
     let mut body = resp.into_body();
     let mut bytes = Vec::new();
     while let Some(Ok(frame)) = body.frame().await {
@@ -438,7 +461,10 @@ where
         )),
         s => Err(TransportError::new(
             FailureKind::HttpStatus(s.as_u16()),
-            super::with_body(format!("POST answered {s}"), &bytes),
+            super::with_body(
+                super::auth::with_challenge(format!("POST answered {s}"), challenge.as_deref()),
+                &bytes,
+            ),
         )),
     }
 }

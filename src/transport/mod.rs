@@ -3,6 +3,7 @@
 //! every transport; each variant owns its connection or process.
 
 pub mod address;
+pub mod auth;
 pub mod http;
 pub mod legacy_sse;
 pub mod sse;
@@ -197,6 +198,16 @@ impl Transport {
         }
     }
 
+    /// A new `Authorization` value for the session's next requests (a refreshed token).
+    /// A WebSocket carries it only on its upgrade, so it keeps the one it connected with.
+    pub fn set_bearer(&mut self, bearer: Option<HeaderValue>) {
+        match self {
+            Transport::Http(t) => t.set_bearer(bearer),
+            Transport::Sse(t) => t.set_bearer(bearer),
+            Transport::Ws(_) | Transport::Stdio(_) => {}
+        }
+    }
+
     /// Forget the server's session (after a 404), so the next `initialize` starts a new
     /// one. Only Streamable HTTP has sessions to forget.
     pub fn reset_session(&mut self) {
@@ -269,16 +280,37 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// The URL sessions reach (the resource their tokens are for) and whether TLS
+    /// certificates go unchecked (`--insecure`); `None` for stdio.
+    pub fn auth_target(&self) -> Option<(url::Url, bool)> {
+        match self {
+            Endpoint::Http(ep) => ep.url(),
+            Endpoint::Sse(ep) => Some((ep.url.clone(), ep.insecure)),
+            Endpoint::Ws(ep) => Some((ep.url.clone(), ep.insecure)),
+            Endpoint::Stdio(_) => None,
+        }
+    }
+
     /// Open a new connection (HTTP) or spawn a new server process (stdio).
     pub async fn connect(&self) -> Result<Transport, TransportError> {
+        self.connect_as(None).await
+    }
+
+    /// Connect with a session's own `Authorization` value (see [`auth::bearer`]), sent
+    /// on every HTTP request of the session; stdio ignores it.
+    pub async fn connect_as(
+        &self,
+        bearer: Option<HeaderValue>,
+    ) -> Result<Transport, TransportError> {
         match self {
-            Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone())
-                .await
-                .map(Transport::Http),
-            Endpoint::Sse(ep) => legacy_sse::SseTransport::connect(ep.clone())
+            Endpoint::Http(ep) => http::HttpTransport::connect(ep.clone()).await.map(|mut t| {
+                t.set_bearer(bearer);
+                Transport::Http(t)
+            }),
+            Endpoint::Sse(ep) => legacy_sse::SseTransport::connect(ep.clone(), bearer)
                 .await
                 .map(Transport::Sse),
-            Endpoint::Ws(ep) => ws::WsTransport::connect(ep.clone())
+            Endpoint::Ws(ep) => ws::WsTransport::connect(ep.clone(), bearer.as_ref())
                 .await
                 .map(Transport::Ws),
             Endpoint::Stdio(cmd) => {

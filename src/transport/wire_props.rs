@@ -157,7 +157,7 @@ async fn ws_case(frames: Vec<u8>) -> Vec<Received> {
         sources: Default::default(),
         max_message: LIMIT,
     });
-    let mut t = WsTransport::connect(ep)
+    let mut t = WsTransport::connect(ep, None)
         .await
         .expect("the upgrade is valid");
     let mut seen = Vec::new();
@@ -190,7 +190,7 @@ async fn legacy_case(stream: Vec<u8>) {
         sources: Default::default(),
         max_message: LIMIT,
     });
-    let Ok(mut t) = SseTransport::connect(ep).await else {
+    let Ok(mut t) = SseTransport::connect(ep, None).await else {
         return;
     };
     // The server hung up after its bytes: the stream must end, whatever they were.

@@ -63,9 +63,18 @@ pub struct WsTransport {
 
 impl WsTransport {
     /// TCP (nodelay), TLS for `wss://`, then the upgrade asking for subprotocol `mcp`.
-    pub async fn connect(ep: Arc<WsEndpoint>) -> Result<WsTransport, TransportError> {
+    /// `bearer` is the session's `Authorization` value, on the upgrade request.
+    pub async fn connect(
+        ep: Arc<WsEndpoint>,
+        bearer: Option<&HeaderValue>,
+    ) -> Result<WsTransport, TransportError> {
         let target = Target::of(&ep.url)?;
-        let request = upgrade_request(&ep)?;
+        let mut request = upgrade_request(&ep)?;
+        if let Some(v) = bearer {
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, v.clone());
+        }
         let steps = async {
             let tcp = super::tcp::connect(&target.addr(), &ep.sources)
                 .await
@@ -321,6 +330,7 @@ fn upgrade_failed(url: &url::Url, e: WsError) -> TransportError {
     match e {
         WsError::Http(response) => {
             let status = response.status();
+            let challenge = super::auth::challenge(status, response.headers());
             let body = response
                 .body()
                 .as_deref()
@@ -328,10 +338,21 @@ fn upgrade_failed(url: &url::Url, e: WsError) -> TransportError {
                 .filter(|b| !b.trim().is_empty())
                 .map(|b| format!(": {b}"))
                 .unwrap_or_default();
-            connect_failed(format!(
-                "{}: the server refused the WebSocket upgrade with HTTP {status}{body}",
-                crate::redact::url(url)
-            ))
+            let detail = super::auth::with_challenge(
+                format!(
+                    "{}: the server refused the WebSocket upgrade with HTTP {status}",
+                    crate::redact::url(url)
+                ),
+                challenge.as_deref(),
+            );
+            // A refused token is the server's answer, not a failure to connect.
+            let refused = matches!(status.as_u16(), 401 | 403);
+            let kind = if refused {
+                FailureKind::HttpStatus(status.as_u16())
+            } else {
+                FailureKind::ConnectFailed
+            };
+            TransportError::new(kind, format!("{detail}{body}"))
         }
         WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(why)) => {
             no_subprotocol(url, &why.to_string())

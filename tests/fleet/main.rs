@@ -399,6 +399,7 @@ async fn stdio_children_are_reaped() {
 }
 
 mod arguments;
+mod auth;
 mod checkpoints;
 mod cli;
 mod client_faults;

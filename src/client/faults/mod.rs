@@ -34,7 +34,8 @@ pub fn draw(persona: &Persona, rng: &mut SmallRng) -> Option<ClientFault> {
 }
 
 /// The session's start: the handshake, with `fault` committed where it belongs. Returns
-/// whether the scenario goes on.
+/// whether the scenario goes on, or how the regular handshake failed (a 401 starts the
+/// authorization discovery).
 pub(super) async fn start(
     fault: Option<ClientFault>,
     ctx: &SessionContext,
@@ -42,30 +43,30 @@ pub(super) async fn start(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
-) -> bool {
+) -> Result<bool, FailureKind> {
     let Some(fault) = fault else {
-        return super::handshake(session, timer, persona).await.is_ok();
+        return super::handshake(session, timer, persona)
+            .await
+            .map(|()| true);
     };
     if message::initialize(fault, 0, &persona.initialize_params).is_some() {
-        return handshake_fault(fault, session, timer, persona).await;
+        return Ok(handshake_fault(fault, session, timer, persona).await);
     }
     if matches!(
         fault,
         ClientFault::BeforeInitialized | ClientFault::NeverInitialized
     ) {
-        return lifecycle_fault(fault, session, timer, persona).await;
+        return Ok(lifecycle_fault(fault, session, timer, persona).await);
     }
-    if super::handshake(session, timer, persona).await.is_err() {
-        return false;
-    }
+    super::handshake(session, timer, persona).await?;
     if fault.era() == FaultEra::Modern && session.era() != Era::Modern {
-        return true; // an `auto` session that ended up legacy: not committed
+        return Ok(true); // an `auto` session that ended up legacy: not committed
     }
     let Some(c) = after::commit(fault, session, endpoint, persona, &ctx.recorder).await else {
-        return true;
+        return Ok(true);
     };
     let verdict = report(fault, session, timer, &c.seen, &c.health);
-    c.usable && !matches!(verdict, Verdict::Crashed | Verdict::Hung)
+    Ok(c.usable && !matches!(verdict, Verdict::Crashed | Verdict::Hung))
 }
 
 /// A faulty `initialize`; then a correct one (or, if the server went along, a `ping`)

@@ -260,6 +260,7 @@ impl Flow {
             }
         };
         let status = resp.status();
+        let challenge = crate::transport::auth::challenge(status, resp.headers());
         if status == StatusCode::OK && is_event_stream(&resp) {
             let counter = match self.purpose {
                 Purpose::Post { .. } => &self.pool.resumptions,
@@ -277,7 +278,12 @@ impl Flow {
         if body.is_ok() {
             lease.release();
         }
-        let e = status_error(status, self.had_session, &body.unwrap_or_default());
+        let e = status_error(
+            status,
+            self.had_session,
+            challenge.as_deref(),
+            &body.unwrap_or_default(),
+        );
         let kind = match e.kind {
             FailureKind::SessionExpired => FailureKind::SessionExpired,
             _ => FailureKind::TransportClosed,
@@ -366,10 +372,11 @@ impl Flow {
         }
         let content_type = content_type(&resp);
         let event_stream = is_event_stream(&resp);
+        let challenge = crate::transport::auth::challenge(status, resp.headers());
         let body = resp.into_body();
         let limit = self.pool.endpoint.max_message;
         if status != StatusCode::OK {
-            return self.refused(status, body).await;
+            return self.refused(status, challenge, body).await;
         }
         if event_stream {
             return State::Sse {
@@ -410,7 +417,12 @@ impl Flow {
     /// A POST answered with a status other than 200: a JSON-RPC error in the body
     /// answers the request this POST carried (its `data` matters: -32022 lists the
     /// versions to retry with); anything else fails it.
-    async fn refused(&mut self, status: StatusCode, body: Body) -> State {
+    async fn refused(
+        &mut self,
+        status: StatusCode,
+        challenge: Option<String>,
+        body: Body,
+    ) -> State {
         let bytes = match read_body(body, self.pool.endpoint.max_message).await {
             Ok(bytes) => bytes,
             Err(e) if e.kind == FailureKind::MessageTooLarge => {
@@ -427,7 +439,7 @@ impl Flow {
                 "the server answered a request with 202 Accepted and no response",
             )
         } else {
-            status_error(status, self.had_session, &bytes)
+            status_error(status, self.had_session, challenge.as_deref(), &bytes)
         };
         if let (FailureKind::RpcError(code), Some(id)) = (e.kind, self.request_id()) {
             self.answered = true;

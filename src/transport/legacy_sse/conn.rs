@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// One URL taken apart for hyper: where to connect, what to say in `Host`, what to ask for.
 #[derive(Debug, Clone)]
-pub(super) struct Target {
+pub(crate) struct Target {
     https: bool,
     /// Host name for TLS SNI and certificate checks (no IPv6 brackets).
     host: String,
@@ -24,7 +24,7 @@ pub(super) struct Target {
 }
 
 impl Target {
-    pub(super) fn new(url: &url::Url) -> Result<Target, String> {
+    pub(crate) fn new(url: &url::Url) -> Result<Target, String> {
         let a = crate::transport::address::Address::parse(url, ("http", "https"))?;
         Ok(Target {
             https: a.secure,
@@ -35,7 +35,7 @@ impl Target {
         })
     }
 
-    pub(super) fn request(
+    pub(crate) fn request(
         &self,
         method: Method,
         body: Vec<u8>,
@@ -58,7 +58,7 @@ pub(super) fn connect_failed(detail: String) -> TransportError {
 }
 
 /// TCP (+ TLS) + HTTP/1.1 handshake; the connection's driver runs in its own task.
-pub(super) async fn open(
+pub(crate) async fn open(
     target: &Target,
     insecure: bool,
     sources: &crate::transport::tcp::SourceAddrs,

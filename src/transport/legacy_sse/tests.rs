@@ -38,7 +38,7 @@ async fn reference() -> HttpServer {
 }
 
 async fn connect(url: &str) -> SseTransport {
-    SseTransport::connect(endpoint(url, WAIT))
+    SseTransport::connect(endpoint(url, WAIT), None)
         .await
         .expect("connects")
 }
@@ -136,10 +136,13 @@ async fn legacy_sse_two_sessions_stay_separate_and_requests_overlap() {
 #[tokio::test]
 async fn legacy_sse_http_error_on_the_get() {
     let server = reference().await;
-    let err = SseTransport::connect(endpoint(&format!("http://{}/nope", server.addr), WAIT))
-        .await
-        .err()
-        .expect("a 404 is an error");
+    let err = SseTransport::connect(
+        endpoint(&format!("http://{}/nope", server.addr), WAIT),
+        None,
+    )
+    .await
+    .err()
+    .expect("a 404 is an error");
     assert_eq!(err.kind, FailureKind::HttpStatus(404), "{err}");
 }
 
@@ -147,7 +150,7 @@ async fn legacy_sse_http_error_on_the_get() {
 async fn legacy_sse_https_to_a_plain_server_fails_to_connect() {
     let server = reference().await;
     let url = format!("https://localhost:{}/sse", server.addr.port());
-    let err = SseTransport::connect(endpoint(&url, WAIT))
+    let err = SseTransport::connect(endpoint(&url, WAIT), None)
         .await
         .err()
         .expect("no TLS there");
@@ -251,7 +254,7 @@ async fn legacy_sse_absolute_and_relative_endpoints_resolve() {
 async fn legacy_sse_no_endpoint_event_times_out() {
     let url = tiny(|_| None, false).await;
     let started = Instant::now();
-    let err = SseTransport::connect(endpoint(&url, Duration::from_millis(300)))
+    let err = SseTransport::connect(endpoint(&url, Duration::from_millis(300)), None)
         .await
         .err()
         .expect("no endpoint is an error");

@@ -29,7 +29,7 @@ fn endpoint(url: &str, insecure: bool) -> Arc<WsEndpoint> {
 }
 
 async fn connect(ep: Arc<WsEndpoint>) -> Result<WsTransport, TransportError> {
-    tokio::time::timeout(LIMIT, WsTransport::connect(ep))
+    tokio::time::timeout(LIMIT, WsTransport::connect(ep, None))
         .await
         .expect("connect returns within its own timeout")
 }

@@ -1,0 +1,269 @@
+//! Bearer tokens of the fleet's sessions: a persona's tokens file (virtual client k gets
+//! token k mod n) or its client-credentials grant (one cache a persona, shared by its
+//! clients: one mint at a time, refreshed `refresh_before` ahead of expiry), and what a
+//! session does on a 401 (the discovery walk, timed as `auth`, and dropping a refused
+//! cached token). Tokens live here and in the transports' sensitive header values only.
+
+mod discovery;
+mod token;
+
+use super::timer::Timer;
+use crate::conformance::Check;
+use crate::metrics::{Counter, Event, FailureKind, Phase};
+use crate::plan::{AuthPlan, ClientCredentials, Persona, Plan, Route, TokenSource};
+use crate::protocol::TransportKind;
+use crate::session::Failure;
+use crate::transport::auth::bearer;
+use crate::transport::Endpoint;
+use discovery::Reach;
+use http::{HeaderValue, StatusCode};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The audience of the wrong-audience check: a resource no server is.
+const OTHER_RESOURCE: &str = "https://wrong-audience.mcp-fleet.invalid/mcp";
+
+/// Every persona's credentials for one run, indexed by persona id.
+#[derive(Debug, Default)]
+pub struct Credentials {
+    personas: Vec<Option<PersonaAuth>>,
+    /// Targets whose wrong-audience check is done (once per run and target).
+    audience_checked: Mutex<Vec<Route>>,
+    limit: Duration,
+}
+
+#[derive(Debug)]
+struct PersonaAuth {
+    plan: AuthPlan,
+    /// Held while a token is minted: the others wait for it (single flight).
+    cache: tokio::sync::Mutex<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    /// The token and when to get the next one.
+    token: Option<(String, Instant)>,
+    /// From the discovery, when the plan names no token endpoint.
+    token_url: Option<url::Url>,
+    /// The protected resource's `resource`, from the discovery.
+    resource: Option<String>,
+    minted_before: bool,
+}
+
+impl Credentials {
+    pub fn new(plan: &Plan) -> Arc<Credentials> {
+        let personas = plan
+            .personas
+            .iter()
+            .map(|p| {
+                p.auth.clone().map(|plan| PersonaAuth {
+                    plan,
+                    cache: tokio::sync::Mutex::default(),
+                })
+            })
+            .collect();
+        Arc::new(Credentials {
+            personas,
+            audience_checked: Mutex::default(),
+            limit: plan.timeout,
+        })
+    }
+
+    fn of(&self, persona: &Persona) -> Option<&PersonaAuth> {
+        self.personas
+            .get(usize::from(persona.id))
+            .and_then(Option::as_ref)
+    }
+
+    /// The `Authorization` value of a session of virtual client `client`; `Err` when
+    /// none could be had (a counted `token` or `auth` failure that ends the session).
+    pub async fn bearer(
+        &self,
+        persona: &Persona,
+        client: u64,
+        endpoint: &Endpoint,
+        timer: &mut Timer<'_>,
+    ) -> Result<Option<HeaderValue>, FailureKind> {
+        let Some(auth) = self.of(persona) else {
+            return Ok(None);
+        };
+        let cc = match &auth.plan.source {
+            TokenSource::Tokens(tokens) => {
+                let n = tokens.len() as u64;
+                let i = usize::try_from(client % n.max(1)).unwrap_or(0);
+                return Ok(tokens.get(i).and_then(|t| bearer(t)));
+            }
+            TokenSource::ClientCredentials(cc) => cc,
+        };
+        let Some((mcp, insecure)) = endpoint.auth_target() else {
+            return Ok(None);
+        };
+        let reach = Reach {
+            limit: self.limit,
+            insecure,
+        };
+        let mut cache = auth.cache.lock().await;
+        if let Some((token, _)) = cache.token.as_ref().filter(|(_, at)| Instant::now() < *at) {
+            return Ok(bearer(token));
+        }
+        let token_url = match cc.token_url.clone().or_else(|| cache.token_url.clone()) {
+            Some(u) => u,
+            None => {
+                let t = Instant::now();
+                let walked = discovery::walk(&mcp, None, &reach).await;
+                let walk = self.finish_walk(walked, timer, t)?;
+                cache.resource = walk.resource;
+                let Some(u) = walk.token_endpoint else {
+                    return Err(FailureKind::ProtocolViolation);
+                };
+                cache.token_url = Some(u.clone());
+                u
+            }
+        };
+        let resource = cc
+            .resource
+            .clone()
+            .or_else(|| cache.resource.clone())
+            .unwrap_or_else(|| mcp.to_string());
+        let t = Instant::now();
+        let minted = token::mint(cc, &token_url, &resource, self.limit, insecure).await;
+        let minted = timer.finish(Phase::Token, None, t, minted, || None)?;
+        let rec = timer.recorder();
+        rec.count(Counter::TokensMinted);
+        if cache.minted_before {
+            rec.count(Counter::TokensRefreshed);
+        }
+        cache.minted_before = true;
+        let life = minted.expires_in.unwrap_or(Duration::from_secs(3600));
+        let ahead = match life.saturating_sub(cc.refresh_before) {
+            d if d.is_zero() => life / 2,
+            d => d,
+        };
+        let value = bearer(&minted.token);
+        cache.token = Some((minted.token, Instant::now() + ahead));
+        drop(cache);
+        if self.first_audience_check(&persona.route) {
+            let post = persona.route.transport == TransportKind::StreamableHttp;
+            self.audience_check(cc, &token_url, &mcp, post, &reach, timer)
+                .await;
+        }
+        Ok(value)
+    }
+
+    /// A session got a 401 with `sent` (connecting or in its handshake): a refused
+    /// cached token is dropped (the next session mints a new one) and, when the persona
+    /// discovers, the walk runs once, timed as `auth`.
+    pub async fn unauthorized(
+        &self,
+        persona: &Persona,
+        endpoint: &Endpoint,
+        sent: Option<&HeaderValue>,
+        timer: &mut Timer<'_>,
+    ) {
+        let Some((mcp, insecure)) = endpoint.auth_target() else {
+            return;
+        };
+        let discover = match self.of(persona) {
+            Some(auth) => {
+                let mut cache = auth.cache.lock().await;
+                let refused = cache
+                    .token
+                    .as_ref()
+                    .is_some_and(|(t, _)| bearer(t).as_ref() == sent);
+                if refused {
+                    cache.token = None;
+                }
+                auth.plan.discover
+            }
+            // Without `auth` the persona still learns what the server asks for.
+            None => true,
+        };
+        if !discover {
+            return;
+        }
+        let reach = Reach {
+            limit: self.limit,
+            insecure,
+        };
+        let post = persona.route.transport == TransportKind::StreamableHttp;
+        let t = Instant::now();
+        let walked = match discovery::probe(&mcp, post, sent, &reach).await {
+            Ok(a) if a.status == StatusCode::UNAUTHORIZED => {
+                discovery::walk(&mcp, Some(&a.headers), &reach).await
+            }
+            Ok(_) => Ok(discovery::Walk::default()),
+            Err(f) => Err((f, discovery::Walk::default())),
+        };
+        let _ = self.finish_walk(walked, timer, t);
+    }
+
+    /// Report a walk's findings and its `auth` sample.
+    fn finish_walk(
+        &self,
+        walked: Result<discovery::Walk, (Failure, discovery::Walk)>,
+        timer: &mut Timer<'_>,
+        t: Instant,
+    ) -> Result<discovery::Walk, FailureKind> {
+        let (result, mut walk) = match walked {
+            Ok(w) => (Ok(()), w),
+            Err((f, w)) => (Err(f), w),
+        };
+        let findings = std::mem::take(&mut walk.findings);
+        for (check, example) in findings {
+            timer.recorder().send(Event::Finding {
+                check: check.id(),
+                example: Some(example),
+            });
+        }
+        timer.finish(Phase::Auth, None, t, result, || None)?;
+        Ok(walk)
+    }
+
+    fn first_audience_check(&self, route: &Route) -> bool {
+        let mut done = self
+            .audience_checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if done.contains(route) {
+            return false;
+        }
+        done.push(route.clone());
+        true
+    }
+
+    /// Mint a token for another resource and send one request with it: a server that
+    /// lets it through does not check the audience.
+    async fn audience_check(
+        &self,
+        cc: &ClientCredentials,
+        token_url: &url::Url,
+        mcp: &url::Url,
+        post: bool,
+        reach: &Reach,
+        timer: &mut Timer<'_>,
+    ) {
+        let rec = timer.recorder();
+        let Ok(other) =
+            token::mint(cc, token_url, OTHER_RESOURCE, self.limit, reach.insecure).await
+        else {
+            return; // an endpoint that refuses other audiences is right to
+        };
+        rec.count(Counter::TokensMinted);
+        let Ok(answer) = discovery::probe(mcp, post, bearer(&other.token).as_ref(), reach).await
+        else {
+            return;
+        };
+        let refused = matches!(answer.status.as_u16(), 401 | 403);
+        if !refused {
+            rec.send(Event::Finding {
+                check: Check::AuthWrongAudienceAccepted.id(),
+                example: Some(format!(
+                    "a token minted for resource {OTHER_RESOURCE} was answered {} by {}",
+                    answer.status,
+                    crate::redact::url(mcp)
+                )),
+            });
+        }
+    }
+}
