@@ -75,6 +75,33 @@ def acceptance(s: dict, a: argparse.Namespace, problems: list[str]) -> str:
     return ", ".join(seen)
 
 
+def client_faults(s: dict, a: argparse.Namespace) -> int:
+    """Every committed fault has a verdict, every session ended, the good ran."""
+    problems: list[str] = []
+    sess = s.get("sessions", {})
+    ended = sess.get("completed", 0) + sess.get("failed", 0)
+    if ended != a.sessions or sess.get("interrupted", 0):
+        problems.append(f"sessions ended={ended} interrupted={sess.get('interrupted', 0)} "
+                        f"(want {a.sessions} ended)")
+    faults = s.get("client_faults", [])
+    if len(faults) < a.client_faults:
+        problems.append(f"{len(faults)} faults committed (want >= {a.client_faults})")
+    shown = []
+    for f in faults:
+        got = sum(f.get("verdicts", {}).values())
+        if got != f.get("sessions") or got == 0:
+            problems.append(f"{f.get('fault')}: {got} verdicts for {f.get('sessions')} sessions")
+        worst = {k: v for k, v in f.get("verdicts", {}).items() if v}
+        shown.append(f"{f.get('fault')} {fmt_counts(worst)}")
+    if s.get("counters", {}).get("client_faults", 0) != sum(f.get("sessions", 0) for f in faults):
+        problems.append("counter client_faults differs from the verdicts")
+    if problems:
+        print("; ".join(problems))
+        return 1
+    print(f"{ended}/{a.sessions} sessions ended; verdicts: " + "; ".join(shown))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -89,6 +116,9 @@ def main() -> int:
                     help="tools --min-accepted applies to (default: all in tool_acceptance)")
     ap.add_argument("--left-out", action="append", default=[],
                     help="a tool that must have been left out of generated calls")
+    ap.add_argument("--client-faults", type=int, default=None,
+                    help="buggy clients: at least N faults committed, each with a verdict; "
+                         "sessions may fail and robustness findings are recorded, not refused")
     a = ap.parse_args()
 
     path = Path(a.dir) / "summary.json"
@@ -100,6 +130,8 @@ def main() -> int:
 
     problems: list[str] = []
     sess = s.get("sessions", {})
+    if a.client_faults is not None:
+        return client_faults(s, a)
     if sess.get("completed") != a.sessions:
         problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions})")
     if sess.get("failed", 0) != 0:

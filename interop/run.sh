@@ -271,7 +271,7 @@ python_checks() { # TAG VENV
   selected "$tag-stdio" && check "$tag-stdio" 8 "$PROFILE_PHASES" -- \
     "$PROFILES/python.toml" --stdio "$py $PY_SERVER stdio" --clients 2
 
-  if any_selected "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-http-auto" "$tag-dual-http"; then
+  if any_selected "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-faults-http" "$tag-http-auto" "$tag-dual-http"; then
     port="$(free_port)"
     if start_server "$tag-http" "$port" "$py" "$PY_SERVER" streamable-http "$port"; then
       pid=$SERVER_PID
@@ -284,6 +284,9 @@ python_checks() { # TAG VENV
       selected "$tag-arguments-http" && check "$tag-arguments-http" 40 "tools/list,tools/call" \
         --rpc-errors-ok --min-accepted 0.95 -- \
         "$PROFILES/python-arguments.toml" --target "http://127.0.0.1:$port/mcp"
+      # Buggy clients (issue 14): verdicts recorded as they are, none may hang the run.
+      selected "$tag-faults-http" && check "$tag-faults-http" 60 "" --client-faults 8 -- \
+        "$PROFILES/python-faults.toml" --target "http://127.0.0.1:$port/mcp"
       if [ "$tag" = py1 ]; then
         # A 1.x server has no server/discover: auto must fall back to initialize.
         selected "$tag-http-auto" && check "$tag-http-auto" 100 "probe,$PROFILE_PHASES" \
@@ -300,7 +303,7 @@ python_checks() { # TAG VENV
       fi
       stop_server "$pid"
     else
-      server_failed "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-http-auto" "$tag-dual-http"
+      server_failed "$tag-http" "$tag-profile-http" "$tag-arguments-http" "$tag-faults-http" "$tag-http-auto" "$tag-dual-http"
     fi
   fi
 
@@ -415,8 +418,8 @@ if any_selected everything-stdio everything-profile-stdio everything-http everyt
     everything-profile-http everything-sse everything-profile-sse; then
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
-PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-http-auto py1-auth-http py1-sse py1-profile-sse)
-PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
+PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-faults-http py1-http-auto py1-auth-http py1-sse py1-profile-sse)
+PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-faults-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
 if any_selected "${PY1_CHECKS[@]}"; then
   if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi
 fi

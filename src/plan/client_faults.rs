@@ -223,7 +223,14 @@ mod tests {
     fn bad_mixes_name_the_key_and_the_problem() {
         use EraMode::*;
         use TransportKind::*;
-        let cases: &[(&[(&str, f64)], EraMode, TransportKind, &str, &str)] = &[
+        type Case<'a> = (
+            &'a [(&'a str, f64)],
+            EraMode,
+            TransportKind,
+            &'a str,
+            &'a str,
+        );
+        let cases: &[Case] = &[
             (
                 &[("typo", 0.1)],
                 Legacy,

@@ -403,16 +403,22 @@ impl Handler {
     }
 }
 
-/// `initialize` params a server can work with: `capabilities` an object, `clientInfo`
-/// with a name (both required by the schema).
+/// `initialize` params a server can work with: `capabilities` an object and `clientInfo`
+/// with a name, as the schema requires. A bare `{protocolVersion}` (minimal probes and
+/// older tests send no more) is still served; a client that says something about
+/// itself must say it right.
 fn check_initialize(params: Option<&Value>) -> Result<(), RpcError> {
     let field = |k: &str| params.and_then(|p| p.get(k));
-    if !field("capabilities").is_some_and(Value::is_object) {
+    let (caps, info) = (field("capabilities"), field("clientInfo"));
+    if caps.is_none() && info.is_none() {
+        return Ok(());
+    }
+    if !caps.is_some_and(Value::is_object) {
         return Err(invalid_params(
             "initialize needs params.capabilities (an object)",
         ));
     }
-    if !field("clientInfo")
+    if !info
         .and_then(|c| c.get("name"))
         .is_some_and(Value::is_string)
     {

@@ -200,7 +200,7 @@ mod tests {
     #[tokio::test]
     async fn stdio_routes_the_clients_answer_to_the_asking_tool() {
         let mut c = start();
-        c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}}}}"#).await;
+        c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t"}}}"#).await;
         c.recv().await;
         c.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask_roots"}}"#)
             .await;

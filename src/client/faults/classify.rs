@@ -62,6 +62,8 @@ pub fn classify(fault: ClientFault, seen: &Seen, health: &Health) -> (Verdict, S
         (F::BeforeInitialized | F::NeverInitialized | F::DuplicateId, _) => Verdict::Handled,
         (F::IgnoreServerRequests, Seen::Nothing) => Verdict::Handled,
         (F::IgnoreServerRequests, _) => Verdict::Handled,
+        // The spec wants a counter-offer, not an error.
+        (F::UnknownVersion, Seen::Error { .. } | Seen::Status { .. }) => Verdict::WrongError,
         (F::UnknownVersion, Seen::Result(r)) => {
             let answered = r.get("protocolVersion").and_then(Value::as_str);
             match answered {

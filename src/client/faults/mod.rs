@@ -77,16 +77,10 @@ async fn handshake_fault(
     timer: &mut Timer<'_>,
     persona: &Persona,
 ) -> bool {
-    if persona.era == EraMode::Auto {
-        let t = Instant::now();
-        let probed = session.discover(true).await;
-        timer.set_era(session.era(), session.version());
-        match timer.finish(Phase::Probe, None, t, probed, || session.diagnostics()) {
-            Ok(Era::Legacy) => {}
-            // A modern session: the fault is not committed, the scenario goes on.
-            Ok(Era::Modern) => return true,
-            Err(_) => return false,
-        }
+    match probe(session, timer, persona).await {
+        Probed::Legacy => {}
+        Probed::Modern => return true,
+        Probed::Failed => return false,
     }
     timer.set_era(Era::Legacy, session.version());
     let id = session.fresh_id();
@@ -118,24 +112,19 @@ async fn lifecycle_fault(
     timer: &mut Timer<'_>,
     persona: &Persona,
 ) -> bool {
-    if persona.era != EraMode::Legacy {
-        // An `auto` persona learns its era first; a modern session is not committing.
-        if super::handshake(session, timer, persona).await.is_err() {
-            return false;
-        }
-        if session.era() == Era::Modern {
-            return true;
-        }
-    } else {
-        timer.set_era(Era::Legacy, session.version());
-        let t = Instant::now();
-        let r = session.initialize().await;
-        if timer
-            .finish(Phase::Initialize, None, t, r, || session.diagnostics())
-            .is_err()
-        {
-            return false;
-        }
+    match probe(session, timer, persona).await {
+        Probed::Legacy => {}
+        Probed::Modern => return true,
+        Probed::Failed => return false,
+    }
+    timer.set_era(Era::Legacy, session.version());
+    let t = Instant::now();
+    let r = session.initialize().await;
+    if timer
+        .finish(Phase::Initialize, None, t, r, || session.diagnostics())
+        .is_err()
+    {
+        return false;
     }
     let id = session.fresh_id();
     let bytes = message::request(
@@ -147,7 +136,7 @@ async fn lifecycle_fault(
     let seen = wire::exchange(session, id, bytes, &[], wait).await;
     let mut health = Health::Serves;
     if !matches!(seen, Seen::Closed(_) | Seen::Silence) {
-        if fault == ClientFault::BeforeInitialized && persona.era == EraMode::Legacy {
+        if fault == ClientFault::BeforeInitialized {
             let t = Instant::now();
             let r = session.initialized().await;
             let _ = timer.finish(Phase::Initialized, None, t, r, || session.diagnostics());
@@ -156,6 +145,30 @@ async fn lifecycle_fault(
     }
     let verdict = report(fault, session, timer, &seen, &health);
     verdict == Verdict::Handled || verdict == Verdict::Accepted || verdict == Verdict::WrongError
+}
+
+/// What an `auto` persona's probe decided (a legacy persona needs none).
+enum Probed {
+    Legacy,
+    /// A modern session: a legacy fault is not committed, and the scenario goes on.
+    Modern,
+    Failed,
+}
+
+/// `auto`: probe with `server/discover` (timed as `probe`, as in any session) before a
+/// fault of the legacy handshake.
+async fn probe(session: &mut Session<'_>, timer: &mut Timer<'_>, persona: &Persona) -> Probed {
+    if persona.era != EraMode::Auto {
+        return Probed::Legacy;
+    }
+    let t = Instant::now();
+    let probed = session.discover(true).await;
+    timer.set_era(session.era(), session.version());
+    match timer.finish(Phase::Probe, None, t, probed, || session.diagnostics()) {
+        Ok(Era::Legacy) => Probed::Legacy,
+        Ok(Era::Modern) => Probed::Modern,
+        Err(_) => Probed::Failed,
+    }
 }
 
 /// Judge and report one committed fault; a crash or a hang fails the session.

@@ -47,7 +47,7 @@ async fn negotiation_echoes_each_legacy_version() {
             &h,
             &s,
             "initialize",
-            json!({"protocolVersion": v, "capabilities": {}}),
+            json!({"protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "t"}}),
         )
         .await;
         assert_eq!(r["result"]["protocolVersion"], v);
@@ -741,7 +741,8 @@ async fn legacy_call(
         &h,
         &s,
         "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": caps}),
+        json!({"protocolVersion": "2025-11-25", "capabilities": caps,
+            "clientInfo": {"name": "t"}}),
     )
     .await;
     let (tx, rx) = mpsc::unbounded_channel();

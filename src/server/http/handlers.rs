@@ -60,9 +60,10 @@ pub(super) async fn post_mcp(
     // A request that announces the modern version in its header but lacks `_meta` is
     // a modern one with a mistake: the modern path answers it (-32602), not the legacy
     // one (which would ask for a session).
-    let modern_header = headers
-        .get(&MCP_PROTOCOL_VERSION)
-        .is_some_and(|v| v.as_bytes() == crate::protocol::version::LATEST_MODERN.as_bytes())
+    let modern_header = state.eras.modern()
+        && headers
+            .get(&MCP_PROTOCOL_VERSION)
+            .is_some_and(|v| v.as_bytes() == crate::protocol::version::LATEST_MODERN.as_bytes())
         && !headers.contains_key(&MCP_SESSION_ID);
     if state.handler.is_stateless(&msg) || modern_header {
         return post_stateless(&state, &headers, msg).await;
