@@ -233,6 +233,10 @@ pub struct ServeArgs {
     /// arguments strictly (-32602 otherwise), and notes (note_create/get/list/delete).
     #[arg(long)]
     pub app_tools: bool,
+    /// Serve task tools (protocol 2025-11-25): slow_report must be called as a task,
+    /// quick_report may be; tasks/get, tasks/result, tasks/cancel, tasks/list.
+    #[arg(long)]
+    pub tasks: bool,
 }
 
 #[derive(Debug, Default, Args)]

@@ -149,6 +149,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         stall: args.stall_at.zip(args.stall_for),
         session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
         app_tools: args.app_tools,
+        tasks: args.tasks,
         ..Default::default()
     };
     match args.http {

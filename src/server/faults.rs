@@ -91,10 +91,18 @@ pub enum Fault {
     /// is deleted or expires: the soak verdicts' `slope(server.rss)` and
     /// `slope(server.fds)` must see it.
     Leak,
+    /// Tasks never leave `working` (tasks.stuck-working; implies `--tasks`).
+    TaskStuck,
+    /// A completed task reads `working` again after its first read
+    /// (tasks.status-out-of-order; implies `--tasks`).
+    TaskStatusRegress,
+    /// `tasks/result` answers at once while `tasks/get` still says `working`
+    /// (tasks.result-before-completion; implies `--tasks`).
+    TaskEarlyResult,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 27] = [
+    pub const ALL: [Fault; 30] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -122,6 +130,9 @@ impl Fault {
         Fault::UndeclaredResourcesError,
         Fault::MissingPrompts,
         Fault::Leak,
+        Fault::TaskStuck,
+        Fault::TaskStatusRegress,
+        Fault::TaskEarlyResult,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -154,6 +165,9 @@ impl Fault {
             Fault::UndeclaredResourcesError => "undeclared-resources-error",
             Fault::MissingPrompts => "missing-prompts",
             Fault::Leak => "leak",
+            Fault::TaskStuck => "task-stuck",
+            Fault::TaskStatusRegress => "task-status-regress",
+            Fault::TaskEarlyResult => "task-early-result",
         }
     }
 
@@ -230,6 +244,15 @@ impl Faults {
     /// Sessions leaked so far.
     pub fn leaked_sessions(&self) -> usize {
         self.leaked.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// The task faults (they act inside the task store, not through the hooks).
+    pub fn tasks(&self) -> super::tasks::TaskFaults {
+        super::tasks::TaskFaults {
+            stuck: self.has(Fault::TaskStuck),
+            regress: self.has(Fault::TaskStatusRegress),
+            early_result: self.has(Fault::TaskEarlyResult),
+        }
     }
 
     pub fn any(&self) -> bool {

@@ -17,6 +17,7 @@ mod origin;
 pub mod process_metrics;
 mod stall;
 pub mod stdio;
+pub mod tasks;
 pub mod ws;
 
 pub use faults::Fault;
@@ -83,6 +84,8 @@ pub struct ServerOptions {
     /// each validating its arguments strictly (-32602 otherwise), and a shared note
     /// store (`note_create` / `note_get` / `note_list` / `note_delete`).
     pub app_tools: bool,
+    /// Serve the task tools and methods (`serve --tasks`, implied by a task fault).
+    pub tasks: bool,
 }
 
 impl Default for ServerOptions {
@@ -98,6 +101,7 @@ impl Default for ServerOptions {
             stall: None,
             session_ttl: Some(DEFAULT_SESSION_TTL),
             app_tools: false,
+            tasks: false,
         }
     }
 }
