@@ -11,6 +11,7 @@ mod env;
 mod long_lived;
 mod memory;
 mod steps;
+mod tasks;
 mod timer;
 mod tool_result;
 mod work;

@@ -38,7 +38,7 @@ pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Call, Mix, OnError, Scenario, Step};
 pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
-pub use tasks::{TaskCalls, TaskPolicy};
+pub use tasks::{TaskCalls, TaskPolicy, MAX_TTL as MAX_TASK_TTL};
 pub use threshold::Threshold;
 pub use watch::Watch;
 

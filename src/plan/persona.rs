@@ -179,7 +179,11 @@ impl Persona {
             "capabilities": capabilities,
             "clientInfo": client_info,
         });
-        tasks.declare(p, versions.legacy.as_str(), &mut initialize_params["capabilities"]);
+        tasks.declare(
+            p,
+            versions.legacy.as_str(),
+            &mut initialize_params["capabilities"],
+        );
         let route = Route::from_section(p, default_target, key, origin)?;
         let replies = ReplyPolicy::from_section(p, &capabilities, key, origin)?;
         let refetch_on_list_changed = match p.list_changed.as_deref() {

@@ -158,11 +158,41 @@ mod tests {
             let e = policy(t).expect_err("refused").to_string();
             assert!(e.contains(key), "{e}");
         };
-        bad(TasksSection { call: Some("always".into()), ..Default::default() }, "persona[0].tasks.call");
-        bad(TasksSection { cancel: Some(1.5), ..Default::default() }, "persona[0].tasks.cancel");
-        bad(TasksSection { ttl: Some("0s".into()), ..Default::default() }, "persona[0].tasks.ttl");
-        bad(TasksSection { ttl: Some("soon".into()), ..Default::default() }, "persona[0].tasks.ttl");
-        bad(TasksSection { poll_interval: Some("2h".into()), ..Default::default() }, "poll_interval");
+        bad(
+            TasksSection {
+                call: Some("always".into()),
+                ..Default::default()
+            },
+            "persona[0].tasks.call",
+        );
+        bad(
+            TasksSection {
+                cancel: Some(1.5),
+                ..Default::default()
+            },
+            "persona[0].tasks.cancel",
+        );
+        bad(
+            TasksSection {
+                ttl: Some("0s".into()),
+                ..Default::default()
+            },
+            "persona[0].tasks.ttl",
+        );
+        bad(
+            TasksSection {
+                ttl: Some("soon".into()),
+                ..Default::default()
+            },
+            "persona[0].tasks.ttl",
+        );
+        bad(
+            TasksSection {
+                poll_interval: Some("2h".into()),
+                ..Default::default()
+            },
+            "poll_interval",
+        );
     }
 
     #[test]
