@@ -97,6 +97,8 @@ struct Poll {
     seen_terminal: bool,
     interval: Option<Duration>,
     created: Instant,
+    /// When the granted ttl ends: a server may forget the task from then on.
+    expires: Instant,
     deadline: Instant,
     cancel: bool,
     checked: bool,
@@ -125,6 +127,7 @@ impl Poll {
             seen_terminal: task.status.is_terminal(),
             interval: task.poll_interval_ms.map(Duration::from_millis),
             created,
+            expires: created + ttl,
             deadline: created + ttl + session.timeout(),
             cancel,
             checked,
@@ -321,10 +324,11 @@ impl Poll {
 
     /// Still not terminal at ttl + the request timeout.
     fn stuck(&self, session: &mut Session<'_>, timer: &mut Timer<'_>) -> Option<Value> {
-        let waited = humantime::format_duration(self.deadline - self.created);
+        let waited = Instant::now() - self.created;
+        let waited = humantime::format_duration(Duration::from_millis(waited.as_millis() as u64));
         let (id, status) = (&self.id, self.status.name());
         session.finding(Check::TasksStuckWorking, || {
-            format!("task {id:?} still {status} after {waited} (its ttl and the request timeout)")
+            format!("task {id:?} still {status} after {waited}, past its ttl")
         });
         let f = Failure::new(
             FailureKind::Timeout,
@@ -351,6 +355,13 @@ impl Poll {
         span: (Instant, Instant),
         f: Failure,
     ) {
+        // Past its ttl a task may be forgotten (an error answer is then right): the
+        // mistake is that it never ended.
+        let expired = Instant::now() >= self.expires;
+        if !self.seen_terminal && expired && matches!(f.kind, FailureKind::RpcError(_)) {
+            self.stuck(session, timer);
+            return;
+        }
         let diagnostics = session.diagnostics();
         let kind = timer.call_failed(phase, None, span, f.clone(), diagnostics, self.on_error);
         let task = Failure::new(
