@@ -216,7 +216,7 @@ server_failed() { # NAMES…
 
 LEGACY_DISCOVERY="connect,initialize,initialized,tools/list,resources/list,prompts/list,close"
 PROFILE_PHASES="initialize,tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,ping,close"
-TASK_PHASES="initialize,tools/list,tools/call,task,tasks/get,tasks/result,close"
+TASK_PHASES="initialize,tools/list,tools/call,task,tasks/get,tasks/result,tasks/cancel,close"
 MODERN_PHASES="tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,close"
 
 everything_checks() {
@@ -232,7 +232,7 @@ everything_checks() {
   fi
   # Its task tool (execution.taskSupport = required), called as a task (2025-11-25).
   if selected everything-tasks-stdio; then
-    check everything-tasks-stdio 4 "$TASK_PHASES" -- \
+    check everything-tasks-stdio 4 "$TASK_PHASES" --counter tasks_cancelled\>0 -- \
       "$PROFILES/everything-tasks.toml" --stdio "node $EVERYTHING stdio"
   fi
 
@@ -249,7 +249,8 @@ everything_checks() {
       selected everything-profile-http && check everything-profile-http 120 "$PROFILE_PHASES" \
         --counter get_stream_opened\>0 -- \
         "$PROFILES/everything.toml" --target "http://127.0.0.1:$port/mcp" --clients 8
-      selected everything-tasks-http && check everything-tasks-http 4 "$TASK_PHASES" -- \
+      selected everything-tasks-http && check everything-tasks-http 4 "$TASK_PHASES" \
+        --counter tasks_cancelled\>0 -- \
         "$PROFILES/everything-tasks.toml" --target "http://127.0.0.1:$port/mcp"
       stop_server "$pid"
     else
