@@ -89,12 +89,23 @@ pub async fn call(
     (span, outcome)
 }
 
+/// What `tasks/result` gave.
+enum Fetched {
+    Result(Value),
+    /// Failed, counted (the task with it).
+    Failed,
+    /// The checked task's wait timed out: the task is still running.
+    StillRunning,
+}
+
 /// One task being followed.
 struct Poll {
     id: String,
     status: TaskStatus,
     /// A terminal status was seen (poll or notification).
     seen_terminal: bool,
+    /// When the task was first known to be terminal (or its result came).
+    ended: Option<Instant>,
     interval: Option<Duration>,
     created: Instant,
     /// When the granted ttl ends: a server may forget the task from then on.
@@ -125,6 +136,7 @@ impl Poll {
             id: task.id,
             status: task.status,
             seen_terminal: task.status.is_terminal(),
+            ended: task.status.is_terminal().then(Instant::now),
             interval: task.poll_interval_ms.map(Duration::from_millis),
             created,
             expires: created + ttl,
@@ -152,7 +164,10 @@ impl Poll {
             return;
         }
         self.status = status;
-        self.seen_terminal |= status.is_terminal();
+        if status.is_terminal() && !self.seen_terminal {
+            self.seen_terminal = true;
+            self.ended = Some(Instant::now());
+        }
     }
 
     fn absorb_notices(&mut self, session: &mut Session<'_>) {
@@ -164,44 +179,52 @@ impl Poll {
     async fn run(mut self, session: &mut Session<'_>, timer: &mut Timer<'_>) -> Option<Value> {
         let policy_interval = session.persona().tasks.poll_interval;
         let mut polls = 0u32;
-        let mut wait_for_result = false;
-        loop {
-            self.absorb_notices(session);
-            if self.status.is_terminal() || self.status == TaskStatus::InputRequired {
-                break;
-            }
-            let wait = self
-                .interval
-                .unwrap_or(policy_interval)
-                .clamp(MIN_POLL, MAX_POLL);
-            if Instant::now() + wait > self.deadline {
-                return self.stuck(session, timer);
-            }
-            tokio::time::sleep(wait).await;
-            let status = self.get(session, timer).await?;
-            self.observe(session, status, "tasks/get");
-            polls += 1;
-            if polls == 1 && !self.status.is_terminal() {
-                if self.cancel && self.cancelled(session, timer).await? {
-                    return None;
-                }
-                if self.checked {
-                    wait_for_result = true;
+        let result = loop {
+            let mut wait_for_result = false;
+            loop {
+                self.absorb_notices(session);
+                if self.status.is_terminal() || self.status == TaskStatus::InputRequired {
                     break;
                 }
+                let wait = self
+                    .interval
+                    .unwrap_or(policy_interval)
+                    .clamp(MIN_POLL, MAX_POLL);
+                if Instant::now() + wait > self.deadline {
+                    return self.stuck(session, timer);
+                }
+                tokio::time::sleep(wait).await;
+                let status = self.get(session, timer).await?;
+                self.observe(session, status, "tasks/get");
+                polls += 1;
+                if polls == 1 && !self.status.is_terminal() {
+                    if self.cancel && self.cancelled(session, timer).await? {
+                        return None;
+                    }
+                    if self.checked {
+                        wait_for_result = true;
+                        break;
+                    }
+                }
             }
-        }
-        self.absorb_notices(session);
-        if self.status == TaskStatus::Cancelled {
-            let f = Failure::new(
-                FailureKind::TaskFailed,
-                format!("task {:?} was cancelled by the server", self.id),
-            );
-            self.task_failed(session, timer, f);
-            return None;
-        }
-        let result = self.result(session, timer).await?;
-        if wait_for_result || self.checked {
+            self.absorb_notices(session);
+            if self.status == TaskStatus::Cancelled {
+                let f = Failure::new(
+                    FailureKind::TaskFailed,
+                    format!("task {:?} was cancelled by the server", self.id),
+                );
+                self.task_failed(session, timer, f);
+                return None;
+            }
+            match self.result(session, timer, wait_for_result).await {
+                Fetched::Result(v) => break v,
+                Fetched::Failed => return None,
+                // A task longer than the request timeout: poll on, as the spec says.
+                Fetched::StillRunning => self.checked = false,
+            }
+        };
+        let ended = self.ended.unwrap_or_else(Instant::now);
+        if self.checked {
             self.confirm(session, timer).await;
         }
         if self.status == TaskStatus::Failed {
@@ -211,7 +234,7 @@ impl Poll {
             );
             self.task_failed(session, timer, f);
         } else {
-            timer.sample(Phase::Task, None, self.created, Instant::now(), Outcome::Ok);
+            timer.sample(Phase::Task, None, self.created, ended, Outcome::Ok);
         }
         Some(result)
     }
@@ -282,8 +305,15 @@ impl Poll {
         }
     }
 
-    /// `tasks/result`: the tool's result.
-    async fn result(&mut self, session: &mut Session<'_>, timer: &mut Timer<'_>) -> Option<Value> {
+    /// `tasks/result`: the tool's result. `waiting`: asked before a terminal status (the
+    /// checked task), so a timeout only means the task runs longer than the request
+    /// timeout — not counted, the task is polled on.
+    async fn result(
+        &mut self,
+        session: &mut Session<'_>,
+        timer: &mut Timer<'_>,
+        waiting: bool,
+    ) -> Fetched {
         let t = Instant::now();
         let r = session
             .request(methods::TASKS_RESULT, Some(self.params()))
@@ -292,11 +322,13 @@ impl Poll {
         match r {
             Ok(v) => {
                 timer.sample(Phase::TasksResult, None, span.0, span.1, Outcome::Ok);
-                Some(v)
+                self.ended.get_or_insert(span.1);
+                Fetched::Result(v)
             }
+            Err(f) if waiting && f.kind == FailureKind::Timeout => Fetched::StillRunning,
             Err(f) => {
                 self.failed_in(session, timer, Phase::TasksResult, span, f);
-                None
+                Fetched::Failed
             }
         }
     }

@@ -188,3 +188,33 @@ async fn a_persona_that_never_uses_tasks_is_refused_by_a_tool_that_requires_one(
         codes(&json)
     );
 }
+
+#[tokio::test]
+async fn a_task_longer_than_the_request_timeout_is_polled_to_its_end() {
+    // The checked task's wait on tasks/result times out (300 ms < 700 ms): it is not a
+    // failure, the task is polled on until it completes.
+    let long = PROFILE
+        .replace("sessions = 10", "sessions = 2")
+        .replace("cancel = 0.3", "cancel = 0.0")
+        .replace("ms = 200,", "ms = 700,")
+        .replace("[load]", "[target]\ntimeout = \"300ms\"\n[load]");
+    let json = run(&long, Via::Stdio(stdio(&[]))).await;
+    assert_eq!(
+        json["failures"],
+        serde_json::json!({}),
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(count(&json, "tasks/result"), 6);
+    assert_eq!(count(&json, "task"), 6);
+    // The task spans creation → completed: the 700 ms tasks are at least that long.
+    let min = json["phases"]["task"]["min_us"].as_u64().unwrap_or(0);
+    assert!(min >= 40_000, "{min} µs");
+    let max = json["phases"]["task"]["max_us"].as_u64().unwrap_or(0);
+    assert!(max >= 700_000, "{max} µs");
+    assert!(
+        count(&json, "tasks/get") >= 2 * 8,
+        "polled on after the wait: {}",
+        count(&json, "tasks/get")
+    );
+}
