@@ -160,9 +160,9 @@ async fn list_tools_for<'c>(
     env: &mut Env<'_>,
     mut calls: impl Iterator<Item = &'c Call>,
 ) -> Result<(), FailureKind> {
-    // A server that runs tool tasks: a call needs the tool's `execution.taskSupport`.
-    let tasks = session.server_runs_tool_tasks();
-    if calls.any(|c| (c.generate || tasks) && session.tool_schema(&c.name).is_none()) {
+    // A server that runs tool tasks: a call needs the tools' `execution.taskSupport`.
+    let unknown_support = session.server_runs_tool_tasks() && !session.tools_listed();
+    if unknown_support || calls.any(|c| c.generate && session.tool_schema(&c.name).is_none()) {
         list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, env).await?;
     }
     Ok(())

@@ -42,6 +42,11 @@ impl Session<'_> {
             })
     }
 
+    /// Whether this session has listed any tool yet.
+    pub fn tools_listed(&self) -> bool {
+        !self.tool_schemas.is_empty()
+    }
+
     /// What the listing said of `tool`'s `execution.taskSupport`.
     pub fn task_support(&self, tool: &str) -> TaskSupport {
         self.tasks

@@ -1,5 +1,5 @@
 //! Task-augmented tool calls (protocol 2025-11-25) against the built-in server with
-//! `serve --tasks`, over Streamable HTTP and stdio: the task phases and their counts,
+//! `serve --tasks`, over Streamable HTTP, stdio and WebSocket: the task phases and their counts,
 //! the cancelled share, each task fault and its finding, and a persona that never uses
 //! tasks refused with -32601 by a tool that requires one.
 
@@ -29,6 +29,7 @@ steps = [
 /// stdio command line.
 enum Via<'a> {
     Http(&'a HttpServer),
+    Ws(&'a HttpServer),
     Stdio(String),
 }
 
@@ -36,6 +37,10 @@ async fn run(text: &str, via: Via<'_>) -> Value {
     let overrides = match via {
         Via::Http(s) => Overrides {
             target: Some(format!("http://{}/mcp", s.addr)),
+            ..Default::default()
+        },
+        Via::Ws(s) => Overrides {
+            target: Some(format!("ws://{}/ws", s.addr)),
             ..Default::default()
         },
         Via::Stdio(cmd) => Overrides {
@@ -124,12 +129,12 @@ async fn tasks_are_created_polled_cancelled_and_fetched_over_http_and_stdio() {
     assert_consistent(&json, "http");
     let json = run(PROFILE, Via::Stdio(stdio(&[]))).await;
     assert_consistent(&json, "stdio");
-    // stdio carries the server's status notifications: one per task at least.
-    assert!(
-        counter(&json, "task_status_notifications") >= 30,
-        "{:#}",
-        json["counters"]
-    );
+    // stdio and WebSocket carry the server's status notifications: one per task at least.
+    let notified = |json: &Value| counter(json, "task_status_notifications");
+    assert!(notified(&json) >= 30, "{:#}", json["counters"]);
+    let json = run(PROFILE, Via::Ws(&server)).await;
+    assert_consistent(&json, "ws");
+    assert!(notified(&json) >= 30, "{:#}", json["counters"]);
 }
 
 #[tokio::test]
