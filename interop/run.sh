@@ -216,6 +216,7 @@ server_failed() { # NAMES…
 
 LEGACY_DISCOVERY="connect,initialize,initialized,tools/list,resources/list,prompts/list,close"
 PROFILE_PHASES="initialize,tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,ping,close"
+TASK_PHASES="initialize,tools/list,tools/call,task,tasks/get,tasks/result,tasks/cancel,close"
 MODERN_PHASES="tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,close"
 
 everything_checks() {
@@ -229,9 +230,14 @@ everything_checks() {
     check everything-profile-stdio 24 "$PROFILE_PHASES" -- \
       "$PROFILES/everything.toml" --stdio "node $EVERYTHING stdio" --clients 4
   fi
+  # Its task tool (execution.taskSupport = required), called as a task (2025-11-25).
+  if selected everything-tasks-stdio; then
+    check everything-tasks-stdio 4 "$TASK_PHASES" --counter tasks_cancelled\>0 -- \
+      "$PROFILES/everything-tasks.toml" --stdio "node $EVERYTHING stdio"
+  fi
 
   # 2. Streamable HTTP on /mcp.
-  if any_selected everything-http everything-http-auto everything-profile-http; then
+  if any_selected everything-http everything-http-auto everything-profile-http everything-tasks-http; then
     port="$(free_port)"
     if start_server everything-http "$port" env PORT="$port" node --require "$LOOPBACK" "$EVERYTHING" streamableHttp; then
       pid=$SERVER_PID
@@ -243,9 +249,12 @@ everything_checks() {
       selected everything-profile-http && check everything-profile-http 120 "$PROFILE_PHASES" \
         --counter get_stream_opened\>0 -- \
         "$PROFILES/everything.toml" --target "http://127.0.0.1:$port/mcp" --clients 8
+      selected everything-tasks-http && check everything-tasks-http 4 "$TASK_PHASES" \
+        --counter tasks_cancelled\>0 -- \
+        "$PROFILES/everything-tasks.toml" --target "http://127.0.0.1:$port/mcp"
       stop_server "$pid"
     else
-      server_failed everything-http everything-http-auto everything-profile-http
+      server_failed everything-http everything-http-auto everything-profile-http everything-tasks-http
     fi
   fi
 
@@ -415,7 +424,8 @@ mkdir -p "$RESULTS"
 say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION"
 
 if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
-    everything-profile-http everything-sse everything-profile-sse; then
+    everything-profile-http everything-sse everything-profile-sse \
+    everything-tasks-stdio everything-tasks-http; then
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
 PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-faults-http py1-http-auto py1-auth-http py1-sse py1-profile-sse)

@@ -253,6 +253,10 @@ pub struct ServeArgs {
     /// With --auth: how long a minted token lives (its expires_in), e.g. 2s. Default 1h.
     #[arg(long, value_name = "DURATION", requires = "auth", value_parser = humantime::parse_duration)]
     pub token_ttl: Option<std::time::Duration>,
+    /// Serve task tools (protocol 2025-11-25): slow_report must be called as a task,
+    /// quick_report may be; tasks/get, tasks/result, tasks/cancel, tasks/list.
+    #[arg(long)]
+    pub tasks: bool,
 }
 
 #[derive(Debug, Default, Args)]

@@ -174,6 +174,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
         app_tools: args.app_tools,
         auth,
+        tasks: args.tasks,
         ..Default::default()
     };
     match args.http {

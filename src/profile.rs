@@ -121,6 +121,10 @@ pub struct TargetSection {
     /// the built-in server has them; another target offers its own tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_tools: Option<bool>,
+    /// The built-in server also serves its task tools (`serve --tasks`: `slow_report`
+    /// requires a task, `quick_report` allows one; protocol 2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<bool>,
 }
 
 /// A command line, written either way.

@@ -55,6 +55,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
             std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             server::ServerOptions {
                 app_tools: plan.builtin_app_tools,
+                tasks: plan.builtin_tasks,
                 ..server::ServerOptions::default()
             },
         )
@@ -126,6 +127,9 @@ fn endpoint(
             let mut args = vec!["serve".to_string(), "--stdio".to_string()];
             if plan.builtin_app_tools {
                 args.push("--app-tools".into());
+            }
+            if plan.builtin_tasks {
+                args.push("--tasks".into());
             }
             let cmd = StdioCommand {
                 program: exe.display().to_string(),

@@ -13,6 +13,7 @@ mod faults;
 mod long_lived;
 mod memory;
 mod steps;
+mod tasks;
 mod timer;
 mod tool_result;
 mod work;

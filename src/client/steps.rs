@@ -160,7 +160,9 @@ async fn list_tools_for<'c>(
     env: &mut Env<'_>,
     mut calls: impl Iterator<Item = &'c Call>,
 ) -> Result<(), FailureKind> {
-    if calls.any(|c| c.generate && session.tool_schema(&c.name).is_none()) {
+    // A server that runs tool tasks: a call needs the tools' `execution.taskSupport`.
+    let unknown_support = session.server_runs_tool_tasks() && !session.tools_listed();
+    if unknown_support || calls.any(|c| c.generate && session.tool_schema(&c.name).is_none()) {
         list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, env).await?;
     }
     Ok(())
@@ -279,9 +281,54 @@ async fn call_tool(
         return Ok(());
     };
     let params = json!({"name": call.name, "arguments": arguments});
+    if super::tasks::as_task(session, &call.name) {
+        return call_as_task(session, timer, env, (call, generated), params, on_error).await;
+    }
+    let refused = super::tasks::refusal_expected(session, &call.name);
+    session.expect_refusal(refused);
     let t = Instant::now();
     let result = session.request(methods::TOOLS_CALL, Some(params)).await;
+    session.expect_refusal(false);
     let span = (t, Instant::now());
+    called(
+        session,
+        timer,
+        env,
+        (call, generated),
+        span,
+        result,
+        on_error,
+    )
+}
+
+/// A task-augmented `tools/call` (`client::tasks`): the create is the `tools/call`
+/// sample, and the tool's result from `tasks/result` counts as a direct call's would.
+async fn call_as_task(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    (call, generated): (&Call, bool),
+    params: Value,
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    let (span, result) = super::tasks::call(session, timer, params, on_error).await;
+    let result = match result {
+        Ok(Some(v)) => Ok(v),
+        Err(f) => Err(f),
+        Ok(None) => {
+            // Created, then cancelled or lost: the create succeeded, the task phase says the rest.
+            timer.sample(
+                Phase::ToolsCall,
+                Some(call.tool),
+                span.0,
+                span.1,
+                Outcome::Ok,
+            );
+            env.vars
+                .capture_failed(&call.capture, "the task gave no result");
+            return Ok(());
+        }
+    };
     called(
         session,
         timer,
@@ -404,6 +451,17 @@ async fn run_mix(
         for _ in 0..n {
             let call = &mix.calls[choose.sample(session.rng())];
             match prepare(session, timer, env, call, on_error) {
+                Ok(Some((arguments, generated))) if super::tasks::as_task(session, &call.name) => {
+                    // Task calls run one at a time, each followed to its end.
+                    let params = json!({"name": call.name, "arguments": arguments});
+                    let r = call_as_task(session, timer, env, (call, generated), params, on_error);
+                    if let Err(kind) = r.await {
+                        if kind.ends_session() || on_error == OnError::EndSession {
+                            return Err(kind);
+                        }
+                        worst = Err(kind);
+                    }
+                }
                 Ok(Some((arguments, generated))) => {
                     batch.push((
                         methods::TOOLS_CALL,
@@ -423,6 +481,10 @@ async fn run_mix(
         if batch.is_empty() {
             continue;
         }
+        let refused = drawn
+            .iter()
+            .any(|(c, _)| super::tasks::refusal_expected(session, &c.name));
+        session.expect_refusal(refused);
         let t = Instant::now();
         let results = if batch.len() == 1 {
             // One at a time: the full request path (re-initialization, MRTR rounds).
@@ -432,6 +494,7 @@ async fn run_mix(
         } else {
             session.request_many(batch).await
         };
+        session.expect_refusal(false);
         for ((call, generated), (finished, result)) in drawn.into_iter().zip(results) {
             let r = called(
                 session,

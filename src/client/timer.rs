@@ -89,6 +89,12 @@ impl<'a> Timer<'a> {
         }
     }
 
+    /// The pending intended start, taken (a task-augmented call gives it back to its
+    /// `tools/call` sample, recorded after the task's own samples).
+    pub fn take_intended(&mut self) -> Option<Instant> {
+        self.intended.take()
+    }
+
     /// The next phase was meant to start at `due`.
     pub fn intend(&mut self, due: Instant) {
         self.intended = Some(due);

@@ -64,6 +64,9 @@ pub enum FailureKind {
     /// A `${…}` of the call had no value (nothing captured, a `unique` pool used up,
     /// discovery listed nothing): the call was not sent.
     NoValue,
+    /// A task ended `failed` (or was cancelled by the server): a failure of the `task`
+    /// phase, the session goes on.
+    TaskFailed,
 }
 
 impl FailureKind {
@@ -83,6 +86,7 @@ impl FailureKind {
             FailureKind::Io => "io_error".into(),
             FailureKind::MessageTooLarge => "message_too_large".into(),
             FailureKind::NoValue => "no_value".into(),
+            FailureKind::TaskFailed => "task_failed".into(),
         }
     }
 
@@ -91,7 +95,10 @@ impl FailureKind {
     pub fn ends_session(self) -> bool {
         !matches!(
             self,
-            FailureKind::RpcError(_) | FailureKind::HttpStatus(_) | FailureKind::NoValue
+            FailureKind::RpcError(_)
+                | FailureKind::HttpStatus(_)
+                | FailureKind::NoValue
+                | FailureKind::TaskFailed
         )
     }
 }

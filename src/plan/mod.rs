@@ -38,7 +38,7 @@ pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Call, Mix, OnError, Scenario, Step};
 pub use soak::{SoakPlan, Span};
 pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
-pub use tasks::{TaskCalls, TaskPolicy};
+pub use tasks::{TaskCalls, TaskPolicy, MAX_TTL as MAX_TASK_TTL};
 pub use threshold::Threshold;
 pub use watch::Watch;
 
@@ -100,6 +100,8 @@ pub struct Plan {
     pub arguments: ArgumentPolicy,
     /// `[target] app_tools`: the built-in server serves its application tools too.
     pub builtin_app_tools: bool,
+    /// `[target] tasks`: the built-in server serves its task tools too.
+    pub builtin_tasks: bool,
 }
 
 /// `[arguments]`, resolved.
@@ -262,6 +264,7 @@ impl Plan {
             pools: std::sync::Arc::new(pools),
             arguments,
             builtin_app_tools: profile.target.app_tools == Some(true),
+            builtin_tasks: profile.target.tasks == Some(true),
         })
     }
 }

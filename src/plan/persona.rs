@@ -173,11 +173,17 @@ impl Persona {
         let accept_versions = accept_versions(p, key, origin)?;
         let capabilities = capabilities(p, key, origin)?;
         let client_info = client_info(p);
-        let initialize_params = json!({
+        let tasks = super::TaskPolicy::from_section(p, key, origin)?;
+        let mut initialize_params = json!({
             "protocolVersion": versions.legacy.as_str(),
             "capabilities": capabilities,
             "clientInfo": client_info,
         });
+        tasks.declare(
+            p,
+            versions.legacy.as_str(),
+            &mut initialize_params["capabilities"],
+        );
         let route = Route::from_section(p, default_target, key, origin)?;
         let replies = ReplyPolicy::from_section(p, &capabilities, key, origin)?;
         let refetch_on_list_changed = match p.list_changed.as_deref() {
@@ -211,7 +217,6 @@ impl Persona {
             origin,
         )?;
         let auth = super::AuthPlan::from_section(p, route.transport, key, origin)?;
-        let tasks = super::TaskPolicy::from_section(p, key, origin)?;
         Ok(Persona {
             id,
             name: p.name.clone(),

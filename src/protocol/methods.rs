@@ -16,6 +16,11 @@ pub const PROMPTS_LIST: &str = "prompts/list";
 pub const PROMPTS_GET: &str = "prompts/get";
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 pub const COMPLETION_COMPLETE: &str = "completion/complete";
+// Tasks (2025-11-25 only).
+pub const TASKS_GET: &str = "tasks/get";
+pub const TASKS_RESULT: &str = "tasks/result";
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+pub const TASKS_LIST: &str = "tasks/list";
 
 // Server → client requests (legacy era; the modern era asks for the same inside results).
 pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
@@ -30,6 +35,7 @@ pub const LOG_MESSAGE: &str = "notifications/message";
 pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+pub const TASKS_STATUS: &str = "notifications/tasks/status";
 
 /// Whether `method` is a client → server request of some MCP version (tasks included).
 pub fn is_client_request(method: &str) -> bool {

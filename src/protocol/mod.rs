@@ -6,6 +6,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod methods;
+pub mod task;
 pub mod transport_kind;
 pub mod version;
 

@@ -113,10 +113,18 @@ pub enum Fault {
     /// `serve --auth`: tokens minted for another resource are accepted
     /// (auth.wrong-audience-accepted).
     AuthAnyAudience,
+    /// Tasks never leave `working` (tasks.stuck-working; implies `--tasks`).
+    TaskStuck,
+    /// A completed task reads `working` again after its first read
+    /// (tasks.status-out-of-order; implies `--tasks`).
+    TaskStatusRegress,
+    /// `tasks/result` answers at once while `tasks/get` still says `working`
+    /// (tasks.result-before-completion; implies `--tasks`).
+    TaskEarlyResult,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 35] = [
+    pub const ALL: [Fault; 38] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -152,6 +160,9 @@ impl Fault {
         Fault::AuthNoMetadata,
         Fault::AuthBadMetadata,
         Fault::AuthAnyAudience,
+        Fault::TaskStuck,
+        Fault::TaskStatusRegress,
+        Fault::TaskEarlyResult,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -192,6 +203,9 @@ impl Fault {
             Fault::AuthNoMetadata => "auth-no-metadata",
             Fault::AuthBadMetadata => "auth-bad-metadata",
             Fault::AuthAnyAudience => "auth-any-audience",
+            Fault::TaskStuck => "task-stuck",
+            Fault::TaskStatusRegress => "task-status-regress",
+            Fault::TaskEarlyResult => "task-early-result",
         }
     }
 
@@ -297,6 +311,15 @@ impl Faults {
     /// Sessions leaked so far.
     pub fn leaked_sessions(&self) -> usize {
         self.leaked.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// The task faults (they act inside the task store, not through the hooks).
+    pub fn tasks(&self) -> super::tasks::TaskFaults {
+        super::tasks::TaskFaults {
+            stuck: self.has(Fault::TaskStuck),
+            regress: self.has(Fault::TaskStatusRegress),
+            early_result: self.has(Fault::TaskEarlyResult),
+        }
     }
 
     pub fn any(&self) -> bool {

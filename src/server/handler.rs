@@ -24,6 +24,7 @@ use super::catalog::{self, Catalog, Listing, Tool};
 use super::faults::Faults;
 use super::notifier::Notifier;
 use super::stall::Stall;
+use super::tasks::{TaskStore, TaskTool};
 use super::{Eras, ServerOptions};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{META, META_SERVER_INFO};
@@ -94,6 +95,10 @@ pub struct Handler {
     pub sessions: super::process_metrics::SessionGauge,
     /// The application tools, when served (`serve --app-tools`).
     app: Option<AppTools>,
+    /// The task store, when tasks are served (`serve --tasks`).
+    tasks: Option<std::sync::Arc<TaskStore>>,
+    /// `init_tail` with the `tasks` capability, for 2025-11-25 sessions.
+    init_tail_tasks: String,
 }
 
 impl Handler {
@@ -154,7 +159,22 @@ impl Handler {
         .to_string();
         let discover = splice(&cached_members, &discover);
         let app = opts.app_tools.then(AppTools::default);
-        let extra_tools = app.as_ref().map(AppTools::definitions).unwrap_or_default();
+        let mut extra_tools = app.as_ref().map(AppTools::definitions).unwrap_or_default();
+        let faults = Faults::new(&opts.faults);
+        let task_faults = faults.tasks();
+        let serve_tasks =
+            opts.tasks || task_faults.stuck || task_faults.regress || task_faults.early_result;
+        if serve_tasks {
+            extra_tools.extend(TaskTool::ALL.map(TaskTool::definition));
+        }
+        let init_tail_tasks = init_tail.replacen(
+            "\"capabilities\":{",
+            &format!(
+                "\"capabilities\":{{\"tasks\":{},",
+                super::tasks::capability()
+            ),
+            1,
+        );
         Handler {
             catalog: Catalog::with_tools(opts.page_size, extra_tools),
             app,
@@ -165,7 +185,9 @@ impl Handler {
             discover,
             supported,
             server_info,
-            faults: Faults::new(&opts.faults),
+            faults,
+            tasks: serve_tasks.then(|| std::sync::Arc::new(TaskStore::new(task_faults))),
+            init_tail_tasks,
             stall: opts.stall.map(|(at, length)| Stall::new(at, length)),
             sessions: Default::default(),
         }
@@ -348,9 +370,12 @@ impl Handler {
             .unwrap_or_else(|| json!({}));
         let _ = session.client_capabilities.set(caps);
         self.faults.session_started();
+        let tail = match self.tasks {
+            Some(_) if version == LATEST_LEGACY => &self.init_tail_tasks,
+            _ => &self.init_tail,
+        };
         Ok(Reply::Owned(format!(
-            "{{\"protocolVersion\":\"{version}\"{}",
-            self.init_tail
+            "{{\"protocolVersion\":\"{version}\"{tail}"
         )))
     }
 
@@ -361,6 +386,16 @@ impl Handler {
         method: &str,
         params: &Value,
     ) -> Result<Reply<'_>, RpcError> {
+        if let Some(store) = &self.tasks {
+            // Tasks are 2025-11-25 only: told to those sessions, ignored by the others.
+            let declared = matches!(ctx, Ctx::Legacy { session, .. }
+                if session.version() == Some(LATEST_LEGACY));
+            let notifier = ctx.notifier();
+            let outcome = super::tasks::dispatch(store, declared, method, params, notifier);
+            if let Some(outcome) = outcome.await {
+                return outcome.map(Reply::Value);
+            }
+        }
         match method {
             m::PING => Ok(Reply::Static("{}")),
             m::TOOLS_LIST => page(&self.catalog.tools, params),

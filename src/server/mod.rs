@@ -18,6 +18,7 @@ mod origin;
 pub mod process_metrics;
 mod stall;
 pub mod stdio;
+pub mod tasks;
 pub mod ws;
 
 pub use faults::Fault;
@@ -86,6 +87,8 @@ pub struct ServerOptions {
     pub app_tools: bool,
     /// `serve --auth`: every MCP endpoint wants a bearer token.
     pub auth: Option<auth::AuthOptions>,
+    /// Serve the task tools and methods (`serve --tasks`, implied by a task fault).
+    pub tasks: bool,
 }
 
 impl Default for ServerOptions {
@@ -102,6 +105,7 @@ impl Default for ServerOptions {
             session_ttl: Some(DEFAULT_SESSION_TTL),
             app_tools: false,
             auth: None,
+            tasks: false,
         }
     }
 }

@@ -48,6 +48,8 @@ impl Session<'_> {
     /// the negotiated version header refused.
     pub(super) fn check_failure(&mut self, method: &str, f: &Failure) {
         match f.kind {
+            // A task-required tool called directly: -32601 is the right answer.
+            FailureKind::RpcError(codes::METHOD_NOT_FOUND) if self.tasks.refusal_expected => {}
             FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {
                 let cap = crate::conformance::capability_of(method);
                 let declared = self.server.as_ref().is_some_and(|s| {

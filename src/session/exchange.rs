@@ -156,8 +156,11 @@ impl Session<'_> {
                     fail_all(pending, &f);
                 }
             }
-            Received::Message(Incoming::Notification { method, .. }) => {
+            Received::Message(Incoming::Notification { method, params }) => {
                 self.check_early(&method);
+                if method == methods::TASKS_STATUS {
+                    self.task_status(params.as_ref());
+                }
                 self.on_notification(method);
             }
             Received::Malformed {

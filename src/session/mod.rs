@@ -11,6 +11,7 @@ mod exchange;
 mod handshake;
 mod modern;
 mod server_requests;
+mod tasks;
 mod transcript;
 
 pub use cache::ResponseCache;
@@ -99,6 +100,8 @@ pub struct Session<'p> {
     pub(crate) checks: SessionChecks,
     /// Every message, when inspecting.
     transcript: Option<Transcript>,
+    /// Tasks: tools' task support, status notifications (`tasks.rs`).
+    tasks: tasks::SessionTasks,
 }
 
 impl<'p> Session<'p> {
@@ -131,6 +134,7 @@ impl<'p> Session<'p> {
             destructive_tools: Vec::new(),
             checks: SessionChecks::default(),
             transcript: None,
+            tasks: Default::default(),
         }
     }
 
@@ -185,6 +189,7 @@ impl<'p> Session<'p> {
             ) {
                 self.tool_schemas.insert(name.to_string(), schema.clone());
             }
+            self.learn_task_support(tool);
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
                 let destructive = is_destructive(tool);
                 let known = self.destructive_tools.iter().position(|t| t == name);

@@ -420,6 +420,7 @@ mod soak;
 mod soak_report;
 mod soak_server;
 mod support;
+mod tasks;
 mod terminal;
 mod traffic;
 mod transports;
