@@ -125,6 +125,11 @@ pub struct TargetSection {
     /// requires a task, `quick_report` allows one; protocol 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<bool>,
+    /// The built-in server requires bearer tokens (`serve --auth`): it accepts the
+    /// tokens of every persona's tokens file and mints tokens for the client
+    /// `mcp-fleet` / `mcp-fleet-secret` at its `/token` endpoint. HTTP transports only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<bool>,
 }
 
 /// A command line, written either way.

@@ -56,6 +56,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
             server::ServerOptions {
                 app_tools: plan.builtin_app_tools,
                 tasks: plan.builtin_tasks,
+                auth: plan.builtin_auth.then(|| builtin_auth(plan)),
                 ..server::ServerOptions::default()
             },
         )
@@ -102,6 +103,23 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
         builtin,
         children,
     })
+}
+
+/// `[target] auth`: the built-in server accepts the tokens of every persona's tokens
+/// file, and mints tokens for its default client.
+fn builtin_auth(plan: &Plan) -> server::auth::AuthOptions {
+    let mut static_tokens: Vec<String> = Vec::new();
+    for p in &plan.personas {
+        if let Some(crate::plan::TokenSource::Tokens(tokens)) = p.auth.as_ref().map(|a| &a.source) {
+            static_tokens.extend(tokens.iter().cloned());
+        }
+    }
+    static_tokens.sort_unstable();
+    static_tokens.dedup();
+    server::auth::AuthOptions {
+        static_tokens,
+        ..server::auth::AuthOptions::default()
+    }
 }
 
 fn endpoint(

@@ -178,7 +178,11 @@ pub async fn run_session(
         vars: steps::variables(scenario),
     };
     let mut stormed = false;
-    let started = faults::start(fault, ctx, endpoint, &mut session, &mut timer, persona).await;
+    let reconnect = faults::Reconnect {
+        endpoint,
+        bearer: bearer.clone(),
+    };
+    let started = faults::start(fault, ctx, &reconnect, &mut session, &mut timer, persona).await;
     if started == Err(crate::metrics::FailureKind::HttpStatus(401)) {
         ctx.auth
             .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)

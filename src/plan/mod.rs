@@ -102,6 +102,8 @@ pub struct Plan {
     pub builtin_app_tools: bool,
     /// `[target] tasks`: the built-in server serves its task tools too.
     pub builtin_tasks: bool,
+    /// `[target] auth`: the built-in server requires bearer tokens.
+    pub builtin_auth: bool,
 }
 
 /// `[arguments]`, resolved.
@@ -265,6 +267,7 @@ impl Plan {
             arguments,
             builtin_app_tools: profile.target.app_tools == Some(true),
             builtin_tasks: profile.target.tasks == Some(true),
+            builtin_auth: profile.target.auth == Some(true),
         })
     }
 }

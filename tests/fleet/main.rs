@@ -426,3 +426,4 @@ mod traffic;
 mod transports;
 mod unreachable;
 mod watch;
+mod wild_mix;

@@ -9,7 +9,6 @@ use crate::plan::Persona;
 use crate::protocol::headers::MCP_PROTOCOL_VERSION;
 use crate::protocol::{methods, Era};
 use crate::session::Session;
-use crate::transport::Endpoint;
 use http::{HeaderName, HeaderValue};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -86,7 +85,7 @@ async fn tools(session: &mut Session<'_>) -> Vec<(String, Value)> {
 pub async fn commit(
     fault: ClientFault,
     session: &mut Session<'_>,
-    endpoint: &Endpoint,
+    endpoint: &super::Reconnect<'_>,
     persona: &Persona,
     recorder: &Recorder,
 ) -> Option<Committed> {

@@ -24,6 +24,21 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use tokio::time::Instant;
 
+/// How a fault's health check opens another connection to the same server: the
+/// session's endpoint with the session's own bearer token.
+pub(super) struct Reconnect<'a> {
+    pub endpoint: &'a Endpoint,
+    pub bearer: Option<http::HeaderValue>,
+}
+
+impl Reconnect<'_> {
+    pub async fn connect(
+        &self,
+    ) -> Result<crate::transport::Transport, crate::transport::TransportError> {
+        self.endpoint.connect_as(self.bearer.clone()).await
+    }
+}
+
 /// The fault this session commits, if any. Drawn only when the persona has faults, so
 /// every other seed keeps its choices.
 pub fn draw(persona: &Persona, rng: &mut SmallRng) -> Option<ClientFault> {
@@ -39,7 +54,7 @@ pub fn draw(persona: &Persona, rng: &mut SmallRng) -> Option<ClientFault> {
 pub(super) async fn start(
     fault: Option<ClientFault>,
     ctx: &SessionContext,
-    endpoint: &Endpoint,
+    endpoint: &Reconnect<'_>,
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,

@@ -8,7 +8,7 @@ use crate::metrics::FailureKind;
 use crate::plan::Persona;
 use crate::protocol::{Era, Incoming};
 use crate::session::Session;
-use crate::transport::{Endpoint, Received, TransportError};
+use crate::transport::{Received, TransportError};
 use http::{HeaderName, HeaderValue};
 use rand::SeedableRng;
 use std::time::Duration;
@@ -126,7 +126,7 @@ pub async fn ping(session: &mut Session<'_>) -> Health {
 /// The server still serves a new session: connect and run the persona's handshake
 /// (untimed), then close.
 pub async fn fresh_session(
-    endpoint: &Endpoint,
+    endpoint: &super::Reconnect<'_>,
     persona: &Persona,
     era: Era,
     timeout: Duration,
