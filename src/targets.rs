@@ -110,7 +110,9 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
 fn builtin_auth(plan: &Plan) -> server::auth::AuthOptions {
     let mut static_tokens: Vec<String> = Vec::new();
     for p in &plan.personas {
-        if let Some(crate::plan::TokenSource::Tokens(tokens)) = p.auth.as_ref().map(|a| &a.source) {
+        if let Some(crate::plan::TokenSource::Tokens { tokens, .. }) =
+            p.auth.as_ref().map(|a| &a.source)
+        {
             static_tokens.extend(tokens.iter().cloned());
         }
     }

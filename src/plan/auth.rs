@@ -22,7 +22,11 @@ pub struct AuthPlan {
 #[derive(Debug, Clone)]
 pub enum TokenSource {
     /// One token a line from a file, handed to virtual clients round-robin.
-    Tokens(Arc<Vec<String>>),
+    Tokens {
+        /// The file as the profile names it (`data/tokens.txt`), for `validate`.
+        file: String,
+        tokens: Arc<Vec<String>>,
+    },
     /// The client-credentials grant; tokens cached and refreshed before they expire.
     ClientCredentials(Arc<ClientCredentials>),
 }
@@ -67,11 +71,10 @@ impl AuthPlan {
             ));
         }
         let source = match (&a.tokens, &a.client_credentials) {
-            (Some(spec), None) => TokenSource::Tokens(Arc::new(tokens_file(
-                spec,
-                &format!("{key}.auth.tokens"),
-                origin,
-            )?)),
+            (Some(spec), None) => TokenSource::Tokens {
+                file: spec.strip_prefix("file:").unwrap_or(spec).to_string(),
+                tokens: Arc::new(tokens_file(spec, &format!("{key}.auth.tokens"), origin)?),
+            },
             (None, Some(cc)) => {
                 let k = |name: &str| format!("{key}.auth.client_credentials.{name}");
                 let token_url = match &cc.token_url {

@@ -7,12 +7,37 @@ use super::{Habits, Plan, Span, Step};
 mod personas;
 
 impl Plan {
+    /// What `[target]` turned on in the built-in server (`app_tools`, `tasks`, `auth`).
+    fn builtin_extras(&self) -> String {
+        if self.target != super::Target::BuiltIn {
+            return String::new();
+        }
+        let on: Vec<&str> = [
+            (self.builtin_app_tools, "application tools"),
+            (self.builtin_tasks, "task tools"),
+            (self.builtin_auth, "bearer tokens required"),
+        ]
+        .into_iter()
+        .filter_map(|(on, what)| on.then_some(what))
+        .collect();
+        if on.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", on.join(", "))
+        }
+    }
+
     /// A readable account of the plan (for `validate` and the run banner).
     pub fn describe(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
         let _ = writeln!(s, "plan {:?}  seed {}", self.name, self.seed);
-        let _ = writeln!(s, "  target   {}", self.target.describe());
+        let _ = writeln!(
+            s,
+            "  target   {}{}",
+            self.target.describe(),
+            self.builtin_extras()
+        );
         let _ = write!(s, "  load     {}", self.load.describe());
         if let Some(n) = self.load.sessions {
             let _ = write!(s, ", stop after {n} sessions");

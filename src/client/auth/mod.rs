@@ -89,7 +89,7 @@ impl Credentials {
             return Ok(None);
         };
         let cc = match &auth.plan.source {
-            TokenSource::Tokens(tokens) => {
+            TokenSource::Tokens { tokens, .. } => {
                 let n = tokens.len() as u64;
                 let i = usize::try_from(client % n.max(1)).unwrap_or(0);
                 return Ok(tokens.get(i).and_then(|t| bearer(t)));

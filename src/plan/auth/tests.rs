@@ -22,7 +22,7 @@ fn tokens_come_from_a_file_beside_the_profile() {
     let auth = plan.personas[0].auth.as_ref().expect("auth");
     assert!(auth.discover);
     match &auth.source {
-        TokenSource::Tokens(t) => assert_eq!(t.as_slice(), ["tok-a", "tok-b"]),
+        TokenSource::Tokens { tokens: t, .. } => assert_eq!(t.as_slice(), ["tok-a", "tok-b"]),
         other => panic!("{other:?}"),
     }
     assert!(!plan.profile_toml().contains("tok-a"));

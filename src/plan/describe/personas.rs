@@ -48,8 +48,8 @@ fn percent(share: f64) -> String {
 /// token URL (redacted), client id, scope and resource.
 fn auth(a: &AuthPlan) -> String {
     let source = match &a.source {
-        TokenSource::Tokens(tokens) => format!(
-            "bearer tokens from a file: {} token{}, round-robin over the virtual clients",
+        TokenSource::Tokens { file, tokens } => format!(
+            "bearer tokens from {file}: {} token{}, round-robin over the virtual clients",
             tokens.len(),
             if tokens.len() == 1 { "" } else { "s" }
         ),

@@ -57,7 +57,10 @@ fn faults_are_told_with_their_shares_and_what_is_left_well_behaved() {
 fn auth_names_the_source_but_never_a_token_or_a_secret() {
     let mut p = plan();
     p.personas[2].auth = Some(AuthPlan {
-        source: TokenSource::Tokens(Arc::new(vec![TOKEN.into(), "another".into()])),
+        source: TokenSource::Tokens {
+            file: "tokens.txt".into(),
+            tokens: Arc::new(vec![TOKEN.into(), "another".into()]),
+        },
         discover: true,
     });
     p.personas[1].auth = Some(AuthPlan {
@@ -76,7 +79,7 @@ fn auth_names_the_source_but_never_a_token_or_a_secret() {
         lines_of(&text, "auth"),
         [
             "  auth     buggy                client credentials at http://127.0.0.1:9/token?key=***, client id fleet, scope mcp:tools, refreshed 30s before expiry; no discovery",
-            "  auth     authed               bearer tokens from a file: 2 tokens, round-robin over the virtual clients; a session's first 401 walks the discovery",
+            "  auth     authed               bearer tokens from tokens.txt: 2 tokens, round-robin over the virtual clients; a session's first 401 walks the discovery",
         ],
         "{text}"
     );
