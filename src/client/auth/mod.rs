@@ -30,6 +30,10 @@ pub struct Credentials {
     personas: Vec<Option<PersonaAuth>>,
     /// Targets whose wrong-audience check is done (once per run and target).
     audience_checked: Mutex<Vec<Route>>,
+    /// Personas without `auth` that walked the discovery already: once per run is
+    /// enough to learn what the server asks for (and its findings), and a run whose
+    /// every session is refused should not add four requests to each.
+    anonymous_walked: Mutex<Vec<bool>>,
     limit: Duration,
 }
 
@@ -53,7 +57,7 @@ struct Cache {
 
 impl Credentials {
     pub fn new(plan: &Plan) -> Arc<Credentials> {
-        let personas = plan
+        let personas: Vec<Option<PersonaAuth>> = plan
             .personas
             .iter()
             .map(|p| {
@@ -64,6 +68,7 @@ impl Credentials {
             })
             .collect();
         Arc::new(Credentials {
+            anonymous_walked: Mutex::new(vec![false; personas.len()]),
             personas,
             audience_checked: Mutex::default(),
             limit: plan.timeout,
@@ -176,8 +181,8 @@ impl Credentials {
                 }
                 auth.plan.discover
             }
-            // Without `auth` the persona still learns what the server asks for.
-            None => true,
+            // Without `auth` the persona still learns what the server asks for, once.
+            None => self.first_anonymous_walk(persona),
         };
         if !discover {
             return;
@@ -196,6 +201,20 @@ impl Credentials {
             Err(f) => Err((f, discovery::Walk::default())),
         };
         let _ = self.finish_walk(walked, timer, t);
+    }
+
+    /// Whether this persona (without `auth`) has not walked the discovery yet; marks it.
+    fn first_anonymous_walk(&self, persona: &Persona) -> bool {
+        let Ok(mut walked) = self.anonymous_walked.lock() else {
+            return false;
+        };
+        match walked.get_mut(usize::from(persona.id)) {
+            Some(done) if !*done => {
+                *done = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Report a walk's findings and its `auth` sample.
