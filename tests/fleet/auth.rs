@@ -5,11 +5,12 @@
 //! of the server gives its finding; and no token or client secret is in any output or
 //! results file.
 
-use crate::support::{builtin_http, check_schema, count, fleet_command, FleetRun, Served};
+use crate::support::{
+    builtin_http, check_schema, codes, count, counter, fleet_command, FleetRun, Served,
+};
 use mcp_fleet::cli::RunArgs;
 use mcp_fleet::server::auth::AuthOptions;
 use mcp_fleet::server::{Fault, HttpServer, ServerOptions};
-use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
@@ -64,19 +65,6 @@ async fn run_in(dir: &tempfile::TempDir, text: &str) -> crate::support::Finished
     })
     .run()
     .await
-}
-
-fn codes(json: &Value) -> Vec<String> {
-    json["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["code"].as_str().map(String::from))
-        .collect()
-}
-
-fn counter(json: &Value, name: &str) -> u64 {
-    json["counters"][name].as_u64().unwrap_or(0)
 }
 
 /// No token and no client secret in any file under `dir`.

@@ -4,7 +4,7 @@
 //! findings in `rmcp_peer`.)
 
 use crate::support::{
-    builtin_http, builtin_stdio, check_schema, fleet_command, write_profile, FleetRun,
+    builtin_http, builtin_stdio, check_schema, codes, fleet_command, write_profile, FleetRun,
 };
 use mcp_fleet::cli::{ClientArgs, RunArgs};
 use mcp_fleet::server::{Fault, HttpServer, ServerOptions};
@@ -39,15 +39,6 @@ fn target(a: &mut RunArgs, via: Via, server: &HttpServer, faults: &[Fault]) {
         Via::Ws => a.overrides.target = Some(format!("ws://{}/ws", server.addr)),
         Via::Stdio => a.overrides.stdio = Some(builtin_stdio(faults)),
     }
-}
-
-fn codes(json: &Value) -> Vec<String> {
-    json["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["code"].as_str().map(String::from))
-        .collect()
 }
 
 /// Run `sessions` sessions against a server with `fault` and return summary.json.

@@ -135,6 +135,21 @@ fn shorten_quickstart(args: &mut RunArgs) {
     }
 }
 
+/// The finding codes of `summary.json`, in its order.
+pub fn codes(json: &Value) -> Vec<String> {
+    json["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["code"].as_str().map(String::from))
+        .collect()
+}
+
+/// A counter of `summary.json` (0 when it never happened).
+pub fn counter(json: &Value, name: &str) -> u64 {
+    json["counters"][name].as_u64().unwrap_or(0)
+}
+
 /// One phase's figures in `summary.json`.
 pub fn phase<'a>(json: &'a Value, name: &str) -> &'a Value {
     &json["phases"][name]

@@ -3,7 +3,7 @@
 //! the cancelled share, each task fault and its finding, and a persona that never uses
 //! tasks refused with -32601 by a tool that requires one.
 
-use crate::support::{builtin_http, builtin_stdio, check_schema, count, FleetRun};
+use crate::support::{builtin_http, builtin_stdio, check_schema, codes, count, counter, FleetRun};
 use mcp_fleet::cli::{Overrides, RunArgs};
 use mcp_fleet::server::{Fault, HttpServer, ServerOptions};
 use serde_json::Value;
@@ -71,19 +71,6 @@ async fn http(faults: &[Fault]) -> HttpServer {
         ..Default::default()
     })
     .await
-}
-
-fn codes(json: &Value) -> Vec<String> {
-    json["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["code"].as_str().map(String::from))
-        .collect()
-}
-
-fn counter(json: &Value, name: &str) -> u64 {
-    json["counters"][name].as_u64().unwrap_or(0)
 }
 
 /// Every task is created by its `tools/call`, then cancelled or fetched.

@@ -84,6 +84,23 @@ pub(super) async fn start(
     Ok(c.usable && !matches!(verdict, Verdict::Crashed | Verdict::Hung))
 }
 
+/// The probe of an `auto` persona, then the legacy era set; `Err(go_on)` when the session
+/// is no legacy one: modern (the fault is not committed, the scenario goes on) or failed.
+async fn legacy(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    persona: &Persona,
+) -> Result<(), bool> {
+    match probe(session, timer, persona).await {
+        Probed::Legacy => {
+            timer.set_era(Era::Legacy, session.version());
+            Ok(())
+        }
+        Probed::Modern => Err(true),
+        Probed::Failed => Err(false),
+    }
+}
+
 /// A faulty `initialize`; then a correct one (or, if the server went along, a `ping`)
 /// tells whether the server still serves. The session ends after it.
 async fn handshake_fault(
@@ -92,12 +109,9 @@ async fn handshake_fault(
     timer: &mut Timer<'_>,
     persona: &Persona,
 ) -> bool {
-    match probe(session, timer, persona).await {
-        Probed::Legacy => {}
-        Probed::Modern => return true,
-        Probed::Failed => return false,
+    if let Err(go_on) = legacy(session, timer, persona).await {
+        return go_on;
     }
-    timer.set_era(Era::Legacy, session.version());
     let id = session.fresh_id();
     let Some(bytes) = message::initialize(fault, id, &persona.initialize_params) else {
         return false;
@@ -127,12 +141,9 @@ async fn lifecycle_fault(
     timer: &mut Timer<'_>,
     persona: &Persona,
 ) -> bool {
-    match probe(session, timer, persona).await {
-        Probed::Legacy => {}
-        Probed::Modern => return true,
-        Probed::Failed => return false,
+    if let Err(go_on) = legacy(session, timer, persona).await {
+        return go_on;
     }
-    timer.set_era(Era::Legacy, session.version());
     let t = Instant::now();
     let r = session.initialize().await;
     if timer
