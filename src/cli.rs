@@ -104,6 +104,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results folders phase by phase; optionally fail on regressions.
     Compare(CompareArgs),
+    /// Merge the results folders of a sharded run (`run --shard`) into one exact report;
+    /// exit 1 when a threshold fails on the merged figures, 2 when a shard is missing.
+    Merge(MergeArgs),
     /// Open one session and show it the way the MCP Inspector does: the handshake, the
     /// server's capabilities, every tool, resource and prompt, timings and findings.
     Inspect(Box<InspectArgs>),
@@ -136,6 +139,20 @@ pub struct RunArgs {
     /// expect -32601 (method not found).
     #[arg(long, display_order = 106)]
     pub probe_undeclared: bool,
+    /// Run shard I of N (every arrival or virtual client k with k mod N = I), or `auto`:
+    /// the index and count of a Kubernetes Indexed Job or of Slurm. Merge the shards'
+    /// results folders with `mcp-fleet merge`.
+    #[arg(long, value_name = "I/N|auto", display_order = 107)]
+    pub shard: Option<String>,
+    /// Prepare everything, wait, and start the schedule and the intervals at TIME (RFC
+    /// 3339, e.g. 2026-12-02T10:00:00Z, or +90s from now): every shard of a run starts
+    /// together. A shard ready later than 1 s after TIME fails (exit 2).
+    #[arg(long, value_name = "TIME", display_order = 108)]
+    pub start_at: Option<String>,
+    /// Run the test as N local shard processes and merge their results (past one
+    /// process's open-file limit without a cluster).
+    #[arg(long, value_name = "N", display_order = 109)]
+    pub processes: Option<u32>,
     #[command(flatten)]
     pub view: ViewArgs,
     /// The mcp-fleet program that serves the built-in server over stdio (`PROGRAM serve
@@ -176,6 +193,21 @@ impl ViewArgs {
             style: crate::report::style::Style::stdout(self.color),
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' results folders (each holds state.json), one per shard, in any order.
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// The merged results folder (created).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print only the merged folder's path and errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,7 @@ pub mod console;
 pub mod fleet;
 pub mod inspect;
 pub mod instruments;
+pub mod merge;
 pub mod metrics;
 pub mod plan;
 pub mod profile;
@@ -30,6 +31,7 @@ pub mod report;
 pub mod results;
 pub mod server;
 pub mod session;
+pub mod shard;
 pub mod stop;
 pub mod targets;
 pub mod transport;
@@ -75,6 +77,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         transport: targets.transports.clone(),
         started_at: instruments.started().0,
         live: instruments.live.clone(),
+        shard: shard::Shard::ONE,
     });
     let checkpoints = results::Checkpoints::start(
         run.clone(),

@@ -85,6 +85,7 @@ fn main() -> ExitCode {
             }),
             Command::Report(args) => mcp_fleet::report(&args).map(Verdict::from),
             Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
+            Command::Merge(args) => mcp_fleet::merge::run(&args).map(Verdict::from),
             Command::Completions(args) => {
                 console::out(format_args!("{}", mcp_fleet::cli::completions(args.shell)));
                 Ok(Verdict::Passed)

@@ -26,6 +26,8 @@ pub struct Run {
     pub started_at: SystemTime,
     /// The fleet's live counters: the outages and storms it lived through.
     pub live: Arc<LiveCounters>,
+    /// Which shard of the run this process is ([`crate::shard::Shard::ONE`] unsharded).
+    pub shard: crate::shard::Shard,
 }
 
 /// The moment the figures describe: the end of the run, or a checkpoint.
