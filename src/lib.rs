@@ -101,7 +101,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         },
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
-    let fleet_end = fleet::run(&plan.load, plan.seed, work, live, stop).await;
+    let fleet_end = fleet::run(
+        &plan.load,
+        plan.seed,
+        fleet::Anchor::now(),
+        work,
+        live,
+        stop,
+    )
+    .await;
     checkpoints.stop().await;
     let measured = instruments.stop().await?;
     targets.shutdown().await;

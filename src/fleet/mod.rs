@@ -8,6 +8,13 @@
 //! counted as `unreachable`; a closed-model client then backs off before its next one
 //! (an open model's arrivals are never retried), and the run can give up on a target
 //! that stays down (`--abort-on-unreachable`).
+//!
+//! Under a shard (`run --shard I/N`) the fleet runs its part of the same schedule:
+//! open-model arrival k only when k mod N = I, at its own intended time and with its
+//! own seed; closed-model client slot j on shard j mod N, the curve read on ticks of
+//! the shared start so every shard sees the same counts at the same times. Everything is
+//! anchored on `start` (the run's `--start-at`), so the N shards together make exactly
+//! the sessions and the choices of one process.
 
 pub mod progress;
 pub mod schedule;
@@ -19,6 +26,7 @@ use crate::client::ClientMemory;
 use crate::client::{StopSignals, Work};
 use crate::plan::Curve;
 use crate::plan::{Backoff, Load, LoadModel, Think};
+use crate::shard::Shard;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,6 +67,18 @@ pub fn client_seed(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The seed of closed-model client slot `index` the `generation`-th time a ramp fills
+/// it (0: the first client there, seeded as [`client_seed`]; a slot emptied by a
+/// ramp-down and filled again gets a new client with new choices).
+pub fn slot_seed(seed: u64, index: u64, generation: u64) -> u64 {
+    let first = client_seed(seed, index);
+    if generation == 0 {
+        first
+    } else {
+        client_seed(first, generation)
+    }
+}
+
 /// How the load ended by itself (a signal is the caller's to know).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FleetEnd {
@@ -70,21 +90,68 @@ pub enum FleetEnd {
     Unreachable,
 }
 
-/// Run `load` until it is done or stopped.
+/// This shard's part of a session budget of `sessions`. Open model: the arrivals
+/// 0..S, so [`Shard::share`]. Closed model: session g = j + C·m is client slot j's (C the
+/// most clients the curve asks for), so a shard gets the sessions of its own slots (a
+/// shard without clients, none); the shares add up to S either way.
+pub fn budget_share(model: &LoadModel, shard: Shard, sessions: u64) -> u64 {
+    match model {
+        LoadModel::Open { .. } => shard.share(sessions),
+        LoadModel::Closed { clients } => {
+            let peak = std::iter::once(clients.start)
+                .chain(clients.stages.iter().map(|s| s.target))
+                .map(|c| Curve::constant(c, None).clients_at(Duration::ZERO))
+                .max()
+                .map_or(0, u64::from);
+            if peak == 0 {
+                return shard.share(sessions);
+            }
+            let (rounds, rest) = (sessions / peak, sessions % peak);
+            rounds * shard.share(peak) + shard.share(rest)
+        }
+    }
+}
+
+/// Which part of the schedule this process runs, and from when.
+#[derive(Debug, Clone, Copy)]
+pub struct Anchor {
+    pub shard: Shard,
+    /// The schedule's time zero (every shard's, with `--start-at`); the caller has
+    /// waited for it, so it is now or just past.
+    pub start: Instant,
+}
+
+impl Anchor {
+    /// The whole schedule, from now.
+    pub fn now() -> Anchor {
+        Anchor {
+            shard: Shard::ONE,
+            start: Instant::now(),
+        }
+    }
+}
+
+/// Run `load` (this shard's part of it, from `anchor.start`) until it is done or
+/// stopped. A session budget is shared as the schedule is ([`budget_share`]).
 pub async fn run<W: Work>(
     load: &Load,
     seed: u64,
+    anchor: Anchor,
     work: Arc<W>,
     live: Arc<LiveCounters>,
     stop: StopSignals,
 ) -> FleetEnd {
-    let budget = Arc::new(Budget(load.sessions.map(AtomicU64::new)));
+    let Anchor { shard, start } = anchor;
+    let budget = Arc::new(Budget(
+        load.sessions
+            .map(|s| AtomicU64::new(budget_share(&load.model, shard, s))),
+    ));
     // Deadline: stop starting sessions, then give running ones `grace` to finish.
     let timer = load.duration.map(|d| {
         let stop = stop.clone();
         let grace = load.grace;
         tokio::spawn(async move {
-            tokio::time::sleep(d).await;
+            tokio::time::sleep_until(start + d).await;
             stop.drain.cancel();
             tokio::time::sleep(grace).await;
             stop.abort.cancel();
@@ -101,6 +168,7 @@ pub async fn run<W: Work>(
     });
     // Storms, and how long-lived sessions came through storms and outages.
     let traffic = tokio::spawn(traffic::follow(
+        start,
         load.events.clone(),
         live.clone(),
         stop.clone(),
@@ -113,6 +181,8 @@ pub async fn run<W: Work>(
         think: load.think,
         reconnect: load.reconnect,
         seed,
+        shard,
+        start,
     };
     match &load.model {
         LoadModel::Closed { clients } => closed(clients, &shared).await,
@@ -169,6 +239,8 @@ struct Shared<W> {
     think: Think,
     reconnect: Option<Backoff>,
     seed: u64,
+    shard: Shard,
+    start: Instant,
 }
 
 impl<W> Clone for Shared<W> {
@@ -181,6 +253,8 @@ impl<W> Clone for Shared<W> {
             think: self.think,
             reconnect: self.reconnect,
             seed: self.seed,
+            shard: self.shard,
+            start: self.start,
         }
     }
 }
@@ -188,30 +262,56 @@ impl<W> Clone for Shared<W> {
 /// How often a ramping closed model re-reads its curve.
 const RAMP_TICK: Duration = Duration::from_millis(100);
 
+/// Where the closed-model clients are read off the curve: `t` rounded down to a
+/// [`RAMP_TICK`] from the start, so a wake-up between ticks (a client ending) sees what
+/// the last tick saw, and every shard the same counts at the same times.
+fn ramp_time(elapsed: Duration) -> Duration {
+    let tick = RAMP_TICK.as_nanos();
+    let ticks = elapsed.as_nanos() / tick;
+    Duration::from_nanos(u64::try_from(ticks * tick).unwrap_or(u64::MAX))
+}
+
 /// Closed model: keep `clients.at(t)` virtual clients running; a client retired by a
-/// ramp-down finishes its current session first.
+/// ramp-down finishes its current session first. Clients sit in slots 0, 1, …: global
+/// slot j is this shard's when j mod N = I, so a shard runs `share(clients_at(t))` of
+/// them, and a ramp-down empties the highest slots first. A client takes its first
+/// session from the budget as it is started, so a budget of at most the clients goes to
+/// the first slots whatever the timing.
 async fn closed<W: Work>(clients: &Curve, s: &Shared<W>) {
-    let start = Instant::now();
     let mut tasks = JoinSet::new();
     let mut active: Vec<CancellationToken> = Vec::new();
-    let mut next_index = 0u64;
+    // How many times each of our slots was filled.
+    let mut generations: Vec<u64> = Vec::new();
+    let ramping = !clients.stages.is_empty();
+    let mut ticks = tokio::time::interval_at(s.start + RAMP_TICK, RAMP_TICK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
-        let want = clients.clients_at(start.elapsed()) as usize;
-        while active.len() < want && !s.budget.exhausted() {
+        let t = ramp_time(s.start.elapsed());
+        let want =
+            usize::try_from(s.shard.share(u64::from(clients.clients_at(t)))).unwrap_or(usize::MAX);
+        while active.len() < want && s.budget.claim() {
+            let local = active.len();
+            if generations.len() <= local {
+                generations.push(0);
+            } else {
+                generations[local] += 1;
+            }
+            let slot = Slot {
+                index: s.shard.global(local as u64),
+                generation: generations[local],
+            };
             let retire = CancellationToken::new();
             active.push(retire.clone());
-            tasks.spawn(client_loop(s.clone(), retire, next_index));
-            next_index += 1;
+            tasks.spawn(client_loop(s.clone(), retire, slot));
         }
         while active.len() > want {
             if let Some(retire) = active.pop() {
                 retire.cancel();
             }
         }
-        let ramping = !clients.stages.is_empty();
         tokio::select! {
             () = s.stop.drain.cancelled() => break,
-            () = tokio::time::sleep(RAMP_TICK), if ramping => {}
+            _ = ticks.tick(), if ramping => {}
             done = tasks.join_next(), if !tasks.is_empty() => {
                 if done.is_some() && tasks.is_empty() && (s.budget.exhausted() || !ramping) {
                     break;
@@ -224,9 +324,19 @@ async fn closed<W: Work>(clients: &Curve, s: &Shared<W>) {
     while tasks.join_next().await.is_some() {}
 }
 
-/// Virtual client `index`: sessions back to back, with think time between them, and a
-/// growing wait after sessions that could not reach the target.
-async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u64) {
+/// A closed-model client's place: its global slot index (its [`ClientMemory`] index:
+/// where its sequential cursors start, which bearer token it uses) and how many clients
+/// held the slot before it (for its seed, [`slot_seed`]).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    index: u64,
+    generation: u64,
+}
+
+/// Virtual client `slot`: sessions back to back, with think time between them, and a
+/// growing wait after sessions that could not reach the target. Its first session was
+/// taken from the budget when it was started.
+async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, slot: Slot) {
     let Shared {
         work,
         live,
@@ -235,15 +345,19 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
         think,
         reconnect,
         seed,
+        ..
     } = s;
-    let mut rng = SmallRng::seed_from_u64(client_seed(seed, index));
+    let Slot { index, generation } = slot;
+    let mut rng = SmallRng::seed_from_u64(slot_seed(seed, index, generation));
     // The backoff's jitter has a generator of its own, so a client's choices (persona,
     // scenario, arguments, think time) do not depend on how often the target was down.
-    let mut jitter = SmallRng::seed_from_u64(client_seed(!seed, index));
+    let mut jitter = SmallRng::seed_from_u64(slot_seed(!seed, index, generation));
     let mut unreachable_in_a_row = 0u32;
     let mut memory = ClientMemory::new(index);
+    let mut claimed = true;
     loop {
-        if stop.drain.is_cancelled() || retire.is_cancelled() || !budget.claim() {
+        let claimed = std::mem::take(&mut claimed) || budget.claim();
+        if stop.drain.is_cancelled() || retire.is_cancelled() || !claimed {
             return;
         }
         live.session_started();
@@ -284,11 +398,21 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, index: u6
 
 /// Open model: start session k at its intended time; never wait for the server. An
 /// arrival that cannot reach the target is counted as unreachable, never retried: the
-/// schedule, not the failures, decides how many connections are tried.
+/// schedule, not the failures, decides how many connections are tried. Under a shard,
+/// only our arrivals (k mod N = I), each at its own time and with its own seed, and our
+/// share of the in-flight cap.
 async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
-    let start = Instant::now();
+    let start = s.start;
+    let cap = usize::try_from(s.shard.share(u64::from(max_in_flight)).max(1)).unwrap_or(1);
     let mut tasks = JoinSet::new();
     for (k, offset) in rate.arrivals().enumerate() {
+        let k = k as u64;
+        if !s.shard.owns(k) {
+            continue;
+        }
+        if s.budget.exhausted() {
+            break;
+        }
         let intended = start + offset;
         tokio::select! {
             () = tokio::time::sleep_until(intended) => {}
@@ -299,16 +423,16 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
         }
         s.work.started_late(intended, Instant::now());
         while tasks.try_join_next().is_some() {}
-        if tasks.len() >= max_in_flight as usize {
+        if tasks.len() >= cap {
             s.live.dropped.fetch_add(1, Ordering::Relaxed);
             s.work.dropped();
             continue;
         }
         let (work, live, stop) = (s.work.clone(), s.live.clone(), s.stop.clone());
-        let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k as u64));
+        let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k));
         tasks.spawn(async move {
             live.session_started();
-            let mut memory = ClientMemory::new(k as u64);
+            let mut memory = ClientMemory::new(k);
             let outcome = work.session(intended, &mut rng, &mut memory, &stop).await;
             live.in_flight.fetch_sub(1, Ordering::Relaxed);
             live.session_ended(outcome);

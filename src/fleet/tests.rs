@@ -138,7 +138,15 @@ fn backoff(first_ms: u64, cap_ms: u64) -> Option<crate::plan::Backoff> {
 
 async fn go(l: &Load, fake: &Arc<Fake>) -> Arc<LiveCounters> {
     let live = Arc::new(LiveCounters::default());
-    run(l, 1, fake.clone(), live.clone(), StopSignals::default()).await;
+    run(
+        l,
+        1,
+        Anchor::now(),
+        fake.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
     live
 }
 
@@ -298,6 +306,7 @@ async fn think_time_never_outlasts_the_session_budget() {
     let end = run(
         &l,
         1,
+        Anchor::now(),
         fake.clone(),
         Arc::new(LiveCounters::default()),
         StopSignals::default(),
@@ -319,7 +328,15 @@ async fn the_fleet_says_whether_the_budget_or_the_deadline_ended_it() {
         Some(Duration::from_secs(1)),
     );
     let live = Arc::new(LiveCounters::default());
-    let end = run(&open, 1, fake.clone(), live, StopSignals::default()).await;
+    let end = run(
+        &open,
+        1,
+        Anchor::now(),
+        fake.clone(),
+        live,
+        StopSignals::default(),
+    )
+    .await;
     assert_eq!(
         end,
         FleetEnd::Deadline,
@@ -397,6 +414,7 @@ async fn the_run_gives_up_on_a_target_that_stays_unreachable() {
     let end = run(
         &l,
         1,
+        Anchor::now(),
         fake.clone(),
         Arc::new(LiveCounters::default()),
         StopSignals::default(),
@@ -419,7 +437,15 @@ async fn a_target_that_comes_back_in_time_is_not_given_up_on() {
     l.reconnect = backoff(100, 500);
     l.abort_on_unreachable = Some(Duration::from_secs(5));
     let live = Arc::new(LiveCounters::default());
-    let end = run(&l, 1, fake.clone(), live.clone(), StopSignals::default()).await;
+    let end = run(
+        &l,
+        1,
+        Anchor::now(),
+        fake.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
     assert_eq!(end, FleetEnd::Deadline);
     assert!(live.unreachable.load(Ordering::SeqCst) > 0);
     assert_eq!(
@@ -427,4 +453,311 @@ async fn a_target_that_comes_back_in_time_is_not_given_up_on() {
         None,
         "it reached the server again"
     );
+}
+
+/// What a sharded run must reproduce: each session as (client or arrival index, when it
+/// was meant to start from the schedule's start, the first draw of its generator).
+type Entry = (u64, Duration, u64);
+
+/// A session of fixed length that records its [`Entry`].
+struct Tally {
+    service: Duration,
+    start: Instant,
+    log: Mutex<Vec<Entry>>,
+}
+
+impl Work for Tally {
+    async fn session(
+        &self,
+        intended: Instant,
+        rng: &mut SmallRng,
+        memory: &mut crate::client::ClientMemory,
+        stop: &StopSignals,
+    ) -> SessionOutcome {
+        let draw = rand::RngCore::next_u64(&mut rng.clone());
+        self.log
+            .lock()
+            .expect("lock")
+            .push((memory.client(), intended - self.start, draw));
+        tokio::select! {
+            () = tokio::time::sleep(self.service) => SessionOutcome::Completed,
+            () = stop.abort.cancelled() => SessionOutcome::Interrupted,
+        }
+    }
+
+    fn started_late(&self, _intended: Instant, _actual: Instant) {}
+
+    fn dropped(&self) {}
+}
+
+/// The sessions of `shard`'s part of `l` (seed 7), sorted.
+async fn entries(l: &Load, shard: Shard, service: Duration) -> Vec<Entry> {
+    let start = Instant::now();
+    let tally = Arc::new(Tally {
+        service,
+        start,
+        log: Mutex::new(Vec::new()),
+    });
+    let anchor = Anchor { shard, start };
+    let live = Arc::new(LiveCounters::default());
+    run(l, 7, anchor, tally.clone(), live, StopSignals::default()).await;
+    let mut log = std::mem::take(&mut *tally.log.lock().expect("lock"));
+    log.sort_unstable();
+    log
+}
+
+/// For N in {1, 2, 3, 7}: the shards' sessions together are the unsharded run's, and
+/// each shard's are its own indexes only.
+async fn shards_make_the_whole(l: &Load, service: Duration) -> usize {
+    let whole = entries(l, Shard::ONE, service).await;
+    assert!(
+        whole.len() > 10,
+        "a test with something to split: {}",
+        whole.len()
+    );
+    for n in [1u32, 2, 3, 7] {
+        let mut union = Vec::new();
+        for index in 0..n {
+            let shard = Shard { index, count: n };
+            let part = entries(l, shard, service).await;
+            assert!(part.iter().all(|e| shard.owns(e.0)), "{shard}: {part:?}");
+            union.extend(part);
+        }
+        union.sort_unstable();
+        assert_eq!(union, whole, "{n} shards");
+    }
+    whole.len()
+}
+
+fn stage(target: f64, ms: u64) -> Stage {
+    Stage {
+        target,
+        duration: Duration::from_millis(ms),
+    }
+}
+
+fn open_load(rate: Curve, sessions: Option<u64>, ms: u64) -> Load {
+    load(
+        LoadModel::Open {
+            rate,
+            max_in_flight: 10_000,
+        },
+        sessions,
+        Some(Duration::from_millis(ms)),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn open_shards_together_make_the_unsharded_schedule() {
+    let ms = Duration::from_millis;
+    let constant = Curve::constant(50.0, Some(Duration::from_secs(1)));
+    let n = shards_make_the_whole(&open_load(constant.clone(), None, 1_000), ms(35)).await;
+    assert_eq!(n, 50);
+    // A budget takes the global arrivals 0..S, wherever they fall.
+    let n = shards_make_the_whole(&open_load(constant, Some(37), 1_000), ms(35)).await;
+    assert_eq!(n, 37);
+    let ramp = Curve {
+        start: 0.0,
+        stages: vec![stage(40.0, 1_000), stage(40.0, 500), stage(5.0, 500)],
+    };
+    let n = shards_make_the_whole(&open_load(ramp.clone(), None, 2_000), ms(35)).await;
+    assert_eq!(n, 20 + 20 + 12, "11.25 in the ramp-down: arrivals 40..=51");
+    let n = shards_make_the_whole(&open_load(ramp, Some(29), 2_000), ms(35)).await;
+    assert_eq!(n, 29);
+}
+
+#[tokio::test(start_paused = true)]
+async fn closed_shards_together_make_the_unsharded_clients() {
+    // 37 ms sessions never end on a 100 ms ramp tick within these runs, so no ordering
+    // of simultaneous wake-ups can decide anything.
+    let service = Duration::from_millis(37);
+    let constant = closed(5.0, 1_000);
+    shards_make_the_whole(&constant, service).await;
+    // Up, hold, down to 2 (slots emptied from the top), up again (slots filled anew, with
+    // new seeds).
+    let ramp = load(
+        LoadModel::Closed {
+            clients: Curve {
+                start: 0.0,
+                stages: vec![
+                    stage(9.0, 1_000),
+                    stage(9.0, 500),
+                    stage(2.0, 500),
+                    stage(7.0, 500),
+                ],
+            },
+        },
+        None,
+        Some(Duration::from_millis(2_500)),
+    );
+    let whole = entries(&ramp, Shard::ONE, service).await;
+    let generations: std::collections::BTreeSet<u64> =
+        whole.iter().filter(|e| e.0 == 5).map(|e| e.2).collect();
+    assert_eq!(
+        generations.len(),
+        2,
+        "slot 5 was filled twice: {generations:?}"
+    );
+    shards_make_the_whole(&ramp, service).await;
+    // A budget of at most the clients goes to the first slots, on every shard alike.
+    let mut budget = closed(7.0, 10_000);
+    budget.sessions = Some(5);
+    let firsts = entries(&budget, Shard::ONE, service).await;
+    assert_eq!(
+        firsts.iter().map(|e| e.0).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    budget.sessions = Some(3);
+    let mut union = Vec::new();
+    for index in 0..3 {
+        union.extend(entries(&budget, Shard { index, count: 3 }, service).await);
+    }
+    union.sort_unstable();
+    assert_eq!(union, entries(&budget, Shard::ONE, service).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closed_budget_is_shared_exactly() {
+    // More sessions than clients: which client runs the last ones is the timing's, but
+    // every shard runs exactly its share and the shares add up. Session g = j + 4·m is
+    // slot j's, so with 4 clients and 23 sessions: 6, 6, 6, 5 per slot.
+    let mut l = closed(4.0, 60_000);
+    l.sessions = Some(23);
+    for n in [2u32, 3, 7] {
+        let mut total = 0;
+        for index in 0..n {
+            let shard = Shard { index, count: n };
+            let got = entries(&l, shard, Duration::from_millis(37)).await.len() as u64;
+            let slots: u64 = (0..4)
+                .filter(|&j| shard.owns(j))
+                .map(|j| if j < 3 { 6 } else { 5 })
+                .sum();
+            assert_eq!(got, slots, "{shard}");
+            total += got;
+        }
+        assert_eq!(total, 23, "{n} shards");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shard_starts_on_the_anchor_and_keeps_its_share_of_the_cap() {
+    // The anchor is the schedule's time zero: a deadline counts from it.
+    let fake = Fake::new(Duration::from_millis(10));
+    let mut stalled = Fake::new(Duration::from_millis(10));
+    Arc::get_mut(&mut stalled).expect("unique").stall_until =
+        Some(Instant::now() + Duration::from_secs(5));
+    let l = load(
+        LoadModel::Open {
+            rate: Curve::constant(50.0, Some(Duration::from_secs(1))),
+            max_in_flight: 5,
+        },
+        None,
+        Some(Duration::from_secs(1)),
+    );
+    let t0 = Instant::now();
+    let anchor = Anchor {
+        shard: Shard { index: 1, count: 2 },
+        start: t0,
+    };
+    let live = Arc::new(LiveCounters::default());
+    run(
+        &l,
+        1,
+        anchor,
+        fake.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(
+        live.completed.load(Ordering::SeqCst),
+        25,
+        "the odd arrivals"
+    );
+    let intended: Vec<Duration> = fake
+        .log
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|(i, _)| *i - t0)
+        .collect();
+    assert_eq!(intended[0], Duration::from_millis(20), "arrival 1 at 20 ms");
+    // A stalled server: shard 1/2 holds at most share(5) = 2 in flight, drops the rest.
+    let live = Arc::new(LiveCounters::default());
+    let anchor = Anchor {
+        shard: Shard { index: 1, count: 2 },
+        start: Instant::now(),
+    };
+    run(
+        &l,
+        1,
+        anchor,
+        stalled.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(stalled.peak.load(Ordering::SeqCst), 2);
+    assert_eq!(live.dropped.load(Ordering::SeqCst), 25 - 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shard_with_no_clients_or_budget_ends_at_once() {
+    let fake = Fake::new(Duration::from_millis(10));
+    let one_client = closed(1.0, 60_000);
+    let anchor = Anchor {
+        shard: Shard { index: 1, count: 2 },
+        start: Instant::now(),
+    };
+    let t0 = Instant::now();
+    let live = Arc::new(LiveCounters::default());
+    run(
+        &one_client,
+        1,
+        anchor,
+        fake.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(live.completed.load(Ordering::SeqCst), 0);
+    assert_eq!(t0.elapsed(), Duration::ZERO);
+    let mut one_session = open_load(Curve::constant(1.0, None), Some(1), 60_000);
+    one_session.duration = None;
+    let end = run(&one_session, 1, anchor, fake, live, StopSignals::default()).await;
+    assert_eq!(end, FleetEnd::Budget);
+    assert_eq!(
+        t0.elapsed(),
+        Duration::ZERO,
+        "no wait for an arrival not ours"
+    );
+}
+
+#[test]
+fn budget_shares_add_up_for_every_model() {
+    let models = [
+        LoadModel::Open {
+            rate: Curve::constant(5.0, None),
+            max_in_flight: 10,
+        },
+        LoadModel::Closed {
+            clients: Curve::constant(4.0, None),
+        },
+        LoadModel::Closed {
+            clients: Curve {
+                start: 0.0,
+                stages: vec![stage(9.0, 1_000), stage(2.0, 1_000)],
+            },
+        },
+    ];
+    for model in &models {
+        for n in [1u32, 2, 3, 7, 11] {
+            for s in [0u64, 1, 5, 9, 23, 100] {
+                let sum: u64 = (0..n)
+                    .map(|index| budget_share(model, Shard { index, count: n }, s))
+                    .sum();
+                assert_eq!(sum, s, "{n} shards, {s} sessions, {model:?}");
+            }
+        }
+    }
 }

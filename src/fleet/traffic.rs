@@ -57,8 +57,13 @@ struct Loss {
 }
 
 /// Run until the fleet drains (the caller aborts it when the load ends).
-pub(super) async fn follow(events: Vec<LoadEvent>, live: Arc<LiveCounters>, stop: StopSignals) {
-    let start = Instant::now();
+/// Storm times count from `start`, the fleet's (shared) start.
+pub(super) async fn follow(
+    start: Instant,
+    events: Vec<LoadEvent>,
+    live: Arc<LiveCounters>,
+    stop: StopSignals,
+) {
     let storm = &stop.storm;
     let mut events = events.into_iter().peekable();
     let mut last = storm.live();

@@ -202,7 +202,10 @@ mod tests {
             (SLURM_INDEX, "5"),
             (SLURM_COUNT, "8"),
         ];
-        assert_eq!(Shard::from_env(env(&both)), Ok(Shard { index: 1, count: 2 }));
+        assert_eq!(
+            Shard::from_env(env(&both)),
+            Ok(Shard { index: 1, count: 2 })
+        );
     }
 
     #[test]
@@ -254,7 +257,11 @@ mod tests {
         assert_eq!(Shard::parse("1/3"), Ok(Shard { index: 1, count: 3 }));
         assert_eq!(Shard::parse(" 0 / 1 "), Ok(Shard::ONE));
         for bad in ["3/3", "1", "a/b", "0/0", "-1/2", ""] {
-            assert_eq!(Shard::parse(bad), Err(ShardError::Syntax(bad.into())), "{bad}");
+            assert_eq!(
+                Shard::parse(bad),
+                Err(ShardError::Syntax(bad.into())),
+                "{bad}"
+            );
         }
     }
 
@@ -290,6 +297,9 @@ mod tests {
         // FNV-1a 64 of "a" (a published test vector), so it cannot drift between builds.
         assert_eq!(profile_seed("a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(profile_seed(""), 0xcbf2_9ce4_8422_2325);
-        assert_ne!(profile_seed("name = \"a\"\n"), profile_seed("name = \"b\"\n"));
+        assert_ne!(
+            profile_seed("name = \"a\"\n"),
+            profile_seed("name = \"b\"\n")
+        );
     }
 }

@@ -190,7 +190,8 @@ mod tests {
         // too.
         let past = s.ready(Shard::ONE, s.at + ms(60_000)).expect_err("past");
         assert!(
-            past.to_string().starts_with("the run was ready 60.0 s after"),
+            past.to_string()
+                .starts_with("the run was ready 60.0 s after"),
             "{past}"
         );
     }
