@@ -32,6 +32,20 @@ fn in_flight_gauge(live: &Arc<LiveCounters>) -> crate::watch::Gauge {
     }
 }
 
+/// The run's start on both clocks: `at` (or now) on the wall clock, and the same moment
+/// on the monotonic clock that durations are measured on.
+pub fn anchor(at: Option<SystemTime>) -> (SystemTime, tokio::time::Instant) {
+    let (wall, mono) = (SystemTime::now(), tokio::time::Instant::now());
+    let Some(at) = at else {
+        return (wall, mono);
+    };
+    let mono_at = match at.duration_since(wall) {
+        Ok(ahead) => mono.checked_add(ahead),
+        Err(behind) => mono.checked_sub(behind.duration()),
+    };
+    (at, mono_at.unwrap_or(mono))
+}
+
 /// The running instruments of one run.
 pub struct Instruments {
     pub recorder: Recorder,
@@ -64,15 +78,17 @@ pub struct Measured {
 impl Instruments {
     /// Start the collector (writing interval files into `dir` every plan interval), the
     /// signal handlers, the resource watcher (the plan's sources and the stdio
-    /// `children`), and the live views the arguments ask for.
+    /// `children`), and the live views the arguments ask for. `start_at` (`--start-at`)
+    /// anchors the run's start, its intervals and the hlog's base time on that moment,
+    /// perhaps ahead of now; without it, the run starts now.
     pub async fn start(
         plan: &Plan,
         args: &RunArgs,
         dir: &Path,
         children: &ChildRegistry,
+        start_at: Option<SystemTime>,
     ) -> anyhow::Result<Instruments> {
-        let started_at = SystemTime::now();
-        let started = tokio::time::Instant::now();
+        let (started_at, started) = anchor(start_at);
         let live = Arc::new(LiveCounters::default());
         let watcher = Watcher::start_with(
             plan,
@@ -93,7 +109,7 @@ impl Instruments {
             plan.personas.iter().map(|p| p.route.transport).collect(),
             plan.tools.len(),
         );
-        let collector = collector.with_intervals(plan.interval, sinks);
+        let collector = collector.with_intervals_at(plan.interval, sinks, started);
         let figures = collector.live();
         let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());

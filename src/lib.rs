@@ -54,30 +54,87 @@ pub struct RunOutcome {
     pub results_dir: PathBuf,
     /// How the run ended; a signal makes `main` exit 128 + its number.
     pub stopped_by: stop::StopReason,
+    /// Which shard of the run this was ([`shard::Shard::ONE`] unsharded).
+    pub shard: shard::Shard,
+    /// When the schedule began: `--start-at` (or when the run was ready) and how late
+    /// after it the schedule really began (the start skew, for the state file).
+    pub start: shard::Start,
 }
 
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
+    // The shard and the start time first: a bad one stops the run before anything starts.
+    let shard = match args.shard.as_deref() {
+        Some(text) => shard::Shard::parse(text)?,
+        None => shard::Shard::ONE,
+    };
+    let start_at = match args.start_at.as_deref() {
+        Some(text) => {
+            let at = shard::StartAt::parse(text, SystemTime::now())?;
+            at.ready(shard, SystemTime::now())?;
+            Some(at)
+        }
+        None => None,
+    };
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
-    let plan = Arc::new(Plan::from_source(&source, &args.overrides)?);
+    let mut plan = Plan::from_source(&source, &args.overrides)?;
+    let local = std::env::var_os(shard::LOCAL_SHARDS).is_some();
+    let sharded = shard::apply(&mut plan, shard, local);
+    let plan = Arc::new(plan);
     let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
     let results_dir = results_dir(&plan, args.out.as_deref())?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         console::err(format_args!("{}", plan.describe()));
+        if shard.is_sharded() {
+            console::err(format_args!(
+                "{}",
+                plan.describe_shard(shard, sharded.seed_from_profile)
+            ));
+        }
+        if let Some(at) = &start_at {
+            console::errln(format_args!("  start at {}", at.text));
+        }
         console::errln(format_args!("  open-file limit {open_files}"));
     }
 
-    let instruments =
-        instruments::Instruments::start(&plan, &args, &results_dir, &targets.children).await?;
+    let instruments = instruments::Instruments::start(
+        &plan,
+        &args,
+        &results_dir,
+        &targets.children,
+        start_at.as_ref().map(|a| a.at),
+    )
+    .await?;
+    // Everything is ready: wait for --start-at (or fail if it is too late for it). Ctrl-C
+    // during the wait ends it; the fleet then sees the drain and starts no session.
+    let (started_at, anchor) = instruments.started();
+    if let Some(at) = &start_at {
+        if let Err(late) = at.ready(shard, SystemTime::now()) {
+            let _ = instruments.stop().await;
+            targets.shutdown().await;
+            return Err(late.into());
+        }
+        let drain = instruments.stop.drain.clone();
+        tokio::select! {
+            () = tokio::time::sleep_until(anchor) => {}
+            () = drain.cancelled() => {}
+        }
+    }
+    let start = shard::Start {
+        at: started_at,
+        late: SystemTime::now()
+            .duration_since(started_at)
+            .unwrap_or_default(),
+    };
     let run = Arc::new(results::Run {
         plan: plan.clone(),
         dir: results_dir.clone(),
         target: targets.description.clone(),
         transport: targets.transports.clone(),
-        started_at: instruments.started().0,
+        started_at,
         live: instruments.live.clone(),
-        shard: shard::Shard::ONE,
+        shard,
     });
     let checkpoints = results::Checkpoints::start(
         run.clone(),
@@ -101,15 +158,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         },
     });
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
-    let fleet_end = fleet::run(
-        &plan.load,
-        plan.seed,
-        fleet::Anchor::now(),
-        work,
-        live,
-        stop,
-    )
-    .await;
+    let anchor = fleet::Anchor {
+        shard,
+        // Without --start-at the schedule starts when the fleet does, as it always has.
+        start: if start_at.is_some() {
+            anchor
+        } else {
+            tokio::time::Instant::now()
+        },
+    };
+    let fleet_end = fleet::run(&plan.load, plan.seed, anchor, work, live, stop).await;
     checkpoints.stop().await;
     let measured = instruments.stop().await?;
     targets.shutdown().await;
@@ -131,6 +189,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         summary,
         results_dir,
         stopped_by,
+        shard,
+        start,
     })
 }
 

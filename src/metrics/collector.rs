@@ -208,6 +208,18 @@ impl Collector {
         self
     }
 
+    /// As [`Collector::with_intervals`], the intervals counted from `start` (the run's
+    /// anchor, perhaps ahead: `--start-at`).
+    pub fn with_intervals_at(
+        mut self,
+        every: Duration,
+        sinks: Vec<Box<dyn IntervalSink>>,
+        start: tokio::time::Instant,
+    ) -> Self {
+        self.intervals = Intervals::starting_at(every, sinks, start);
+        self
+    }
+
     /// The figures of the last finished interval, for the live view and `/metrics`.
     pub fn live(&self) -> watch::Receiver<Arc<LiveFigures>> {
         self.intervals.subscribe()
@@ -225,8 +237,9 @@ impl Collector {
         let mut buf = Vec::with_capacity(256);
         let every = self.intervals.every();
         let mut tick = tokio::time::interval_at(self.intervals.first_tick(), every);
-        // A stalled collector must not write a burst of empty intervals to catch up.
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // A stalled collector must not write a burst of empty intervals to catch up: it
+        // writes one row over the boundaries it missed, and ticks on boundaries again.
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 n = self.rx.recv_many(&mut buf, 256) => {
@@ -237,7 +250,7 @@ impl Collector {
                         self.apply(event);
                     }
                 }
-                _ = tick.tick() => self.rotate(),
+                _ = tick.tick() => self.rotate(false),
                 Some(reply) = self.snapshot_rx.recv() => {
                     // The asker may have given up; nothing to do then.
                     let _ = reply.send(self.snapshot());
@@ -245,7 +258,7 @@ impl Collector {
             }
         }
         // The last, partial interval.
-        self.rotate();
+        self.rotate(true);
         self.intervals.finish();
         self.stats.interval_s = every.as_secs_f64();
         self.stats.timeline = std::mem::take(&mut self.intervals.rows);
@@ -265,7 +278,7 @@ impl Collector {
         stats
     }
 
-    fn rotate(&mut self) {
+    fn rotate(&mut self, last: bool) {
         let s = &self.stats;
         let live = LiveFigures {
             totals: s.phases.0.iter().map(|p| (p.count(), p.errors())).collect(),
@@ -279,7 +292,12 @@ impl Collector {
             sessions_unreachable: s.sessions.unreachable,
             ..LiveFigures::default()
         };
-        self.intervals.rotate(tokio::time::Instant::now(), live);
+        let now = tokio::time::Instant::now();
+        if last {
+            self.intervals.rotate_last(now, live);
+        } else {
+            self.intervals.rotate(now, live);
+        }
     }
 
     fn apply(&mut self, event: Event) {

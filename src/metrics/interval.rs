@@ -3,6 +3,12 @@
 //! interval goes to the sinks (the `.hlog` and CSV writers), becomes a small row kept in
 //! memory for the HTML report, and is published as [`LiveFigures`] for the live view and
 //! the Prometheus endpoint.
+//!
+//! Boundaries are nominal: interval k is [kΔ, (k+1)Δ) from the run's start (the shared
+//! `--start-at` of a sharded run), whenever the collector gets to rotate, so interval k
+//! of every shard covers the same span and a merge adds them; the last one ends with
+//! the run, and a collector that stalled past boundaries writes one row that covers
+//! them all, starting on a boundary.
 
 use super::histogram::{clamped_record, micros, new_histogram};
 use super::{Outcome, Phase, Sample};
@@ -81,7 +87,16 @@ pub struct Intervals {
 
 impl Intervals {
     pub fn new(every: Duration, sinks: Vec<Box<dyn IntervalSink>>) -> Intervals {
-        let now = Instant::now();
+        Intervals::starting_at(every, sinks, Instant::now())
+    }
+
+    /// Intervals from `start` (may be ahead: a `--start-at` the run waits for).
+    pub fn starting_at(
+        every: Duration,
+        sinks: Vec<Box<dyn IntervalSink>>,
+        start: Instant,
+    ) -> Intervals {
+        let now = start;
         Intervals {
             every: every.max(Duration::from_millis(10)),
             run_start: now,
@@ -120,9 +135,41 @@ impl Intervals {
         }
     }
 
-    /// Close the current interval at `now`: write it, keep its rows, start the next.
-    /// `live` fills in the cumulative part of the published figures.
+    /// The last interval boundary (kΔ from the start) at or before `now`, but past the
+    /// current interval's start.
+    fn boundary(&self, now: Instant) -> Instant {
+        let every = self.every.as_nanos();
+        let k = now.duration_since(self.run_start).as_nanos() / every;
+        let at =
+            self.run_start + Duration::from_nanos(u64::try_from(k * every).unwrap_or(u64::MAX));
+        if at > self.current_start {
+            at
+        } else {
+            // Early (a tick a hair before its time): the current interval's own end.
+            self.current_start + self.every
+        }
+    }
+
+    /// Close the current interval on the boundary due at `now` (a tick): write it, keep
+    /// its rows, start the next. `live` fills in the cumulative part of the published
+    /// figures.
     pub fn rotate(&mut self, now: Instant, live: LiveFigures) {
+        let end = self.boundary(now);
+        self.close(end, live);
+    }
+
+    /// Close the last interval at `now`, the end of the run: it is as long as it lasted.
+    pub fn rotate_last(&mut self, now: Instant, live: LiveFigures) {
+        let end = now.max(self.current_start);
+        // A boundary passed since the last tick closes its interval first.
+        let due = self.boundary(end);
+        if due < end {
+            self.close(due, live.clone());
+        }
+        self.close(end, live);
+    }
+
+    fn close(&mut self, now: Instant, live: LiveFigures) {
         let start_s = self
             .current_start
             .duration_since(self.run_start)
@@ -199,5 +246,78 @@ impl std::fmt::Debug for Intervals {
             .field("rows", &self.rows.len())
             .field("sinks", &self.sinks.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Era, VersionId};
+
+    fn sample(at: Instant) -> Sample {
+        Sample {
+            phase: Phase::Initialize,
+            persona: 0,
+            era: Era::Legacy,
+            version: VersionId::of("2025-03-26"),
+            tool: None,
+            intended: at,
+            started: at,
+            finished: at + Duration::from_millis(2),
+            outcome: Outcome::Ok,
+        }
+    }
+
+    fn spans(iv: &Intervals) -> Vec<(f64, f64)> {
+        iv.rows.iter().map(|r| (r.start_s, r.len_s)).collect()
+    }
+
+    #[test]
+    fn rows_start_on_nominal_boundaries_whenever_the_tick_runs() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut iv = Intervals::starting_at(Duration::from_secs(1), Vec::new(), t0);
+        iv.add(&sample(ms(100)));
+        // The tick for 1 s runs 30 ms late: the row is still [0, 1).
+        iv.rotate(ms(1_030), LiveFigures::default());
+        iv.add(&sample(ms(1_500)));
+        // A collector stalled past two boundaries (Skip): one row over [1, 3).
+        iv.rotate(ms(3_200), LiveFigures::default());
+        iv.add(&sample(ms(3_300)));
+        // A tick a hair early still ends its own interval.
+        iv.rotate(ms(3_999), LiveFigures::default());
+        iv.add(&sample(ms(4_100)));
+        // The run ends 4.25 s in: the last row is as long as it lasted.
+        iv.rotate_last(ms(4_250), LiveFigures::default());
+        assert_eq!(
+            spans(&iv),
+            [(0.0, 1.0), (1.0, 2.0), (3.0, 1.0), (4.0, 0.25)]
+        );
+    }
+
+    #[test]
+    fn the_last_rotation_closes_a_boundary_it_passed() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut iv = Intervals::starting_at(Duration::from_secs(1), Vec::new(), t0);
+        iv.add(&sample(ms(500)));
+        iv.add(&sample(ms(900)));
+        // The end came before the 1 s tick was served.
+        iv.rotate_last(ms(1_020), LiveFigures::default());
+        let rows = spans(&iv);
+        assert_eq!(rows.len(), 1, "the samples were all in [0, 1)");
+        assert_eq!(rows[0], (0.0, 1.0));
+        assert!(iv.rows[0].count == 2);
+    }
+
+    #[test]
+    fn intervals_can_start_ahead_of_now() {
+        // `--start-at`: the collector runs before the anchor; a run stopped during the
+        // wait ends with no rows and no negative length.
+        let ahead = Instant::now() + Duration::from_secs(5);
+        let mut iv = Intervals::starting_at(Duration::from_secs(1), Vec::new(), ahead);
+        assert_eq!(iv.first_tick(), ahead + Duration::from_secs(1));
+        iv.rotate_last(Instant::now(), LiveFigures::default());
+        assert!(iv.rows.is_empty());
     }
 }

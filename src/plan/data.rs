@@ -4,6 +4,7 @@
 
 use super::PlanError;
 use crate::profile::DataSection;
+use crate::shard::Shard;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,8 +40,11 @@ pub struct Pool {
     pub header: Option<Vec<String>>,
     /// The file as the profile names it (for `validate`).
     pub source: String,
-    /// The next row a `unique` draw takes.
+    /// How many `unique` draws this process made so far.
     next_unique: AtomicU64,
+    /// The run's shard: its c-th `unique` draw takes row I + N·c, so shards never take
+    /// the same row and together take them in order.
+    shard: Shard,
 }
 
 impl Pool {
@@ -58,6 +62,21 @@ impl Pool {
             header: None,
             source: String::new(),
             next_unique: AtomicU64::new(0),
+            shard: Shard::ONE,
+        }
+    }
+
+    /// The same pool with its draws not started (a plan's copy for another shard).
+    pub fn clone_rows(&self) -> Pool {
+        Pool {
+            name: self.name.clone(),
+            order: self.order,
+            default_field: self.default_field.clone(),
+            rows: self.rows.clone(),
+            header: self.header.clone(),
+            source: self.source.clone(),
+            next_unique: AtomicU64::new(0),
+            shard: self.shard,
         }
     }
 
@@ -79,9 +98,13 @@ impl Pool {
         }
     }
 
-    /// The next row of a `unique` pool, or `None` once every row was taken.
+    /// The next row of a `unique` pool (this shard's next), or `None` once every row
+    /// was taken.
     pub fn claim_unique(&self) -> Option<&serde_json::Value> {
-        let i = self.next_unique.fetch_add(1, Ordering::Relaxed);
+        let c = self.next_unique.fetch_add(1, Ordering::Relaxed);
+        let i = c
+            .checked_mul(u64::from(self.shard.count))
+            .and_then(|x| x.checked_add(u64::from(self.shard.index)))?;
         usize::try_from(i).ok().and_then(|i| self.rows.get(i))
     }
 
@@ -110,6 +133,13 @@ impl Pool {
 pub struct Pools(pub Vec<Pool>);
 
 impl Pools {
+    /// Draw `unique` rows as shard `shard` of the run (before any draw).
+    pub fn set_shard(&mut self, shard: Shard) {
+        for p in &mut self.0 {
+            p.shard = shard;
+        }
+    }
+
     pub fn get(&self, id: PoolId) -> &Pool {
         &self.0[usize::from(id)]
     }
@@ -603,6 +633,32 @@ mod tests {
             .collect();
         all.sort_unstable();
         assert_eq!(all, (0..1000).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn unique_rows_under_shards_partition_the_pool() {
+        let rows: Vec<Value> = (0..10).map(|i| json!(i)).collect();
+        let mut taken = Vec::new();
+        for index in 0..3 {
+            let mut pools = Pools(vec![Pool::new(
+                "u".into(),
+                Order::Unique,
+                None,
+                rows.clone(),
+            )]);
+            pools.set_shard(Shard { index, count: 3 });
+            let p = pools.get(0);
+            let mine: Vec<i64> = std::iter::from_fn(|| p.claim_unique())
+                .filter_map(Value::as_i64)
+                .collect();
+            // In order, every third row from the shard's own.
+            let want: Vec<i64> = (0..10).filter(|i| i % 3 == i64::from(index)).collect();
+            assert_eq!(mine, want, "shard {index}/3");
+            assert_eq!(p.claim_unique(), None, "then none");
+            taken.extend(mine);
+        }
+        taken.sort_unstable();
+        assert_eq!(taken, (0..10).collect::<Vec<i64>>(), "every row once");
     }
 
     #[test]

@@ -27,6 +27,25 @@ impl Plan {
         }
     }
 
+    /// The banner's line for a shard of a sharded run: which part of the schedule it
+    /// runs, and where its seed came from when the profile names none.
+    pub fn describe_shard(&self, shard: crate::shard::Shard, seed_from_profile: bool) -> String {
+        let (i, n) = (shard.index, shard.count);
+        let part = match self.load.model {
+            super::LoadModel::Open { .. } => format!("arrivals k with k mod {n} = {i}"),
+            super::LoadModel::Closed { .. } => format!("clients j with j mod {n} = {i}"),
+        };
+        let seed = if seed_from_profile {
+            format!(
+                ", seed {} from the profile's bytes (the same on every shard)",
+                self.seed
+            )
+        } else {
+            String::new()
+        };
+        format!("  shard    {shard} ({part}){seed}\n")
+    }
+
     /// A readable account of the plan (for `validate` and the run banner).
     pub fn describe(&self) -> String {
         use std::fmt::Write;
@@ -250,6 +269,24 @@ impl Step {
 mod tests {
     use super::super::{Overrides, Plan, Source};
     use std::time::Duration;
+
+    #[test]
+    fn a_shard_says_which_part_it_runs_and_where_its_seed_came_from() {
+        let p = Plan::from_source(&Source::Quickstart, &Overrides::default()).expect("resolves");
+        let shard = crate::shard::Shard { index: 1, count: 4 };
+        assert_eq!(
+            p.describe_shard(shard, false),
+            "  shard    1/4 (clients j with j mod 4 = 1)\n"
+        );
+        let derived = p.describe_shard(shard, true);
+        assert!(
+            derived.ends_with(&format!(
+                ", seed {} from the profile's bytes (the same on every shard)\n",
+                p.seed
+            )),
+            "{derived}"
+        );
+    }
 
     #[test]
     fn the_quickstart_lasts_ten_seconds_and_validate_shows_its_thresholds() {

@@ -129,6 +129,43 @@ impl Shard {
     }
 }
 
+/// What running as `shard` changed in a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sharded {
+    /// The profile named no seed: it was derived from the written profile.
+    pub seed_from_profile: bool,
+}
+
+/// Make `plan` shard `shard`'s: the same seed on every shard (the profile's, else
+/// [`profile_seed`] of the written profile), `unique` rows drawn as this shard, and, when
+/// the shards share one machine (`local`), this shard's part of the source addresses.
+/// Before the plan is shared (its pools must be ours alone).
+pub fn apply(plan: &mut crate::plan::Plan, shard: Shard, local: bool) -> Sharded {
+    let mut seed_from_profile = false;
+    if shard.is_sharded() && plan.effective_profile.seed.is_none() {
+        plan.seed = profile_seed(&plan.profile_toml());
+        seed_from_profile = true;
+    }
+    if let Some(pools) = std::sync::Arc::get_mut(&mut plan.pools) {
+        pools.set_shard(shard);
+    } else {
+        // Shared already: rebuild the pools' draw state for this shard.
+        let mut pools = crate::plan::data::Pools(
+            plan.pools
+                .0
+                .iter()
+                .map(crate::plan::data::Pool::clone_rows)
+                .collect(),
+        );
+        pools.set_shard(shard);
+        plan.pools = std::sync::Arc::new(pools);
+    }
+    if local {
+        plan.source_addresses = shard.split_sources(&plan.source_addresses);
+    }
+    Sharded { seed_from_profile }
+}
+
 /// Kubernetes Indexed Job: the pod's completion index.
 pub const K8S_INDEX: &str = "JOB_COMPLETION_INDEX";
 /// The Job's completion count: Kubernetes has no variable for it, so the kustomize base
