@@ -415,6 +415,7 @@ mod reports;
 mod rmcp_peer;
 mod scripted_server;
 mod secrets;
+mod shards;
 mod signals;
 mod soak;
 mod soak_report;
