@@ -63,6 +63,15 @@ pub struct RunOutcome {
 
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
+    if let Some(n) = args.processes {
+        // This command's own arguments after `run`, for the children.
+        let argv: Vec<std::ffi::OsString> = std::env::args_os()
+            .skip(1)
+            .skip_while(|a| a != "run")
+            .skip(1)
+            .collect();
+        return shard::processes::run(&args, n, &argv).await;
+    }
     // The shard and the start time first: a bad one stops the run before anything starts.
     let shard = match args.shard.as_deref() {
         Some(text) => shard::Shard::parse(text)?,
@@ -195,7 +204,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
 }
 
 /// `--out`, or `results/<name>-<time>`; created.
-fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
     let dir = out.map(PathBuf::from).unwrap_or_else(|| {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
             .to_string()

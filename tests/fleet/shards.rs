@@ -198,3 +198,51 @@ async fn a_shard_late_for_its_start_or_a_bad_shard_fails_before_starting() {
         assert!(!out.join("summary.json").exists(), "no session ran");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn processes_start_one_shard_each_that_add_up_to_one_run() {
+    let server = builtin_http(ServerOptions::default()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(dir.path(), PROFILE);
+    let out = dir.path().join("together");
+    let o = tokio::time::timeout(
+        LIMIT,
+        tokio::process::Command::new(fleet_program())
+            .arg("run")
+            .arg(&profile)
+            .args(["--target", &server.url(), "--quiet", "--processes", "2"])
+            .args(["--rate", "60/s", "--sessions", "30", "--seed", "3", "--out"])
+            .arg(&out)
+            .output(),
+    )
+    .await
+    .expect("finished in time")
+    .expect("started");
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Each child ran its shard into DIR/shard-i, its stderr in DIR/shard-i.log.
+    let read = |i: usize| -> Value {
+        let text = std::fs::read_to_string(out.join(format!("shard-{i}/summary.json")))
+            .unwrap_or_else(|e| panic!("shard {i}: {e}; {err}"));
+        serde_json::from_str(&text).expect("JSON")
+    };
+    let (a, b) = (read(0), read(1));
+    assert!(out.join("shard-0.log").is_file() && out.join("shard-1.log").is_file());
+    assert_eq!(a["run"]["started_at"], b["run"]["started_at"], "one start");
+    let whole = run(
+        &profile,
+        &server.url(),
+        &dir.path().join("whole"),
+        &["--rate", "60/s", "--sessions", "30", "--seed", "3"],
+    )
+    .await;
+    assert_eq!(add(&counts(&a), &counts(&b)), counts(&whole));
+    // The merge into DIR is part B's `merge_dirs`: until it lands, the command says so
+    // (exit 2); then it writes DIR/summary.json.
+    if o.status.success() {
+        assert!(out.join("summary.json").is_file());
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("merge"), "{err}");
+    }
+    server.shutdown().await;
+}
