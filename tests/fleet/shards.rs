@@ -246,3 +246,41 @@ async fn processes_start_one_shard_each_that_add_up_to_one_run() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn ctrl_c_while_waiting_for_the_start_stops_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut child = tokio::process::Command::new(fleet_program())
+        .args(["run", "--quiet", "--start-at", "+60s", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // Ready (the interval files exist once the instruments run), then waiting.
+    let ready = async {
+        while !out.join("intervals.csv").exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    tokio::time::timeout(LIMIT, ready)
+        .await
+        .expect("ready in time");
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("signal");
+    // Well before the 60 s start: the wait is cut short, not sat out.
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("stopped during the wait")
+        .expect("waits");
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("results written");
+    let json: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(json["sessions"]["started"], 0, "no session started");
+    assert_eq!(json["run"]["stopped_by"], "interrupted");
+}
