@@ -24,6 +24,7 @@ pub mod instruments;
 pub mod merge;
 pub mod metrics;
 pub mod plan;
+pub mod processes;
 pub mod profile;
 pub mod protocol;
 pub mod redact;
@@ -64,13 +65,7 @@ pub struct RunOutcome {
 /// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     if let Some(n) = args.processes {
-        // This command's own arguments after `run`, for the children.
-        let argv: Vec<std::ffi::OsString> = std::env::args_os()
-            .skip(1)
-            .skip_while(|a| a != "run")
-            .skip(1)
-            .collect();
-        return shard::processes::run(&args, n, &argv).await;
+        return run_processes(&args, n).await;
     }
     // The shard and the start time first: a bad one stops the run before anything starts.
     let shard = match args.shard.as_deref() {
@@ -88,7 +83,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
     let mut plan = Plan::from_source(&source, &args.overrides)?;
     let local = std::env::var_os(shard::LOCAL_SHARDS).is_some();
-    let sharded = shard::apply(&mut plan, shard, local);
+    let sharded = apply_shard(&mut plan, shard, local);
     let plan = Arc::new(plan);
     let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
     let results_dir = results_dir(&plan, args.out.as_deref())?;
@@ -203,8 +198,68 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     })
 }
 
+/// `run --processes N`: the plan and the results folder once, then N shard processes
+/// of this program and their merge ([`processes`]).
+async fn run_processes(args: &RunArgs, n: u32) -> anyhow::Result<RunOutcome> {
+    processes::check(args, n)?;
+    let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
+    let plan = Plan::from_source(&source, &args.overrides)?;
+    let dir = results_dir(&plan, args.out.as_deref())?;
+    // This command's own arguments after `run`, for the children.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os()
+        .skip(1)
+        .skip_while(|a| a != "run")
+        .skip(1)
+        .collect();
+    let done = processes::run(args, n, &argv, &plan, &dir).await?;
+    Ok(RunOutcome {
+        summary: done.merged.summary,
+        results_dir: done.merged.dir,
+        stopped_by: done.stopped_by,
+        shard: shard::Shard::ONE,
+        start: done.start,
+    })
+}
+
+/// What running as `shard` changed in a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sharded {
+    /// The profile named no seed: it was derived from the written profile.
+    seed_from_profile: bool,
+}
+
+/// Make `plan` shard `shard`'s: the same seed on every shard (the profile's, else
+/// [`shard::profile_seed`] of the written profile), `unique` rows drawn as this shard, and, when
+/// the shards share one machine (`local`), this shard's part of the source addresses.
+/// Before the plan is shared (its pools must be ours alone).
+fn apply_shard(plan: &mut Plan, shard: shard::Shard, local: bool) -> Sharded {
+    let mut seed_from_profile = false;
+    if shard.is_sharded() && plan.effective_profile.seed.is_none() {
+        plan.seed = shard::profile_seed(&plan.profile_toml());
+        seed_from_profile = true;
+    }
+    if let Some(pools) = std::sync::Arc::get_mut(&mut plan.pools) {
+        pools.set_shard(shard);
+    } else {
+        // Shared already: rebuild the pools' draw state for this shard.
+        let mut pools = crate::plan::data::Pools(
+            plan.pools
+                .0
+                .iter()
+                .map(crate::plan::data::Pool::clone_rows)
+                .collect(),
+        );
+        pools.set_shard(shard);
+        plan.pools = std::sync::Arc::new(pools);
+    }
+    if local {
+        plan.source_addresses = shard.split_sources(&plan.source_addresses);
+    }
+    Sharded { seed_from_profile }
+}
+
 /// `--out`, or `results/<name>-<time>`; created.
-pub(crate) fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
     let dir = out.map(PathBuf::from).unwrap_or_else(|| {
         let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
             .to_string()

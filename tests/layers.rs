@@ -25,6 +25,9 @@ const LAYERS: &[&[&str]] = &[
     &["protocol", "profile"],
     // Phases, failures, ids, samples and the collector: measurement vocabulary.
     &["metrics"],
+    // Shards of a run (I/N, `--shard auto`, `--start-at`): vocabulary the plan's pools,
+    // the fleet and the results use.
+    &["shard"],
     &["plan"],
     &["transport"],
     // The resource watcher: the server's processes (the stdio children the transport
@@ -42,6 +45,10 @@ const LAYERS: &[&[&str]] = &[
     &["instruments"],
     // The results of a run, written at its end and at every checkpoint.
     &["results"],
+    // `merge`: the shards' results folders into one.
+    &["merge"],
+    // `run --processes`: local shard processes, then their merge.
+    &["processes"],
     // The crate root: `run`, `serve`, `validate`, `report`, `compare`.
     &["lib"],
     // `inspect` reuses the root's way from the command line to a plan.

@@ -2,11 +2,11 @@
 //! k mod N = I (open model: arrival k, its intended time and its seed; closed model:
 //! virtual client k), as k6's execution segments do, so the N shards together make
 //! exactly the schedule and the choices of one process. `--start-at` anchors every
-//! shard's schedule and intervals to one wall-clock moment; `merge` (see
-//! [`crate::merge`]) adds their raw figures into one exact report; `--processes`
-//! ([`processes`]) runs N local shards from one command.
+//! shard's schedule and intervals to one wall-clock moment; `merge` adds their raw
+//! figures into one exact report; `--processes` runs N local shards from one command.
+//! This module is the vocabulary, below the plan (which draws `unique` rows by shard);
+//! `lib::run` applies it to a run.
 
-pub mod processes;
 mod start;
 
 pub use start::{Start, StartAt, StartError, START_TOLERANCE};
@@ -127,43 +127,6 @@ impl Shard {
             .map(|(_, a)| a.clone())
             .collect()
     }
-}
-
-/// What running as `shard` changed in a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sharded {
-    /// The profile named no seed: it was derived from the written profile.
-    pub seed_from_profile: bool,
-}
-
-/// Make `plan` shard `shard`'s: the same seed on every shard (the profile's, else
-/// [`profile_seed`] of the written profile), `unique` rows drawn as this shard, and, when
-/// the shards share one machine (`local`), this shard's part of the source addresses.
-/// Before the plan is shared (its pools must be ours alone).
-pub fn apply(plan: &mut crate::plan::Plan, shard: Shard, local: bool) -> Sharded {
-    let mut seed_from_profile = false;
-    if shard.is_sharded() && plan.effective_profile.seed.is_none() {
-        plan.seed = profile_seed(&plan.profile_toml());
-        seed_from_profile = true;
-    }
-    if let Some(pools) = std::sync::Arc::get_mut(&mut plan.pools) {
-        pools.set_shard(shard);
-    } else {
-        // Shared already: rebuild the pools' draw state for this shard.
-        let mut pools = crate::plan::data::Pools(
-            plan.pools
-                .0
-                .iter()
-                .map(crate::plan::data::Pool::clone_rows)
-                .collect(),
-        );
-        pools.set_shard(shard);
-        plan.pools = std::sync::Arc::new(pools);
-    }
-    if local {
-        plan.source_addresses = shard.split_sources(&plan.source_addresses);
-    }
-    Sharded { seed_from_profile }
 }
 
 /// Kubernetes Indexed Job: the pod's completion index.

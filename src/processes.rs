@@ -4,17 +4,18 @@
 //! The parent resolves the plan once (a bad profile fails before anything is spawned),
 //! picks one start time [`PREPARE`] ahead, and starts N copies of this program with the
 //! same arguments plus `--shard i/N --start-at TIME --out DIR/shard-i --quiet`, each
-//! child's stderr in `DIR/shard-i.log` and [`super::LOCAL_SHARDS`] set so that each takes
+//! child's stderr in `DIR/shard-i.log` and [`crate::shard::LOCAL_SHARDS`] set so that each takes
 //! its part of the source addresses. Ctrl-C and SIGTERM are passed on to the children
 //! (who write their results as a run does); when all have ended, their folders are
 //! merged into DIR ([`crate::merge::merge_dirs`]). A child that could not do its part
 //! fails the whole run (exit 2), naming its shard and its log.
 
-use super::{Shard, Start};
 use crate::cli::RunArgs;
+use crate::merge::Merged;
 use crate::plan::Plan;
+use crate::shard::{Shard, Start};
 use crate::stop::{StopReason, StopSignal};
-use crate::{console, report, RunOutcome};
+use crate::{console, report};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -92,8 +93,17 @@ pub fn check_child(
     }
 }
 
-/// `run --processes N` (`argv`: this command's arguments, without the program).
-pub async fn run(args: &RunArgs, n: u32, argv: &[OsString]) -> anyhow::Result<RunOutcome> {
+/// What the shards made together.
+#[derive(Debug)]
+pub struct Done {
+    pub merged: Merged,
+    pub stopped_by: StopReason,
+    /// The shared start; each shard's own lateness is in its folder.
+    pub start: Start,
+}
+
+/// `--processes N` with the other options: a count in range, and no `--shard`.
+pub fn check(args: &RunArgs, n: u32) -> anyhow::Result<()> {
     if n == 0 || n > MAX_PROCESSES {
         anyhow::bail!(
             "--processes {n}: not from 1 to {MAX_PROCESSES}\nfix: e.g. --processes 4 (one per core, or as many as the open-file limit asks for)"
@@ -104,11 +114,20 @@ pub async fn run(args: &RunArgs, n: u32, argv: &[OsString]) -> anyhow::Result<Ru
             "--processes and --shard together: --processes makes its own shards\nfix: give one of them (--shard I/N on each machine, --processes N on one)"
         );
     }
-    let source = crate::plan::Source::choose(args.profile.as_deref(), &args.overrides);
-    let plan = Plan::from_source(&source, &args.overrides)?;
-    let dir = crate::results_dir(&plan, args.out.as_deref())?;
+    Ok(())
+}
+
+/// `run --processes N` of `plan` into `dir` (`argv`: this command's arguments after
+/// `run`, which the children get again).
+pub async fn run(
+    args: &RunArgs,
+    n: u32,
+    argv: &[OsString],
+    plan: &Plan,
+    dir: &Path,
+) -> anyhow::Result<Done> {
     let start_at = match args.start_at.as_deref() {
-        Some(text) => super::StartAt::parse(text, SystemTime::now())?.at,
+        Some(text) => crate::shard::StartAt::parse(text, SystemTime::now())?.at,
         None => SystemTime::now() + PREPARE,
     };
     let start_text = humantime::format_rfc3339_micros(start_at).to_string();
@@ -134,7 +153,7 @@ pub async fn run(args: &RunArgs, n: u32, argv: &[OsString]) -> anyhow::Result<Ru
         let child = tokio::process::Command::new(&program)
             .arg("run")
             .args(child_args(argv, shard, &start_text, &out))
-            .env(super::LOCAL_SHARDS, "1")
+            .env(crate::shard::LOCAL_SHARDS, "1")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(log)
@@ -149,7 +168,7 @@ pub async fn run(args: &RunArgs, n: u32, argv: &[OsString]) -> anyhow::Result<Ru
         let status = child.wait().await.context("waiting for a shard")?;
         check_child(*shard, status, log, forwarded)?;
     }
-    let merged = crate::merge::merge_dirs(&dirs, &dir)?;
+    let merged = crate::merge::merge_dirs(&dirs, dir)?;
     if args.quiet {
         console::outln(format_args!("{}", merged.dir.display()));
     } else {
@@ -164,11 +183,9 @@ pub async fn run(args: &RunArgs, n: u32, argv: &[OsString]) -> anyhow::Result<Ru
         None if plan.load.sessions.is_some() => StopReason::Sessions,
         None => StopReason::Duration,
     };
-    Ok(RunOutcome {
-        summary: merged.summary,
-        results_dir: merged.dir,
+    Ok(Done {
+        merged,
         stopped_by,
-        shard: Shard::ONE,
         start: Start {
             at: start_at,
             late: Duration::ZERO,
