@@ -157,6 +157,9 @@ pub async fn run(
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(log)
+            // Their own process group: a terminal's Ctrl-C reaches the parent only, which
+            // passes it on once (a second SIGINT would abandon their sessions at once).
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting shard {shard} ({})", program.display()))?;
