@@ -131,6 +131,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
             .duration_since(started_at)
             .unwrap_or_default(),
     };
+    if start_at.is_some() && !args.quiet {
+        console::errln(format_args!(
+            "  started {:.3} ms after --start-at",
+            start.late.as_secs_f64() * 1e3
+        ));
+    }
     let run = Arc::new(results::Run {
         plan: plan.clone(),
         dir: results_dir.clone(),
