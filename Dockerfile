@@ -18,6 +18,8 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY peers ./peers
 COPY src ./src
+# The built-in quickstart profile is compiled into the binary.
+COPY profiles ./profiles
 RUN cargo build --release --locked --bin mcp-fleet \
  && install -D -m 0755 target/release/mcp-fleet /out/mcp-fleet
 
