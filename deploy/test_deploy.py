@@ -12,6 +12,7 @@ Needs PyYAML and a kubectl with kustomize (deploy/check.sh installs both from Py
 import copy
 import datetime
 import fnmatch
+import json
 import os
 import re
 import subprocess
@@ -312,6 +313,59 @@ class Driver(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertFalse([c for c in calls if " apply " in f" {c} "], calls)
         self.assertIn("resuming", out)
+
+
+class Compare(unittest.TestCase):
+    """scripts/netns_compare.py, which judges the end-to-end run of scripts/netns-e2e.sh."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+        import netns_compare
+
+        self.c = netns_compare
+        self.summary = {
+            "run": {"started_at": "2026-12-02T18:00:00Z", "duration_s": 5.0},
+            "sessions": {"started": 1000, "completed": 1000, "failed": 0, "rate_per_s": 199.2},
+            "phases": {"lag": {"count": 1000, "min_us": 120, "p99_us": 900}},
+            "personas": {"a": {"sessions": 750, "phases": {"initialize": {"count": 750, "mean_us": 3.5}}}},
+            "tools": {"echo": {"calls": 400}},
+        }
+
+    def test_identical_counts_pass_whatever_the_timings(self):
+        other = copy.deepcopy(self.summary)
+        other["phases"]["lag"]["p99_us"] = 5000
+        other["sessions"]["rate_per_s"] = 180.0
+        other["personas"]["a"]["phases"]["initialize"]["mean_us"] = 9.9
+        self.assertEqual(self.c.compare(self.summary, other), [])
+
+    def test_a_different_count_is_named(self):
+        for path, value in ((("tools", "echo", "calls"), 399), (("personas", "a", "sessions"), 751)):
+            other = copy.deepcopy(self.summary)
+            node = other
+            for k in path[:-1]:
+                node = node[k]
+            node[path[-1]] = value
+            diff = self.c.compare(self.summary, other)
+            self.assertEqual(len(diff), 1, diff)
+            self.assertIn(".".join(path), diff[0])
+
+    def run_main(self, lates):
+        with tempfile.TemporaryDirectory() as tmp:
+            dirs = []
+            for name, late in [("one", None), ("merged", None)] + [(f"shard-{i}", x) for i, x in enumerate(lates)]:
+                d = os.path.join(tmp, name)
+                os.mkdir(d)
+                with open(os.path.join(d, "summary.json"), "w") as f:
+                    json.dump(self.summary, f)
+                if late is not None:
+                    with open(os.path.join(d, "state.json"), "w") as f:
+                        json.dump({"run": {"start_late_us": late}}, f)
+                dirs.append(d)
+            return self.c.main(["x", dirs[0], dirs[1], "50", *dirs[2:]])
+
+    def test_start_skew_is_bounded(self):
+        self.assertEqual(self.run_main([1_000, 30_000]), 0)
+        self.assertEqual(self.run_main([1_000, 61_000]), 1)
 
 
 class Slurm(unittest.TestCase):

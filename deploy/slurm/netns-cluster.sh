@@ -174,7 +174,7 @@ duration = "3s"
 url = "$url"
 EOF
 job=$(ctl sbatch --parsable --nodes=2 --ntasks=2 --chdir="$work" --time=5 \
-  --export=ALL,PROFILE="$work/profile.toml",RESULTS="$work/results",MARGIN=5,MCP_FLEET="$bin" \
+  --export="ALL,PROFILE=$work/profile.toml,RESULTS=$work/results,MARGIN=5,MCP_FLEET=$bin" \
   "$here/mcp-fleet.sbatch")
 echo "netns-cluster: job $job submitted"
 for _ in $(seq 240); do
