@@ -59,7 +59,7 @@ check "test_deploy.py" "$tools/bin/python" -m unittest deploy/test_deploy.py
 echo "== deploy: hadolint, shellcheck"
 check "hadolint Dockerfile" "$tools/bin/hadolint" Dockerfile
 check "shellcheck" "$tools/bin/shellcheck" deploy/check.sh deploy/kubernetes/run.sh deploy/slurm/mcp-fleet.sbatch \
-  deploy/slurm/netns-cluster.sh scripts/netns-e2e.sh
+  deploy/slurm/netns-cluster.sh deploy/podman-local.sh scripts/netns-e2e.sh
 
 echo "deploy: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -105,7 +105,7 @@ wait_job() {
       Complete) return 0 ;;
       Failed)
         echo "run.sh: job/$job failed; the last lines of its pods:" >&2
-        "$kubectl" "${ns[@]}" logs --selector "batch.kubernetes.io/job-name=$job" --prefix --tail 20 >&2 || true
+        "$kubectl" "${ns[@]}" logs --selector "job-name=$job" --prefix --tail 20 >&2 || true
         return 1 ;;
     esac
     if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -138,7 +138,7 @@ wait_job "$merge_job" || merge_rc=$?
 "$kubectl" "${ns[@]}" logs "job/$merge_job" || true
 if [ "$merge_rc" != 0 ]; then
   # merge exits 1 when a threshold failed: the report is written all the same.
-  code=$("$kubectl" "${ns[@]}" get pods --selector "batch.kubernetes.io/job-name=$merge_job" \
+  code=$("$kubectl" "${ns[@]}" get pods --selector "job-name=$merge_job" \
     -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}' 2>/dev/null || true)
   if [ "$code" != 1 ]; then exit 2; fi
 fi
