@@ -7,14 +7,15 @@ between any two runs.
     python3 scripts/netns_compare.py ONE_DIR MERGED_DIR MAX_SKEW_MS SHARD_DIR...
 
 The start skew of a shard is how late its schedule really began after the shared
---start-at: the state file's lateness field when it has one (a key with "late" in its
-name, in µs or ns), else the earliest `lag` of its summary (its first arrival's
+--start-at: the state file's lateness field when it has one (a key like late_us,
+start_late_us or late_ns), else the earliest `lag` of its summary (its first arrival's
 lateness). The skew between shards is the spread of those, plus any difference of the
 anchors themselves (started_at), which must all be equal.
 """
 
 import json
 import os
+import re
 import sys
 
 TIMING_SUFFIXES = ("_us", "_ns", "_ms", "_s", "_per_s", "_at")
@@ -70,7 +71,7 @@ def find_late_us(state):
         v = stack.pop()
         if isinstance(v, dict):
             for k, x in v.items():
-                if "late" in k and isinstance(x, int) and not isinstance(x, bool):
+                if re.search(r"(^|_)late(_|$)", k) and isinstance(x, int) and not isinstance(x, bool):
                     return x // 1000 if k.endswith("_ns") else x
                 stack.append(x)
         elif isinstance(v, list):
