@@ -48,7 +48,7 @@ command -v ip >/dev/null || die "no ip command" "apt-get install iproute2"
 [ -x "$bin" ] || die "no mcp-fleet program at $bin" "cargo build --release, or --bin PATH"
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 [ -n "$out" ] || out=$(mktemp -d /tmp/netns-e2e.XXXXXX)
-mkdir -p "$out"
+mkdir -p "$out/logs"
 
 # Names unique to this run, so two runs (or a crashed earlier one) do not collide.
 tag="mfe$$"
@@ -87,15 +87,15 @@ for ((i = 0; i < shards; i++)); do add_host "s$i" "$net.$((10 + i))"; done
 in_ns() { local ns="$tag-$1"; shift; timeout "$step_timeout" ip netns exec "$ns" "$@"; }
 
 # The server, on a port its kernel picks, in its own namespace.
-ip netns exec "$tag-srv" "$bin" serve --http "$net.1:0" >"$out/server.out" 2>"$out/server.err" &
+ip netns exec "$tag-srv" "$bin" serve --http "$net.1:0" >"$out/logs/server.out" 2>"$out/logs/server.err" &
 pids+=($!)
 url=""
 for _ in $(seq 100); do
-  url=$(cat "$out/server.out" "$out/server.err" 2>/dev/null | grep -o 'http://[0-9.:]*/mcp' | head -1 || true)
+  url=$(cat "$out/logs/server.out" "$out/logs/server.err" 2>/dev/null | grep -o 'http://[0-9.:]*/mcp' | head -1 || true)
   [ -n "$url" ] && break
   sleep 0.1
 done
-[ -n "$url" ] || die "the server did not start: $(cat "$out/server.err")"
+[ -n "$url" ] || die "the server did not start: $(cat "$out/logs/server.err")"
 echo "netns-e2e: server at $url in $tag-srv; $shards shard hosts, one unsharded host"
 
 # The profile: an open model (a fixed number of arrivals, rate × duration), two personas
@@ -134,8 +134,8 @@ steps = [{ op = "prompts/list" }, { op = "ping" }]
 EOF
 
 # The reference: one process at the whole load, from its own host.
-in_ns one "$bin" run "$out/profile.toml" --out "$out/one" --quiet >"$out/one.log" 2>&1 \
-  || die "the unsharded run failed: $(tail -5 "$out/one.log")"
+in_ns one "$bin" run "$out/profile.toml" --out "$out/one" --quiet >"$out/logs/one.log" 2>&1 \
+  || die "the unsharded run failed: $(tail -5 "$out/logs/one.log")"
 echo "netns-e2e: unsharded run across namespaces: $out/one"
 
 if $unsharded_only; then
@@ -155,17 +155,17 @@ start_at=$(date -u -d "+$margin seconds" +%Y-%m-%dT%H:%M:%SZ)
 shard_pids=()
 for ((i = 0; i < shards; i++)); do
   in_ns "s$i" "$bin" run "$out/profile.toml" --shard "$i/$shards" --start-at "$start_at" \
-    --out "$out/shard-$i" --quiet >"$out/shard-$i.log" 2>&1 &
+    --out "$out/shard-$i" --quiet >"$out/logs/shard-$i.log" 2>&1 &
   shard_pids+=($!); pids+=($!)
 done
 failed=0
 for ((i = 0; i < shards; i++)); do
-  wait "${shard_pids[$i]}" || { echo "netns-e2e: shard $i/$shards failed: $(tail -3 "$out/shard-$i.log")" >&2; failed=1; }
+  wait "${shard_pids[$i]}" || { echo "netns-e2e: shard $i/$shards failed: $(tail -3 "$out/logs/shard-$i.log")" >&2; failed=1; }
 done
 [ "$failed" = 0 ] || exit 1
 echo "netns-e2e: $shards shards started at $start_at"
 
-timeout "$step_timeout" "$bin" merge "$out"/shard-* --out "$out/merged" --quiet >"$out/merge.log" 2>&1 \
-  || die "merge failed: $(tail -5 "$out/merge.log")"
+timeout "$step_timeout" "$bin" merge "$out"/shard-* --out "$out/merged" --quiet >"$out/logs/merge.log" 2>&1 \
+  || die "merge failed: $(tail -5 "$out/logs/merge.log")"
 
 python3 "$(dirname "$0")/netns_compare.py" "$out/one" "$out/merged" "$max_skew_ms" "$out"/shard-*
