@@ -20,8 +20,10 @@ COPY peers ./peers
 COPY src ./src
 # The built-in quickstart profile is compiled into the binary.
 COPY profiles ./profiles
+# The binary is stripped (install -s): the release profile's line tables are for
+# local debugging, not for the image.
 RUN cargo build --release --locked --bin mcp-fleet \
- && install -D -m 0755 target/release/mcp-fleet /out/mcp-fleet
+ && install -D -s -m 0755 target/release/mcp-fleet /out/mcp-fleet
 
 FROM ${RUNTIME_IMAGE} AS runtime
 COPY --from=build /out/mcp-fleet /usr/local/bin/mcp-fleet

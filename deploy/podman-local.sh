@@ -43,12 +43,14 @@ podman build --isolation chroot --network host -t localhost/mcp-fleet:dev \
 
 echo "== the image"
 podman image inspect --format 'user {{.Config.User}}, entrypoint {{.Config.Entrypoint}}, cmd {{.Config.Cmd}}, {{.Size}} bytes' localhost/mcp-fleet:dev
-root=$(podman image mount localhost/mcp-fleet:dev)
-trap 'podman image unmount localhost/mcp-fleet:dev >/dev/null' EXIT
+# A container's root filesystem (writable, unlike the image's own mount), not started.
+cid=$(podman create localhost/mcp-fleet:dev)
+root=$(podman mount "$cid")
+trap 'podman umount "$cid" >/dev/null; podman rm "$cid" >/dev/null' EXIT
 ls -l "$root/usr/local/bin/mcp-fleet"
 echo "== its binary, as user 10001, in its own root filesystem"
 chroot --userspec 10001:10001 "$root" /usr/local/bin/mcp-fleet --version
 chroot --userspec 10001:10001 "$root" /usr/local/bin/mcp-fleet run --sessions 20 --out /tmp/image-check --quiet
-test -f "$root/tmp/image-check/summary.json"
-rm -rf "$root/tmp/image-check"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["sessions"]; print(s); sys.exit(s["failed"] != 0)' \
+  "$root/tmp/image-check/summary.json"
 echo "podman-local: ok"
