@@ -251,9 +251,14 @@ class Driver(unittest.TestCase):
         self.assertLessEqual((start - before).total_seconds(), 150)
 
     def test_render_refuses_bad_input(self):
-        for args in (["--run-id", "Bad_Name"], ["--margin", "soon"], ["--overlay", "/nonexistent"], ["--what"]):
+        env = dict(os.environ, KUBECTL=KUBECTL)
+        for args in (["--run-id", "Bad_Name"], ["--margin", "soon"], ["--overlay", "/nonexistent"], ["--what"], ["no-kubectl"]):
             with self.subTest(args=args):
-                p = subprocess.run([os.path.join(K8S, "run.sh"), "--render-only", *args], capture_output=True, text=True)
+                if args == ["no-kubectl"]:
+                    args, env = [], dict(env, KUBECTL="/nonexistent/kubectl")
+                p = subprocess.run(
+                    [os.path.join(K8S, "run.sh"), "--render-only", *args], capture_output=True, text=True, env=env
+                )
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("fix:", p.stderr)
 

@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+command -v "$kubectl" >/dev/null || die "no kubectl ($kubectl)" "install kubectl 1.29 or later, or set KUBECTL=/path/to/kubectl"
 [ -f "$overlay/kustomization.yaml" ] || die "no kustomization.yaml in $overlay" "--overlay DIR names a kustomize overlay of deploy/kubernetes/base"
 case "$margin" in ''|*[!0-9]*) die "--margin $margin: not a number of seconds" "e.g. --margin 120" ;; esac
 case "$timeout" in ''|*[!0-9]*) die "--timeout $timeout: not a number of seconds" "e.g. --timeout 3600" ;; esac
