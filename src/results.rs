@@ -91,12 +91,15 @@ pub fn facts(
         resources,
         soak,
         checkpoint_at: moment.checkpoint.then_some(moment.at),
+        shard: run.shard,
+        merged: false,
     }
 }
 
 /// Build the summary from `stats` and `facts` and write the results folder's summary
-/// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml), each
-/// atomically; the interval files are written while the run goes.
+/// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml) and the
+/// run's raw state (`state.json`, what `mcp-fleet merge` adds), each atomically; the
+/// interval files are written while the run goes.
 pub fn write(
     run: &Run,
     stats: &Stats,
@@ -117,6 +120,7 @@ pub fn write(
         histograms,
     )
     .with_context(|| format!("writing results to {}", dir.display()))?;
+    crate::merge::state::State::of(&run.plan, run.shard, stats, facts)?.write(dir)?;
     if let Some(e) = &stats.interval_error {
         anyhow::bail!(
             "writing the interval files (.hlog, intervals.csv) to {}: {e}",

@@ -1,0 +1,151 @@
+//! The merged interval files. Every shard's intervals are nominal (interval k starts at
+//! kΔ from the shared start), so interval k of the whole run is the sum of interval k of
+//! every shard: its histogram (read back from each shard's `.hlog`) and its errors (from
+//! each shard's `intervals.csv`). The merged files are written by the run's own sinks.
+
+use super::state::add;
+use crate::metrics::{IntervalRow, IntervalSink, Phase, LATENCY_BOUND_US};
+use crate::report::{csv, hlog};
+use anyhow::Context;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// One merged interval of one phase.
+struct Slot {
+    hist: Histogram<u64>,
+    errors: u64,
+    len_s: f64,
+}
+
+fn empty() -> anyhow::Result<Histogram<u64>> {
+    Histogram::new_with_bounds(1, LATENCY_BOUND_US, 3).context("a histogram")
+}
+
+/// Interval k of a start `start_s` seconds in.
+fn index(start_s: f64, every_s: f64) -> u64 {
+    // Non-negative and finite by construction; a broken file gives interval 0.
+    let k = (start_s / every_s).round();
+    if k.is_finite() && k >= 0.0 {
+        k as u64
+    } else {
+        0
+    }
+}
+
+/// Add the intervals of `dirs` and write them to `out` (started at `started_at`, of
+/// `every_s` seconds); the merged rows, in time order.
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    started_at: SystemTime,
+    every_s: f64,
+) -> anyhow::Result<Vec<IntervalRow>> {
+    let mut slots: BTreeMap<(u64, usize), Slot> = BTreeMap::new();
+    for dir in dirs {
+        read_shard(dir, every_s, &mut slots)?;
+    }
+    let mut sinks: Vec<Box<dyn IntervalSink>> = vec![
+        Box::new(hlog::HlogSink::new(out, started_at)),
+        Box::new(
+            csv::CsvSink::create(out)
+                .with_context(|| format!("creating {}", out.join(csv::FILE_NAME).display()))?,
+        ),
+    ];
+    let mut rows = Vec::new();
+    let mut current = None;
+    for (&(k, phase), slot) in &slots {
+        if current.is_some_and(|c| c != k) {
+            for sink in &mut sinks {
+                sink.end_of_interval()?;
+            }
+        }
+        current = Some(k);
+        let row = row_of(k as f64 * every_s, Phase::ALL[phase], slot);
+        for sink in &mut sinks {
+            sink.interval(&row, &slot.hist)
+                .with_context(|| format!("writing the merged intervals to {}", out.display()))?;
+        }
+        rows.push(row);
+    }
+    for sink in &mut sinks {
+        sink.end_of_interval()?;
+        sink.finish()?;
+    }
+    Ok(rows)
+}
+
+/// The row of one merged interval, its percentiles from the added histogram (as the
+/// collector makes a row of its own).
+fn row_of(start_s: f64, phase: Phase, slot: &Slot) -> IntervalRow {
+    let h = &slot.hist;
+    let q = |q: f64| {
+        if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(q)
+        }
+    };
+    IntervalRow {
+        start_s,
+        len_s: slot.len_s,
+        phase,
+        count: h.len() + slot.errors,
+        errors: slot.errors,
+        p50_us: q(0.5),
+        p90_us: q(0.9),
+        p95_us: q(0.95),
+        p99_us: q(0.99),
+        max_us: h.max(),
+    }
+}
+
+/// Add one shard's intervals into `slots`.
+fn read_shard(
+    dir: &Path,
+    every_s: f64,
+    slots: &mut BTreeMap<(u64, usize), Slot>,
+) -> anyhow::Result<()> {
+    let csv_path = dir.join(csv::FILE_NAME);
+    let rows = if csv_path.is_file() {
+        csv::read(&csv_path)?
+    } else {
+        Vec::new()
+    };
+    for r in rows {
+        let slot = slot(slots, index(r.start_s, every_s), r.phase)?;
+        slot.errors += r.errors;
+        slot.len_s = slot.len_s.max(r.len_s);
+    }
+    for phase in Phase::ALL {
+        let path = dir.join(hlog::file_name(phase));
+        if !path.is_file() {
+            continue;
+        }
+        for logged in hlog::read_log(&path)? {
+            let k = index(logged.start.as_secs_f64(), every_s);
+            let slot = slot(slots, k, phase)?;
+            add(&mut slot.hist, &logged.histogram)
+                .with_context(|| format!("{}", path.display()))?;
+            slot.len_s = slot.len_s.max(logged.length.as_secs_f64());
+        }
+    }
+    Ok(())
+}
+
+fn slot(
+    slots: &mut BTreeMap<(u64, usize), Slot>,
+    k: u64,
+    phase: Phase,
+) -> anyhow::Result<&mut Slot> {
+    use std::collections::btree_map::Entry;
+    Ok(match slots.entry((k, phase.index())) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(e) => e.insert(Slot {
+            hist: empty()?,
+            errors: 0,
+            len_s: 0.0,
+        }),
+    })
+}
