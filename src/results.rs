@@ -91,8 +91,8 @@ pub fn facts(
         resources,
         soak,
         checkpoint_at: moment.checkpoint.then_some(moment.at),
-        shard: run.shard,
-        merged: false,
+        shard: run.shard.is_sharded().then(|| run.shard.to_string()),
+        shards: None,
     }
 }
 
@@ -120,7 +120,11 @@ pub fn write(
         histograms,
     )
     .with_context(|| format!("writing results to {}", dir.display()))?;
-    crate::merge::state::State::of(&run.plan, run.shard, stats, facts)?.write(dir)?;
+    let shard = crate::merge::state::ShardIndex {
+        index: run.shard.index,
+        count: run.shard.count,
+    };
+    crate::merge::state::State::of(&run.plan, shard, stats, facts)?.write(dir)?;
     if let Some(e) = &stats.interval_error {
         anyhow::bail!(
             "writing the interval files (.hlog, intervals.csv) to {}: {e}",

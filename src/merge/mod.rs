@@ -15,7 +15,6 @@ pub mod state;
 
 use crate::cli::MergeArgs;
 use crate::report::{self, RunFacts, Summary};
-use crate::shard::Shard;
 use anyhow::{bail, Context};
 use state::{Part, State};
 use std::path::{Path, PathBuf};
@@ -178,11 +177,8 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         resources: first.run.resources.clone(),
         soak: first.run.soak.clone(),
         checkpoint_at: checkpoint.then(|| state::time_of(finished_ns)),
-        shard: Shard {
-            index: 0,
-            count: first.shards,
-        },
-        merged: true,
+        shard: None,
+        shards: Some(first.shards),
     };
     let thresholds = first
         .plan

@@ -16,7 +16,6 @@ use crate::protocol::{Era, TransportKind, VersionId};
 use crate::report::soak::Soak;
 use crate::report::summary::PlanBasis;
 use crate::report::RunFacts;
-use crate::shard::Shard;
 use anyhow::{bail, Context};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -30,12 +29,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The version of the state's shape; a reader refuses any other.
 pub const FORMAT: u32 = 1;
 
+/// Shard `index` of `count`, as a state says it (the same shape as
+/// `crate::shard::Shard`, which stands above this module: `--processes` merges).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardIndex {
+    pub index: u32,
+    pub count: u32,
+}
+
 /// Which part of the run a state is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Part {
     /// One shard (`{"index": 1, "count": 4}`; an unsharded run is 0 of 1).
-    Shard(Shard),
+    Shard(ShardIndex),
     /// `"merged"`: made by `mcp-fleet merge` from `shards` shards.
     Merged(String),
 }
@@ -105,7 +112,7 @@ impl State {
     /// The state of a run (or a checkpoint) of `plan` as `shard`.
     pub fn of(
         plan: &crate::plan::Plan,
-        shard: Shard,
+        shard: ShardIndex,
         stats: &Stats,
         facts: &RunFacts,
     ) -> anyhow::Result<State> {
@@ -132,7 +139,7 @@ impl State {
     }
 
     /// The shard, `None` for a merged state.
-    pub fn part(&self) -> Option<Shard> {
+    pub fn part(&self) -> Option<ShardIndex> {
         match &self.shard {
             Part::Shard(s) => Some(*s),
             Part::Merged(_) => None,

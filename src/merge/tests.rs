@@ -18,6 +18,7 @@ use crate::plan::{Overrides, Plan, Source};
 use crate::protocol::{Era, VersionId};
 use crate::report::{csv, hlog};
 use crate::results::{self, Moment, Run};
+use crate::shard::Shard;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -390,7 +391,10 @@ async fn the_state_holds_every_figure_and_reads_back_the_same() {
     let (whole, _) = runs(root.path(), 2, &plan).await;
     let state = State::read(&whole).expect("state.json");
     assert_eq!(state.format, state::FORMAT);
-    assert_eq!(state.shard, Part::Shard(Shard::ONE));
+    assert_eq!(
+        state.shard,
+        Part::Shard(state::ShardIndex { index: 0, count: 1 })
+    );
     assert_eq!(state.started_at_ns, 1_790_000_000 * 1_000_000_000);
     assert_eq!(state.duration_ns, END.as_nanos() as u64);
     assert!(state.plan_hash.starts_with("sha256:"));

@@ -8,7 +8,6 @@ use crate::metrics::{
     FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, Verdict,
 };
 use crate::plan::{LoadModel, Plan, Threshold};
-use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -247,6 +246,7 @@ impl RunInfo {
     pub fn shard_label(&self) -> Option<String> {
         match (&self.shard, self.shards) {
             (Some(s), _) => Some(format!("shard {s}: a part of the run")),
+            (None, Some(1)) => Some("merged from 1 shard".into()),
             (None, Some(n)) => Some(format!("merged from {n} shards")),
             (None, None) => None,
         }
@@ -495,11 +495,10 @@ pub struct RunFacts {
     /// When these facts are a checkpoint's (the run still going), its time; `None` for
     /// a finished run.
     pub checkpoint_at: Option<std::time::SystemTime>,
-    /// Which part of a sharded run these figures are ([`Shard::ONE`] unsharded); in a
-    /// merged report, `count` is the number of shards.
-    pub shard: Shard,
-    /// A merged report of `shard.count` shards.
-    pub merged: bool,
+    /// `I/N`: these figures are one shard's (`None` unsharded and merged).
+    pub shard: Option<String>,
+    /// A merged report of this many shards.
+    pub shards: Option<u32>,
 }
 
 /// What the summary reads of the plan, and nothing else: kept in each run's state so
@@ -650,8 +649,8 @@ fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> Run
         checkpoint_at: facts
             .checkpoint_at
             .map(|t| humantime::format_rfc3339_millis(t).to_string()),
-        shard: (facts.shard.is_sharded() && !facts.merged).then(|| facts.shard.to_string()),
-        shards: facts.merged.then_some(facts.shard.count),
+        shard: facts.shard.clone(),
+        shards: facts.shards,
     }
 }
 
