@@ -34,17 +34,25 @@ fn index(start_s: f64, every_s: f64) -> u64 {
     }
 }
 
-/// Add the intervals of `dirs` and write them to `out` (started at `started_at`, of
+/// One shard's folder and, for a checkpoint's state, when its figures end (seconds
+/// in): the interval files of a run killed after its checkpoint go on past it.
+#[derive(Debug, Clone)]
+pub struct ShardFiles {
+    pub dir: PathBuf,
+    pub until_s: Option<f64>,
+}
+
+/// Add the intervals of `shards` and write them to `out` (started at `started_at`, of
 /// `every_s` seconds); the merged rows, in time order.
 pub fn merge(
-    dirs: &[PathBuf],
+    shards: &[ShardFiles],
     out: &Path,
     started_at: SystemTime,
     every_s: f64,
 ) -> anyhow::Result<Vec<IntervalRow>> {
     let mut slots: BTreeMap<(u64, usize), Slot> = BTreeMap::new();
-    for dir in dirs {
-        read_shard(dir, every_s, &mut slots)?;
+    for shard in shards {
+        read_shard(shard, every_s, &mut slots)?;
     }
     let mut sinks: Vec<Box<dyn IntervalSink>> = vec![
         Box::new(hlog::HlogSink::new(out, started_at)),
@@ -103,17 +111,24 @@ fn row_of(start_s: f64, phase: Phase, slot: &Slot) -> IntervalRow {
 
 /// Add one shard's intervals into `slots`.
 fn read_shard(
-    dir: &Path,
+    shard: &ShardFiles,
     every_s: f64,
     slots: &mut BTreeMap<(u64, usize), Slot>,
 ) -> anyhow::Result<()> {
+    let dir = &shard.dir;
+    // Intervals that ended by the checkpoint (to the millisecond the files keep).
+    let within = |start_s: f64, len_s: f64| {
+        shard
+            .until_s
+            .is_none_or(|until| start_s + len_s <= until + 0.001)
+    };
     let csv_path = dir.join(csv::FILE_NAME);
     let rows = if csv_path.is_file() {
         csv::read(&csv_path)?
     } else {
         Vec::new()
     };
-    for r in rows {
+    for r in rows.into_iter().filter(|r| within(r.start_s, r.len_s)) {
         let slot = slot(slots, index(r.start_s, every_s), r.phase)?;
         slot.errors += r.errors;
         slot.len_s = slot.len_s.max(r.len_s);
@@ -124,6 +139,9 @@ fn read_shard(
             continue;
         }
         for logged in hlog::read_log(&path)? {
+            if !within(logged.start.as_secs_f64(), logged.length.as_secs_f64()) {
+                continue;
+            }
             let k = index(logged.start.as_secs_f64(), every_s);
             let slot = slot(slots, k, phase)?;
             add(&mut slot.hist, &logged.histogram)

@@ -148,10 +148,18 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         stats.merge(&theirs);
     }
     let started_at = state::time_of(first.started_at_ns);
-    let shard_dirs: Vec<PathBuf> = shards.iter().map(|(d, _)| d.clone()).collect();
+    let files: Vec<intervals::ShardFiles> = shards
+        .iter()
+        .map(|(dir, s)| intervals::ShardFiles {
+            dir: dir.clone(),
+            until_s: s
+                .checkpoint
+                .then(|| Duration::from_nanos(s.duration_ns).as_secs_f64()),
+        })
+        .collect();
     let every_s = first.stats.interval_s;
     let timeline = if every_s > 0.0 {
-        intervals::merge(&shard_dirs, out, started_at, every_s)?
+        intervals::merge(&files, out, started_at, every_s)?
     } else {
         Vec::new()
     };
