@@ -65,6 +65,14 @@ fn check(shards: Vec<(PathBuf, State)>) -> anyhow::Result<Vec<(PathBuf, State)>>
                 first.shards
             );
         }
+        if s.stats.interval_s != first.stats.interval_s {
+            bail!(
+                "{d} has intervals of {}s, {} of {}s: their intervals do not add up\nfix: run every shard with the same --interval",
+                s.stats.interval_s,
+                first_dir.display(),
+                first.stats.interval_s
+            );
+        }
         if s.started_at_ns != first.started_at_ns {
             bail!(
                 "{d} started at {}, {} at {}: the shards of one run share their start\nfix: start every shard with the same --start-at",
@@ -133,6 +141,14 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
                 "--out {} is one of the shards' folders\nfix: merge into a folder of its own",
                 out.display()
             );
+        }
+    }
+    // A folder merged into before keeps no interval log of a phase this merge lacks.
+    for phase in crate::metrics::Phase::ALL {
+        let stale = out.join(report::hlog::file_name(phase));
+        if stale.is_file() {
+            std::fs::remove_file(&stale)
+                .with_context(|| format!("removing {}", stale.display()))?;
         }
     }
     let (first_dir, first) = &shards[0];

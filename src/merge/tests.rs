@@ -460,12 +460,24 @@ async fn folders_that_are_not_one_whole_run_are_refused_by_name() {
     state.write(&shards[2]).expect("written");
     let e = refused(&shards, &out);
     assert!(e.contains("is a shard of another run"), "{e}");
+    let mut state = State::read(&shards[1]).expect("state");
+    state.stats.interval_s = 2.0;
+    state.write(&shards[1]).expect("written");
+    let e = refused(&shards[..2], &out);
+    assert!(
+        e.contains("has intervals of 2s") && e.contains("--interval"),
+        "{e}"
+    );
     let e = refused(&shards[..1], &shards[0]);
     assert!(e.contains("shard 1/3 is missing"), "{e}");
     // A merged folder is not a shard.
     let (_, two) = runs(&root.path().join("two"), 2, &plan).await;
     let merged = root.path().join("merged");
+    let stale = merged.join(hlog::file_name(Phase::PromptsGet));
+    std::fs::create_dir_all(&merged).expect("mkdir");
+    std::fs::write(&stale, "an old merge's log").expect("write");
     merge_dirs(&two, &merged).expect("merges");
+    assert!(!stale.exists(), "a log this merge has no phase for is gone");
     let e = refused(&[merged.clone(), two[1].clone()], &out);
     assert!(e.contains("is a merged report, not a shard"), "{e}");
     let e = refused(&two, &two[0]);
