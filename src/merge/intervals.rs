@@ -2,6 +2,8 @@
 //! kΔ from the shared start), so interval k of the whole run is the sum of interval k of
 //! every shard: its histogram (read back from each shard's `.hlog`) and its errors (from
 //! each shard's `intervals.csv`). The merged files are written by the run's own sinks.
+//! The histograms are held encoded (as the logs keep them) until their interval is
+//! written: a long run has many intervals, and a decoded histogram spans its whole range.
 
 use super::state::add;
 use crate::metrics::{IntervalRow, IntervalSink, Phase, LATENCY_BOUND_US};
@@ -12,9 +14,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// One merged interval of one phase.
+/// One merged interval of one phase: the shards' histograms (encoded, with the log they
+/// come from), their errors, its length.
+#[derive(Default)]
 struct Slot {
-    hist: Histogram<u64>,
+    hists: Vec<(hlog::RawInterval, usize)>,
     errors: u64,
     len_s: f64,
 }
@@ -51,9 +55,12 @@ pub fn merge(
     every_s: f64,
 ) -> anyhow::Result<Vec<IntervalRow>> {
     let mut slots: BTreeMap<(u64, usize), Slot> = BTreeMap::new();
+    let mut paths = Vec::new();
     for shard in shards {
-        read_shard(shard, every_s, &mut slots)?;
+        read_shard(shard, every_s, &mut slots, &mut paths)?;
     }
+    let mut deserializer = hdrhistogram::serialization::Deserializer::new();
+    let mut hist = empty()?;
     let mut sinks: Vec<Box<dyn IntervalSink>> = vec![
         Box::new(hlog::HlogSink::new(out, started_at)),
         Box::new(
@@ -70,9 +77,15 @@ pub fn merge(
             }
         }
         current = Some(k);
-        let row = row_of(k as f64 * every_s, Phase::ALL[phase], slot);
+        hist.reset();
+        for (raw, from) in &slot.hists {
+            let path: &PathBuf = &paths[*from];
+            let decoded = raw.decode(&mut deserializer, path)?;
+            add(&mut hist, &decoded).with_context(|| format!("{}", path.display()))?;
+        }
+        let row = row_of(k as f64 * every_s, Phase::ALL[phase], &hist, slot);
         for sink in &mut sinks {
-            sink.interval(&row, &slot.hist)
+            sink.interval(&row, &hist)
                 .with_context(|| format!("writing the merged intervals to {}", out.display()))?;
         }
         rows.push(row);
@@ -86,8 +99,7 @@ pub fn merge(
 
 /// The row of one merged interval, its percentiles from the added histogram (as the
 /// collector makes a row of its own).
-fn row_of(start_s: f64, phase: Phase, slot: &Slot) -> IntervalRow {
-    let h = &slot.hist;
+fn row_of(start_s: f64, phase: Phase, h: &Histogram<u64>, slot: &Slot) -> IntervalRow {
     let q = |q: f64| {
         if h.is_empty() {
             0
@@ -114,6 +126,7 @@ fn read_shard(
     shard: &ShardFiles,
     every_s: f64,
     slots: &mut BTreeMap<(u64, usize), Slot>,
+    paths: &mut Vec<PathBuf>,
 ) -> anyhow::Result<()> {
     let dir = &shard.dir;
     // Intervals that ended by the checkpoint (to the millisecond the files keep).
@@ -129,7 +142,9 @@ fn read_shard(
         Vec::new()
     };
     for r in rows.into_iter().filter(|r| within(r.start_s, r.len_s)) {
-        let slot = slot(slots, index(r.start_s, every_s), r.phase)?;
+        let slot = slots
+            .entry((index(r.start_s, every_s), r.phase.index()))
+            .or_default();
         slot.errors += r.errors;
         slot.len_s = slot.len_s.max(r.len_s);
     }
@@ -138,32 +153,19 @@ fn read_shard(
         if !path.is_file() {
             continue;
         }
-        for logged in hlog::read_log(&path)? {
-            if !within(logged.start.as_secs_f64(), logged.length.as_secs_f64()) {
+        let from = paths.len();
+        for logged in hlog::read_log_raw(&path)? {
+            let (start_s, len_s) = (logged.start.as_secs_f64(), logged.length.as_secs_f64());
+            if !within(start_s, len_s) {
                 continue;
             }
-            let k = index(logged.start.as_secs_f64(), every_s);
-            let slot = slot(slots, k, phase)?;
-            add(&mut slot.hist, &logged.histogram)
-                .with_context(|| format!("{}", path.display()))?;
-            slot.len_s = slot.len_s.max(logged.length.as_secs_f64());
+            let slot = slots
+                .entry((index(start_s, every_s), phase.index()))
+                .or_default();
+            slot.len_s = slot.len_s.max(len_s);
+            slot.hists.push((logged, from));
         }
+        paths.push(path);
     }
     Ok(())
-}
-
-fn slot(
-    slots: &mut BTreeMap<(u64, usize), Slot>,
-    k: u64,
-    phase: Phase,
-) -> anyhow::Result<&mut Slot> {
-    use std::collections::btree_map::Entry;
-    Ok(match slots.entry((k, phase.index())) {
-        Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(e) => e.insert(Slot {
-            hist: empty()?,
-            errors: 0,
-            len_s: 0.0,
-        }),
-    })
 }
