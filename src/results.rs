@@ -107,6 +107,15 @@ pub fn write(
 ) -> anyhow::Result<report::Summary> {
     let dir = &run.dir;
     let summary = report::Summary::build(&run.plan, stats, facts);
+    // The raw state first: a run killed between the two leaves a state at least as new
+    // as its summary, never older.
+    let shard = crate::merge::state::ShardIndex {
+        index: run.shard.index,
+        count: run.shard.count,
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the results folder {}", dir.display()))?;
+    crate::merge::state::State::of(&run.plan, shard, stats, facts)?.write(dir)?;
     let histograms = stats
         .phases
         .active()
@@ -120,11 +129,6 @@ pub fn write(
         histograms,
     )
     .with_context(|| format!("writing results to {}", dir.display()))?;
-    let shard = crate::merge::state::ShardIndex {
-        index: run.shard.index,
-        count: run.shard.count,
-    };
-    crate::merge::state::State::of(&run.plan, shard, stats, facts)?.write(dir)?;
     if let Some(e) = &stats.interval_error {
         anyhow::bail!(
             "writing the interval files (.hlog, intervals.csv) to {}: {e}",
