@@ -91,12 +91,15 @@ pub fn facts(
         resources,
         soak,
         checkpoint_at: moment.checkpoint.then_some(moment.at),
+        shard: run.shard.is_sharded().then(|| run.shard.to_string()),
+        shards: None,
     }
 }
 
 /// Build the summary from `stats` and `facts` and write the results folder's summary
-/// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml), each
-/// atomically; the interval files are written while the run goes.
+/// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml) and the
+/// run's raw state (`state.json`, what `mcp-fleet merge` adds), each atomically; the
+/// interval files are written while the run goes.
 pub fn write(
     run: &Run,
     stats: &Stats,
@@ -104,6 +107,15 @@ pub fn write(
 ) -> anyhow::Result<report::Summary> {
     let dir = &run.dir;
     let summary = report::Summary::build(&run.plan, stats, facts);
+    // The raw state first: a run killed between the two leaves a state at least as new
+    // as its summary, never older.
+    let shard = crate::merge::state::ShardIndex {
+        index: run.shard.index,
+        count: run.shard.count,
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the results folder {}", dir.display()))?;
+    crate::merge::state::State::of(&run.plan, shard, stats, facts)?.write(dir)?;
     let histograms = stats
         .phases
         .active()

@@ -366,7 +366,7 @@ impl Collector {
             Event::ToolError { tool, text } => {
                 keep(s.tool_error_examples.entry(tool).or_default(), text);
             }
-            Event::ServerMessage { method } => count_method(&mut s.server_messages, method),
+            Event::ServerMessage { method } => count_method(&mut s.server_messages, method, 1),
             Event::Count { counter, n } => s.counters.add(counter, n),
             Event::Finding { check, example } => {
                 let seen = s.findings.entry(check).or_default();
@@ -410,18 +410,22 @@ fn fold_transports(s: &mut Stats, transports: &[TransportKind]) {
 /// Count one server→client message under its method, or under [`OTHER_METHODS`] once
 /// [`SERVER_METHODS_KEPT`] names are counted: the map stays bounded however many names
 /// the server invents.
-fn count_method(counts: &mut std::collections::BTreeMap<String, u64>, method: String) {
-    if let Some(n) = counts.get_mut(&method) {
-        *n += 1;
+pub(super) fn count_method(
+    counts: &mut std::collections::BTreeMap<String, u64>,
+    method: String,
+    n: u64,
+) {
+    if let Some(seen) = counts.get_mut(&method) {
+        *seen += n;
     } else if counts.len() < SERVER_METHODS_KEPT {
-        counts.insert(method, 1);
+        counts.insert(method, n);
     } else {
-        *counts.entry(OTHER_METHODS.to_string()).or_insert(0) += 1;
+        *counts.entry(OTHER_METHODS.to_string()).or_insert(0) += n;
     }
 }
 
 /// Keep `text` as an example unless the list is full or has it already.
-fn keep(list: &mut Vec<String>, text: String) {
+pub(super) fn keep(list: &mut Vec<String>, text: String) {
     if list.len() < EXAMPLES_PER_KIND && !list.contains(&text) {
         list.push(text);
     }

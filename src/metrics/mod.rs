@@ -90,6 +90,32 @@ impl FailureKind {
         }
     }
 
+    /// The kind [`FailureKind::name`] names; `None` for any other text.
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        if let Some(code) = name.strip_prefix("rpc_error:") {
+            return code.parse().ok().map(FailureKind::RpcError);
+        }
+        if let Some(status) = name.strip_prefix("http_status:") {
+            return status.parse().ok().map(FailureKind::HttpStatus);
+        }
+        [
+            FailureKind::Timeout,
+            FailureKind::TransportClosed,
+            FailureKind::ConnectFailed,
+            FailureKind::SpawnFailed,
+            FailureKind::ProtocolViolation,
+            FailureKind::InvalidResult,
+            FailureKind::VersionRejected,
+            FailureKind::SessionExpired,
+            FailureKind::Io,
+            FailureKind::MessageTooLarge,
+            FailureKind::NoValue,
+            FailureKind::TaskFailed,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
     /// Failures after which the session cannot go on (the connection is unusable or the
     /// handshake did not hold). Others (an RPC error on one call) let the scenario continue.
     pub fn ends_session(self) -> bool {

@@ -2,6 +2,7 @@
 //! persona, a tool). Latency percentiles are over successful samples; failures are
 //! counted by kind.
 
+use super::collector::{count_method, keep};
 use super::histogram::{clamped_record, micros, new_histogram};
 use super::interval::IntervalRow;
 use super::{
@@ -114,6 +115,13 @@ impl PhaseTable {
         }
     }
 
+    /// Add all of `other`'s figures (samples and skipped steps), phase by phase.
+    pub fn merge(&mut self, other: &PhaseTable) {
+        for (mine, theirs) in self.0.iter_mut().zip(&other.0) {
+            mine.merge(theirs);
+        }
+    }
+
     /// Phases that have anything to report, in the canonical order.
     pub fn active(&self) -> impl Iterator<Item = (Phase, &PhaseStats)> {
         Phase::ALL
@@ -164,7 +172,7 @@ impl ToolCounts {
 }
 
 /// Session counters for one slice.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionCounts {
     pub started: u64,
     pub completed: u64,
@@ -184,6 +192,14 @@ impl SessionCounts {
     /// Sessions that reached the server and ended there: what rates count.
     pub fn reached(&self) -> u64 {
         self.completed + self.failed
+    }
+
+    pub fn merge(&mut self, other: &SessionCounts) {
+        self.started += other.started;
+        self.completed += other.completed;
+        self.failed += other.failed;
+        self.interrupted += other.interrupted;
+        self.unreachable += other.unreachable;
     }
 }
 
@@ -255,10 +271,24 @@ impl FaultCounts {
     pub fn total(&self) -> u64 {
         self.verdicts.iter().sum()
     }
+
+    /// Add `other`'s verdicts; its examples join ours as far as each verdict's bound
+    /// allows.
+    pub fn merge(&mut self, other: &FaultCounts) {
+        for (mine, theirs) in self.verdicts.iter_mut().zip(&other.verdicts) {
+            *mine += theirs;
+        }
+        for (verdict, text) in &other.examples {
+            let kept = self.examples.iter().filter(|(v, _)| v == verdict).count();
+            if kept < Self::EXAMPLES_PER_VERDICT {
+                self.examples.push((*verdict, text.clone()));
+            }
+        }
+    }
 }
 
 /// How often a finding was seen, with the first example.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FindingCount {
     pub count: u64,
     pub example: Option<String>,
@@ -288,6 +318,58 @@ impl Stats {
         }
     }
 
+    /// Add another process's figures for the same plan (a shard of the same run): the
+    /// histograms add exactly, counts add, and examples join ours as far as the
+    /// collector's bounds allow (ours first: merging in shard order keeps the first
+    /// shard's first). The timeline is not merged here (see `merge`'s intervals).
+    pub fn merge(&mut self, other: &Stats) {
+        self.phases.merge(&other.phases);
+        merge_vec(&mut self.personas, &other.personas, |mine, theirs| {
+            mine.0.merge(&theirs.0);
+            mine.1.merge(&theirs.1);
+        });
+        merge_vec(&mut self.tools, &other.tools, PhaseStats::merge);
+        merge_vec(&mut self.tool_counts, &other.tool_counts, ToolCounts::merge);
+        self.sessions.merge(&other.sessions);
+        for (kind, texts) in &other.examples {
+            let list = self.examples.entry(*kind).or_default();
+            texts.iter().for_each(|t| keep(list, t.clone()));
+        }
+        for (tool, texts) in &other.tool_error_examples {
+            let list = self.tool_error_examples.entry(*tool).or_default();
+            texts.iter().for_each(|t| keep(list, t.clone()));
+        }
+        for (method, n) in &other.server_messages {
+            count_method(&mut self.server_messages, method.clone(), *n);
+        }
+        self.malformed += other.malformed;
+        for (k, t) in &other.by_transport {
+            self.by_transport.entry(*k).or_default().merge(t);
+        }
+        for (k, t) in &other.by_era {
+            self.by_era.entry(*k).or_default().merge(t);
+        }
+        for (k, t) in &other.by_version {
+            self.by_version.entry(*k).or_default().merge(t);
+        }
+        for (c, n) in other.counters.seen() {
+            self.counters.add(c, n);
+        }
+        for (check, seen) in &other.findings {
+            let mine = self.findings.entry(*check).or_default();
+            mine.count += seen.count;
+            if mine.example.is_none() {
+                mine.example.clone_from(&seen.example);
+            }
+        }
+        for (key, counts) in &other.client_faults {
+            self.client_faults.entry(*key).or_default().merge(counts);
+        }
+        if self.interval_error.is_none() {
+            self.interval_error.clone_from(&other.interval_error);
+        }
+    }
+
     /// All failures by kind, over every phase except `session` (which repeats them).
     pub fn failures(&self) -> BTreeMap<FailureKind, u64> {
         let mut out = BTreeMap::new();
@@ -300,5 +382,15 @@ impl Stats {
             }
         }
         out
+    }
+}
+
+/// Merge `theirs` into `mine` element by element; `mine` grows to `theirs`' length.
+fn merge_vec<T: Default>(mine: &mut Vec<T>, theirs: &[T], merge: impl Fn(&mut T, &T)) {
+    if mine.len() < theirs.len() {
+        mine.resize_with(theirs.len(), T::default);
+    }
+    for (m, t) in mine.iter_mut().zip(theirs) {
+        merge(m, t);
     }
 }

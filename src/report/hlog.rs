@@ -136,8 +136,40 @@ pub enum HlogError {
     Decode { path: PathBuf, detail: String },
 }
 
-/// Every interval of one log, in order.
-pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
+/// One interval of a log as written: its histogram still encoded (a few hundred bytes
+/// where the decoded one takes its whole range), for readers that hold many.
+#[derive(Debug, Clone)]
+pub struct RawInterval {
+    pub tag: Option<String>,
+    pub start: Duration,
+    pub length: Duration,
+    /// Base64 of the V2 compressed histogram.
+    pub encoded: String,
+}
+
+impl RawInterval {
+    /// The histogram, decoded.
+    pub fn decode(
+        &self,
+        deserializer: &mut Deserializer,
+        path: &Path,
+    ) -> Result<Histogram<u64>, HlogError> {
+        base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &self.encoded)
+            .map_err(|e| e.to_string())
+            .and_then(|raw| {
+                deserializer
+                    .deserialize::<u64, _>(&mut raw.as_slice())
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|detail| HlogError::Decode {
+                path: path.to_path_buf(),
+                detail,
+            })
+    }
+}
+
+/// Every interval of one log, in order, its histograms encoded.
+pub fn read_log_raw(path: &Path) -> Result<Vec<RawInterval>, HlogError> {
     let bytes = std::fs::read(path).map_err(|source| HlogError::Io {
         path: path.to_path_buf(),
         source,
@@ -147,7 +179,6 @@ pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
         Some(end) => &bytes[..=end],
         None => &[][..],
     };
-    let mut deserializer = Deserializer::new();
     let mut out = Vec::new();
     for entry in IntervalLogIterator::new(whole) {
         let entry = entry.map_err(|e| HlogError::Parse {
@@ -161,28 +192,30 @@ pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
         let LogEntry::Interval(ilh) = entry else {
             continue;
         };
-        let decoded = base64::Engine::decode(
-            &base64::engine::general_purpose::STANDARD,
-            ilh.encoded_histogram(),
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|raw| {
-            deserializer
-                .deserialize::<u64, _>(&mut raw.as_slice())
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|detail| HlogError::Decode {
-            path: path.to_path_buf(),
-            detail,
-        })?;
-        out.push(LoggedInterval {
+        out.push(RawInterval {
             tag: ilh.tag().map(|t| t.as_str().to_string()),
             start: ilh.start_timestamp(),
             length: ilh.duration(),
-            histogram: decoded,
+            encoded: ilh.encoded_histogram().to_string(),
         });
     }
     Ok(out)
+}
+
+/// Every interval of one log, in order.
+pub fn read_log(path: &Path) -> Result<Vec<LoggedInterval>, HlogError> {
+    let mut deserializer = Deserializer::new();
+    read_log_raw(path)?
+        .into_iter()
+        .map(|raw| {
+            Ok(LoggedInterval {
+                histogram: raw.decode(&mut deserializer, path)?,
+                tag: raw.tag,
+                start: raw.start,
+                length: raw.length,
+            })
+        })
+        .collect()
 }
 
 /// The whole-run histogram of every phase that has a log in `dir` (the sum of its

@@ -46,8 +46,10 @@ fn temporary(path: &Path) -> PathBuf {
 
 /// The files [`write_results`] writes atomically: a run killed during a checkpoint may
 /// leave one of their temporaries behind.
-const ATOMIC_FILES: [&str; 5] = [
+const ATOMIC_FILES: [&str; 6] = [
     "summary.json",
+    // `merge::STATE_FILE`, written by `results::write` with these.
+    "state.json",
     "profile.toml",
     "summary.txt",
     html::FILE_NAME,

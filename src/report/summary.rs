@@ -7,7 +7,7 @@ use crate::conformance::{Check, Severity};
 use crate::metrics::{
     FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, Verdict,
 };
-use crate::plan::{LoadModel, Plan};
+use crate::plan::{LoadModel, Plan, Threshold};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,8 +22,9 @@ use std::collections::BTreeMap;
 /// `diagnosis.cause` = `arguments_rejected`; 10: `client_faults` (verdicts per persona
 /// and fault), `left_out` without the never-sent `not_listed`, the phases `token`,
 /// `auth`, `task`, `tasks/get`, `tasks/result`, `tasks/cancel`, the `robustness.*`,
-/// `auth.*` and `tasks.*` findings and their counters.
-pub const SCHEMA_VERSION: u32 = 10;
+/// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
+/// run is one shard of a sharded run) and `run.shards` (a merged report of N shards).
+pub const SCHEMA_VERSION: u32 = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -135,8 +136,9 @@ pub struct ClientFaultExample {
     pub text: String,
 }
 
-/// The client faults of `stats`, by persona (plan order) then fault (table order).
-pub fn client_faults(plan: &Plan, stats: &Stats) -> Vec<ClientFaultSummary> {
+/// The client faults of `stats`, by persona (plan order) then fault (table order);
+/// `personas` are the plan's persona names.
+pub fn client_faults(personas: &[String], stats: &Stats) -> Vec<ClientFaultSummary> {
     stats
         .client_faults
         .iter()
@@ -152,10 +154,9 @@ pub fn client_faults(plan: &Plan, stats: &Stats) -> Vec<ClientFaultSummary> {
             // Mistakes first: they are what the reader looks for.
             examples.sort_by_key(|e| e.verdict == Verdict::Handled.name());
             ClientFaultSummary {
-                persona: plan
-                    .personas
+                persona: personas
                     .get(usize::from(*persona))
-                    .map_or_else(|| format!("#{persona}"), |p| p.name.clone()),
+                    .map_or_else(|| format!("#{persona}"), Clone::clone),
                 fault: fault.name().to_string(),
                 description: fault.describe().to_string(),
                 expected: fault.expected().to_string(),
@@ -230,6 +231,26 @@ pub struct RunInfo {
     /// When the checkpoint was written (RFC 3339); absent in a finished run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_at: Option<String>,
+    /// `I/N`: these figures are one shard's, a part of the run (`--shard`); absent in
+    /// an unsharded run and in a merged report (schema 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// A merged report (`mcp-fleet merge`): how many shards it adds up (schema 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
+}
+
+impl RunInfo {
+    /// How the reports name a part or a merge: `shard 1/4: a part of the run`,
+    /// `merged from 4 shards`; `None` for an unsharded run.
+    pub fn shard_label(&self) -> Option<String> {
+        match (&self.shard, self.shards) {
+            (Some(s), _) => Some(format!("shard {s}: a part of the run")),
+            (None, Some(1)) => Some("merged from 1 shard".into()),
+            (None, Some(n)) => Some(format!("merged from {n} shards")),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Old summaries were written at the end of their run.
@@ -237,7 +258,7 @@ fn finished() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadInfo {
     pub model: String,
     /// Closed model: the most virtual clients at once; `None` in an open model (its
@@ -474,13 +495,57 @@ pub struct RunFacts {
     /// When these facts are a checkpoint's (the run still going), its time; `None` for
     /// a finished run.
     pub checkpoint_at: Option<std::time::SystemTime>,
+    /// `I/N`: these figures are one shard's (`None` unsharded and merged).
+    pub shard: Option<String>,
+    /// A merged report of this many shards.
+    pub shards: Option<u32>,
+}
+
+/// What the summary reads of the plan, and nothing else: kept in each run's state so
+/// that `merge` builds the summary without the plan (on a machine that has neither the
+/// profile's data files nor its secrets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanBasis {
+    pub name: String,
+    pub seed: u64,
+    pub load: LoadInfo,
+    /// Persona names, in plan order ([`crate::metrics::PersonaId`] indexes them).
+    pub personas: Vec<String>,
+    /// Interned tool names ([`crate::metrics::ToolId`] indexes them).
+    pub tools: Vec<String>,
+    /// The thresholds as written (each parses with [`crate::plan::Threshold::parse`]).
+    pub thresholds: Vec<String>,
+}
+
+impl PlanBasis {
+    pub fn of(plan: &Plan) -> PlanBasis {
+        PlanBasis {
+            name: plan.name.clone(),
+            seed: plan.seed,
+            load: load_info(plan),
+            personas: plan.personas.iter().map(|p| p.name.clone()).collect(),
+            tools: plan.tools.clone(),
+            thresholds: plan.thresholds.iter().map(|t| t.text.clone()).collect(),
+        }
+    }
 }
 
 impl Summary {
     pub fn build(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
-        let mut summary = Self::measured(plan, stats, facts);
+        Self::build_from(&PlanBasis::of(plan), &plan.thresholds, stats, facts)
+    }
+
+    /// The same from what the summary reads of the plan (`merge`'s way), with the
+    /// thresholds to evaluate.
+    pub fn build_from(
+        basis: &PlanBasis,
+        thresholds: &[Threshold],
+        stats: &Stats,
+        facts: &RunFacts,
+    ) -> Summary {
+        let mut summary = Self::measured(basis, stats, facts);
         summary.diagnosis = super::diagnosis::diagnose(&summary);
-        summary.thresholds = threshold::evaluate_all(&plan.thresholds, &summary);
+        summary.thresholds = threshold::evaluate_all(thresholds, &summary);
         summary
     }
 
@@ -489,7 +554,7 @@ impl Summary {
         self.thresholds.iter().all(|t| t.passed)
     }
 
-    fn measured(plan: &Plan, stats: &Stats, facts: &RunFacts) -> Summary {
+    fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
         let secs = facts.duration.as_secs_f64();
         let counts = |c: &SessionCounts| Sessions {
             started: c.started,
@@ -559,7 +624,7 @@ impl Summary {
                 .map(|(c, n)| (c.name().to_string(), n))
                 .collect(),
             findings: findings(stats),
-            client_faults: client_faults(plan, stats),
+            client_faults: client_faults(&plan.personas, stats),
             resources: facts.resources.clone(),
             soak: facts.soak.clone(),
             diagnosis: None,
@@ -568,7 +633,29 @@ impl Summary {
 }
 
 /// The run's facts and its load as the plan described it.
-fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo {
+fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo {
+    RunInfo {
+        name: plan.name.clone(),
+        seed: plan.seed,
+        started_at: humantime::format_rfc3339_millis(facts.started_at).to_string(),
+        finished_at: humantime::format_rfc3339_millis(facts.finished_at).to_string(),
+        duration_s: (secs * 1000.0).round() / 1000.0,
+        target: facts.target.clone(),
+        transport: facts.transport.clone(),
+        load: plan.load.clone(),
+        stopped_by: facts.stopped_by.clone(),
+        interval_s: stats.interval_s,
+        complete: facts.checkpoint_at.is_none(),
+        checkpoint_at: facts
+            .checkpoint_at
+            .map(|t| humantime::format_rfc3339_millis(t).to_string()),
+        shard: facts.shard.clone(),
+        shards: facts.shards,
+    }
+}
+
+/// The load as the plan described it.
+fn load_info(plan: &Plan) -> LoadInfo {
     let (model, clients, max_in_flight, peak_rate) = match &plan.load.model {
         LoadModel::Closed { .. } => ("closed", Some(plan.load.clients()), None, None),
         LoadModel::Open {
@@ -581,31 +668,16 @@ fn run_info(plan: &Plan, stats: &Stats, facts: &RunFacts, secs: f64) -> RunInfo 
             Some(rate.peak_before(None)),
         ),
     };
-    RunInfo {
-        name: plan.name.clone(),
-        seed: plan.seed,
-        started_at: humantime::format_rfc3339_millis(facts.started_at).to_string(),
-        finished_at: humantime::format_rfc3339_millis(facts.finished_at).to_string(),
-        duration_s: (secs * 1000.0).round() / 1000.0,
-        target: facts.target.clone(),
-        transport: facts.transport.clone(),
-        load: LoadInfo {
-            model: model.into(),
-            clients,
-            max_in_flight,
-            rate_per_s: peak_rate,
-            sessions: plan.load.sessions,
-            duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
-            think: plan.load.think.describe(),
-            description: plan.load.describe(),
-            timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
-        },
-        stopped_by: facts.stopped_by.clone(),
-        interval_s: stats.interval_s,
-        complete: facts.checkpoint_at.is_none(),
-        checkpoint_at: facts
-            .checkpoint_at
-            .map(|t| humantime::format_rfc3339_millis(t).to_string()),
+    LoadInfo {
+        model: model.into(),
+        clients,
+        max_in_flight,
+        rate_per_s: peak_rate,
+        sessions: plan.load.sessions,
+        duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
+        think: plan.load.think.describe(),
+        description: plan.load.describe(),
+        timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
     }
 }
 
@@ -636,7 +708,11 @@ fn tool_acceptance(tools: &[String], stats: &Stats) -> BTreeMap<String, ToolAcce
 }
 
 /// Each persona's sessions and phases, by persona name.
-fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, PersonaSummary> {
+fn persona_summaries(
+    plan: &PlanBasis,
+    stats: &Stats,
+    secs: f64,
+) -> BTreeMap<String, PersonaSummary> {
     plan.personas
         .iter()
         .zip(&stats.personas)
@@ -644,7 +720,7 @@ fn persona_summaries(plan: &Plan, stats: &Stats, secs: f64) -> BTreeMap<String, 
         .filter(|(_, (table, c))| c.started > 0 || table.active().next().is_some())
         .map(|(p, (table, c))| {
             (
-                p.name.clone(),
+                p.clone(),
                 PersonaSummary {
                     sessions: c.started,
                     completed: c.completed,

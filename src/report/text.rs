@@ -106,6 +106,9 @@ fn header(out: &mut String, s: &Summary, st: Style) {
         r.target,
         r.transport
     );
+    if let Some(label) = r.shard_label() {
+        let _ = writeln!(out, "{}", st.bold(&label));
+    }
     if !r.complete {
         let _ = writeln!(
             out,

@@ -77,6 +77,41 @@ fn a_run_killed_hard_leaves_its_last_checkpoint_and_report_rebuilds_it() {
     assert!(text.contains("this run did not finish"), "{text}");
     assert!(out.join("report.html").is_file());
     assert!(files_ending(&out, ".tmp").is_empty(), "no temporary left");
+
+    // The checkpoint's raw state merges too (a shard killed hard): not finished either,
+    // and its intervals are those the checkpoint's figures hold.
+    assert!(out.join("state.json").is_file(), "written by a checkpoint");
+    let merged = tmp.path().join("merged");
+    let o = fleet_command()
+        .arg("merge")
+        .arg(&out)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("this run did not finish"), "{text}");
+    let m = summary(&merged).expect("merged summary");
+    check_schema(&m);
+    assert_eq!(m["run"]["complete"], false);
+    // The state is written first: it is the checkpoint's summary's, or a later one's.
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("state.json")).expect("state.json"))
+            .expect("JSON");
+    assert_eq!(
+        m["sessions"]["started"], state["stats"]["sessions"]["started"],
+        "the state's figures"
+    );
+    let started = |j: &serde_json::Value| j["sessions"]["started"].as_u64().unwrap_or(0);
+    assert!(
+        started(&m) >= started(&json),
+        "never older than the summary"
+    );
+    let rows = mcp_fleet::report::csv::read(&merged.join("intervals.csv")).expect("csv");
+    let last = rows.iter().map(|r| r.start_s + r.len_s).fold(0.0, f64::max);
+    let duration = m["run"]["duration_s"].as_f64().unwrap_or(0.0);
+    assert!(last <= duration + 0.002, "{last} > {duration}");
 }
 
 #[test]

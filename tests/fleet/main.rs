@@ -411,6 +411,7 @@ mod first_run;
 mod html_report;
 mod inspect;
 mod load;
+mod merge;
 mod reports;
 mod rmcp_peer;
 mod scripted_server;

@@ -160,6 +160,13 @@ async fn a_secret_planted_through_every_route_is_sent_and_never_written() {
     assert!(text.contains("/mcp?api_key=***&mode=***"), "{text}");
     let written = clean_files(Path::new(&results), &secret);
     assert!(written >= 6, "only {written} result files");
+    assert!(Path::new(&results).join("state.json").is_file());
+    // Nor does a merge of it (state.json is read back and written again).
+    let merged = dir.path().join("merged").display().to_string();
+    let out = fleet(strings(&["merge", &results, "--out", &merged]), &token).await;
+    let text = clean_output("merge", &out, &secret);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(clean_files(Path::new(&merged), &secret) >= 6);
     let sent = String::from_utf8_lossy(&wire.lock().expect("lock")).to_string();
     for route in ["cli", "profile", "env", "file", "query"] {
         assert!(

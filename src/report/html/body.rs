@@ -82,6 +82,9 @@ fn headline(out: &mut String, s: &Summary) {
         r.duration_s,
         esc(&r.stopped_by)
     );
+    if let Some(label) = r.shard_label() {
+        let _ = writeln!(out, "<p class=sub><strong>{}</strong></p>", esc(&label));
+    }
     let ss = &s.sessions;
     let errors: u64 = s.failures.values().sum();
     // A phase that did not run gets no tile; one whose every sample failed shows "–".

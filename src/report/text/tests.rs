@@ -100,6 +100,8 @@ pub(super) fn summary(model: &str) -> Summary {
             interval_s: 1.0,
             complete: true,
             checkpoint_at: None,
+            shard: None,
+            shards: None,
         },
         sessions: Sessions {
             started: 100,
