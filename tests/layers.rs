@@ -46,13 +46,8 @@ const LAYERS: &[&[&str]] = &[
     // The exact report of a sharded run: the raw state every run writes, read back and
     // added (`mcp-fleet merge`).
     &["merge"],
-    // Running one test as many processes (`--shard`, `--start-at`, `--processes`, which
-    // merges at the end).
-    &["shard"],
     // The results of a run, written at its end and at every checkpoint.
     &["results"],
-    // `merge`: the shards' results folders into one.
-    &["merge"],
     // `run --processes`: local shard processes, then their merge.
     &["processes"],
     // The crate root: `run`, `serve`, `validate`, `report`, `compare`.
