@@ -65,18 +65,9 @@ def compare(one, merged):
 
 
 def find_late_us(state):
-    """The lateness in µs from a state file, if it records one."""
-    stack = [state]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if re.search(r"(^|_)late(_|$)", k) and isinstance(x, int) and not isinstance(x, bool):
-                    return x // 1000 if k.endswith("_ns") else x
-                stack.append(x)
-        elif isinstance(v, list):
-            stack.extend(v)
-    return None
+    """The lateness in µs from a state file (run.start_late_us), if it records one."""
+    late = state.get("run", {}).get("start_late_us")
+    return late if isinstance(late, int) and not isinstance(late, bool) else None
 
 
 def start_of(shard_dir):

@@ -145,6 +145,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         started_at,
         live: instruments.live.clone(),
         shard,
+        start_late_us: u64::try_from(start.late.as_micros()).unwrap_or(u64::MAX),
     });
     let checkpoints = results::Checkpoints::start(
         run.clone(),

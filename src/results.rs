@@ -28,6 +28,9 @@ pub struct Run {
     pub live: Arc<LiveCounters>,
     /// Which shard of the run this process is ([`crate::shard::Shard::ONE`] unsharded).
     pub shard: crate::shard::Shard,
+    /// How late after its start (`--start-at`) the schedule really began, µs: this
+    /// shard's part of the start skew (0 without `--start-at`).
+    pub start_late_us: u64,
 }
 
 /// The moment the figures describe: the end of the run, or a checkpoint.
@@ -115,7 +118,9 @@ pub fn write(
     };
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the results folder {}", dir.display()))?;
-    crate::merge::state::State::of(&run.plan, shard, stats, facts)?.write(dir)?;
+    let mut state = crate::merge::state::State::of(&run.plan, shard, stats, facts)?;
+    state.run.start_late_us = run.start_late_us;
+    state.write(dir)?;
     let histograms = stats
         .phases
         .active()

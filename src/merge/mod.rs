@@ -28,6 +28,9 @@ pub const STATE_FILE: &str = "state.json";
 pub struct Merged {
     pub summary: crate::report::Summary,
     pub dir: PathBuf,
+    /// The spread of the shards' start lateness (how late after `--start-at` each
+    /// schedule began): the run's start skew.
+    pub start_skew: Duration,
 }
 
 /// The shards of one run, in index order, checked: one version, one plan, one count,
@@ -231,10 +234,14 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         ..first.clone()
     };
     merged.run.stopped_by = facts.stopped_by.clone();
+    let lates = shards.iter().map(|(_, s)| s.run.start_late_us);
+    let (earliest, latest) = lates.fold((u64::MAX, 0), |(lo, hi), l| (lo.min(l), hi.max(l)));
+    merged.run.start_late_us = latest;
     merged.write(out)?;
     Ok(Merged {
         summary,
         dir: out.to_path_buf(),
+        start_skew: Duration::from_micros(latest.saturating_sub(earliest)),
     })
 }
 
@@ -247,6 +254,10 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<bool> {
         crate::console::outln(format_args!(
             "{}",
             crate::report::text::render_view(&merged.summary, args.view.summary_view())
+        ));
+        crate::console::outln(format_args!(
+            "start skew between the shards: {:.3} ms",
+            merged.start_skew.as_secs_f64() * 1e3
         ));
         crate::console::outln(format_args!("results: {}", merged.dir.display()));
     }

@@ -85,6 +85,10 @@ pub struct RunState {
     pub resources: Vec<Series>,
     /// Its soak verdicts, outages and storms.
     pub soak: Soak,
+    /// How late after `--start-at` this shard's schedule began, µs (a merged state: the
+    /// latest shard's). The spread of the shards' values is the run's start skew.
+    #[serde(default)]
+    pub start_late_us: u64,
 }
 
 /// The plan's fingerprint: SHA-256 of the written (redacted) profile and the seed.
@@ -133,6 +137,7 @@ impl State {
                 stopped_by: facts.stopped_by.clone(),
                 resources: facts.resources.clone(),
                 soak: facts.soak.clone(),
+                start_late_us: 0,
             },
             stats: StatsState::of(stats)?,
         })

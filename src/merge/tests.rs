@@ -201,6 +201,7 @@ fn write(plan: &Arc<Plan>, dir: &Path, shard: Shard, stats: &Stats) -> crate::re
         started_at: start(),
         live: Arc::new(LiveCounters::default()),
         shard,
+        start_late_us: 0,
     };
     let moment = Moment {
         at: start() + END,
