@@ -289,6 +289,10 @@ pub struct ServeArgs {
     /// quick_report may be; tasks/get, tasks/result, tasks/cancel, tasks/list.
     #[arg(long)]
     pub tasks: bool,
+    /// Listen with SO_REUSEPORT (with --http): several server processes share one port
+    /// and the kernel spreads the connections over them, e.g. for 100k sessions.
+    #[arg(long, requires = "http")]
+    pub reuse_port: bool,
 }
 
 #[derive(Debug, Default, Args)]

@@ -53,9 +53,10 @@ async fn upgrade(
              (send Sec-WebSocket-Protocol: mcp)",
         );
     }
-    // 8 KiB read buffers instead of 128 KiB: MCP messages are small, and tens of
-    // thousands of held sessions make the default cost gigabytes.
-    ws.read_buffer_size(8 * 1024)
+    // Small read buffers instead of 128 KiB, as the client's: MCP messages are small
+    // (a larger one grows the buffer), and tens of thousands of held sessions make the
+    // default cost gigabytes.
+    ws.read_buffer_size(crate::transport::ws::READ_BUFFER_BYTES)
         .on_upgrade(move |socket| serve_socket(handler, socket))
 }
 
