@@ -290,7 +290,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub tasks: bool,
     /// Listen with SO_REUSEPORT (with --http): several server processes share one port
-    /// and the kernel spreads the connections over them, e.g. for 100k sessions.
+    /// and the kernel spreads connections over them. A Streamable HTTP session lives in
+    /// one process, so this suits WebSocket sessions (one connection each).
     #[arg(long, requires = "http")]
     pub reuse_port: bool,
 }
