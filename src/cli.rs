@@ -289,6 +289,11 @@ pub struct ServeArgs {
     /// quick_report may be; tasks/get, tasks/result, tasks/cancel, tasks/list.
     #[arg(long)]
     pub tasks: bool,
+    /// Listen with SO_REUSEPORT (with --http): several server processes share one port
+    /// and the kernel spreads connections over them. A Streamable HTTP session lives in
+    /// one process, so this suits WebSocket sessions (one connection each).
+    #[arg(long, requires = "http")]
+    pub reuse_port: bool,
 }
 
 #[derive(Debug, Default, Args)]

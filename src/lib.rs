@@ -317,6 +317,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         app_tools: args.app_tools,
         auth,
         tasks: args.tasks,
+        reuse_port: args.reuse_port,
         ..Default::default()
     };
     match args.http {

@@ -85,7 +85,11 @@ pub(super) async fn run(
         if pace.is_some() {
             timer.intend(wake);
         }
-        if steps::run(session, timer, scenario, env).await.is_err() {
+        // Boxed, as the other steps: the held session keeps only what waiting needs.
+        if Box::pin(steps::run(session, timer, scenario, env))
+            .await
+            .is_err()
+        {
             return;
         }
         if pace.is_none() && scenario.steps.is_empty() {
@@ -127,7 +131,7 @@ async fn wait(
             () = tokio::time::sleep_until(at) => {}
             () = stop.drain.cancelled() => return Err(Stopped::Drained),
         }
-        if let Err(kind) = steps::ping(session, timer).await {
+        if let Err(kind) = Box::pin(steps::ping(session, timer)).await {
             if kind.ends_session() {
                 return Err(Stopped::Broken);
             }

@@ -141,22 +141,26 @@ pub async fn run_session(
 
     let endpoint = &ctx.endpoints[usize::from(persona.id)];
     let client = memory.client();
-    let Ok(bearer) = ctx.auth.bearer(persona, client, endpoint, &mut timer).await else {
+    // The rarely-used or short-lived steps below are boxed: a future's size is that of
+    // its largest state, and inline they would make every long-lived session hold
+    // their bytes for its whole life (heaptrack: `results/BENCHMARKS.md`, issue 12).
+    let Ok(bearer) = Box::pin(ctx.auth.bearer(persona, client, endpoint, &mut timer)).await else {
         return unreachable(timer, persona);
     };
     timer.intend(intended);
     let t = Instant::now();
-    let connected = endpoint
-        .connect_as(bearer.clone())
+    let connected = Box::pin(endpoint.connect_as(bearer.clone()))
         .await
         .map_err(Failure::from);
     let transport = match timer.finish(Phase::Connect, None, t, connected, || None) {
         Ok(transport) => transport,
         Err(kind) => {
             if kind == crate::metrics::FailureKind::HttpStatus(401) {
-                ctx.auth
-                    .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
-                    .await;
+                Box::pin(
+                    ctx.auth
+                        .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer),
+                )
+                .await;
             }
             // A refused WebSocket upgrade or SSE GET (401, 403, 404 …) reached the
             // server: a failed session, not an unreachable one.
@@ -182,24 +186,34 @@ pub async fn run_session(
         endpoint,
         bearer: bearer.clone(),
     };
-    let started = faults::start(fault, ctx, &reconnect, &mut session, &mut timer, persona).await;
+    let started = Box::pin(faults::start(
+        fault,
+        ctx,
+        &reconnect,
+        &mut session,
+        &mut timer,
+        persona,
+    ))
+    .await;
     if started == Err(crate::metrics::FailureKind::HttpStatus(401)) {
-        ctx.auth
-            .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer)
-            .await;
+        Box::pin(
+            ctx.auth
+                .unauthorized(persona, endpoint, bearer.as_ref(), &mut timer),
+        )
+        .await;
     }
     if started == Ok(true) {
         timer.set_era(session.era(), session.version());
         match persona.shape {
             Shape::Churn => {
-                let done = steps::run(&mut session, &mut timer, scenario, &mut env).await;
+                let done = Box::pin(steps::run(&mut session, &mut timer, scenario, &mut env)).await;
                 if done.is_ok() {
-                    probe_undeclared(ctx, persona, &mut session).await;
+                    Box::pin(probe_undeclared(ctx, persona, &mut session)).await;
                 }
             }
             Shape::LongLived { pace } => {
                 // Before the scenario: a long-lived session ends only when the run drains.
-                probe_undeclared(ctx, persona, &mut session).await;
+                Box::pin(probe_undeclared(ctx, persona, &mut session)).await;
                 let (live, mut storm) = stop.storm.established();
                 let habits = &persona.habits;
                 let lived = long_lived::run(
@@ -230,7 +244,7 @@ pub async fn run_session(
         session.abandon();
     } else {
         let t = Instant::now();
-        let closed = session.close().await;
+        let closed = Box::pin(session.close()).await;
         let _ = timer.finish(Phase::Close, None, t, closed, || None);
     }
     timer.end()

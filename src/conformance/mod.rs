@@ -26,8 +26,9 @@ pub struct SessionChecks {
     pub tracker: Option<Arc<Tracker>>,
     /// Legacy era: between `initialize` and `notifications/initialized`.
     pub handshaking: bool,
-    /// Each listed tool's `outputSchema`, to check `structuredContent`.
-    pub output_schemas: HashMap<String, Value>,
+    /// Each listed tool's `outputSchema`, to check `structuredContent` (shared between
+    /// sessions: `session/shared.rs`).
+    pub output_schemas: HashMap<String, Arc<Value>>,
 }
 
 impl SessionChecks {

@@ -140,7 +140,7 @@ impl HttpServer {
 
 /// Bind `addr` (port 0 picks a free port), serve in the background, return at once.
 pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result<HttpServer> {
-    let listener = bind(addr).await?;
+    let listener = bind(addr, opts.reuse_port)?;
     let addr = listener.local_addr().context("reading the bound address")?;
     let (stop, stopped) = oneshot::channel::<()>();
     let (app, sessions) = router(&opts);
@@ -161,7 +161,7 @@ pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
 
 /// Bind `addr` and serve until Ctrl-C.
 pub async fn serve_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result<()> {
-    let listener = bind(addr).await?;
+    let listener = bind(addr, opts.reuse_port)?;
     axum::serve(nodelay(listener), router(&opts).0)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -170,7 +170,7 @@ pub async fn serve_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
         .context("serving HTTP")
 }
 
-async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
+fn bind(addr: SocketAddr, reuse_port: bool) -> anyhow::Result<TcpListener> {
     // A deep accept queue: at thousands of new sessions per second a 128-deep one
     // overflows, and every refused SYN comes back a second later, which would show up
     // as a one-second latency the server never caused.
@@ -181,9 +181,26 @@ async fn bind(addr: SocketAddr) -> anyhow::Result<TcpListener> {
     }
     .with_context(|| format!("cannot create a socket for {addr}"))?;
     socket.set_reuseaddr(true)?;
-    socket
-        .bind(addr)
-        .with_context(|| format!("cannot bind the reference server to {addr}"))?;
+    if reuse_port {
+        socket
+            .set_reuseport(true)
+            .with_context(|| format!("cannot set SO_REUSEPORT on {addr}"))?;
+    }
+    socket.bind(addr).with_context(|| {
+        if reuse_port {
+            format!(
+                "cannot bind the reference server to {addr}\n\
+                 fix: every process sharing the port must be started with --reuse-port \
+                 by the same user"
+            )
+        } else {
+            format!(
+                "cannot bind the reference server to {addr}\n\
+                 fix: choose a free port (0: any), or start every server on this port \
+                 with --reuse-port"
+            )
+        }
+    })?;
     socket
         .listen(4096)
         .with_context(|| format!("cannot listen on {addr}"))

@@ -89,6 +89,9 @@ pub struct ServerOptions {
     pub auth: Option<auth::AuthOptions>,
     /// Serve the task tools and methods (`serve --tasks`, implied by a task fault).
     pub tasks: bool,
+    /// `serve --reuse-port`: listen with SO_REUSEPORT, so that several server processes
+    /// share the port and the kernel spreads connections over them.
+    pub reuse_port: bool,
 }
 
 impl Default for ServerOptions {
@@ -106,6 +109,7 @@ impl Default for ServerOptions {
             app_tools: false,
             auth: None,
             tasks: false,
+            reuse_port: false,
         }
     }
 }

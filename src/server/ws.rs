@@ -25,6 +25,11 @@ use crate::protocol::jsonrpc::codes;
 /// The path the upgrade is served on.
 pub const PATH: &str = "/ws";
 
+/// Read buffer per socket, as the client's: tungstenite's default (128 KiB) made tens of
+/// thousands of held sessions cost gigabytes; MCP messages are small and a larger one
+/// grows the buffer. 8 → 2 KiB took 6 KiB off each held session (issue 12).
+const READ_BUFFER_BYTES: usize = 2 * 1024;
+
 /// Routes to merge into the server's router.
 pub fn routes(handler: Arc<Handler>) -> Router {
     Router::new().route(PATH, get(upgrade)).with_state(handler)
@@ -53,9 +58,7 @@ async fn upgrade(
              (send Sec-WebSocket-Protocol: mcp)",
         );
     }
-    // 8 KiB read buffers instead of 128 KiB: MCP messages are small, and tens of
-    // thousands of held sessions make the default cost gigabytes.
-    ws.read_buffer_size(8 * 1024)
+    ws.read_buffer_size(READ_BUFFER_BYTES)
         .on_upgrade(move |socket| serve_socket(handler, socket))
 }
 

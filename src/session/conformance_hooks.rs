@@ -41,7 +41,7 @@ impl Session<'_> {
 
     /// The `outputSchema` a listed tool declared.
     pub fn output_schema(&self, tool: &str) -> Option<&Value> {
-        self.checks.output_schemas.get(tool)
+        self.checks.output_schemas.get(tool).map(|s| &**s)
     }
 
     /// Findings a failed request shows: a declared capability that is not implemented,

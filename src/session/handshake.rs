@@ -20,8 +20,9 @@ use tokio::time::Instant;
 pub struct ServerInfo {
     pub protocol_version: String,
     /// `Null` when the server did not say (a modern server without `server/discover`):
-    /// then every capability is assumed, and requests find out.
-    pub capabilities: Value,
+    /// then every capability is assumed, and requests find out. Shared between the
+    /// sessions the server told the same (`shared.rs`).
+    pub capabilities: std::sync::Arc<Value>,
     pub name: String,
     pub version: String,
 }
@@ -62,7 +63,7 @@ impl ServerInfo {
             .ok_or_else(|| bad("`serverInfo.version` is missing or not a string"))?;
         Ok(ServerInfo {
             protocol_version: version.to_string(),
-            capabilities: capabilities.clone(),
+            capabilities: super::shared::intern(capabilities),
             name: name.to_string(),
             version: server_version.to_string(),
         })
@@ -96,7 +97,7 @@ impl ServerInfo {
         };
         Ok(ServerInfo {
             protocol_version: version.to_string(),
-            capabilities: capabilities.clone(),
+            capabilities: super::shared::intern(capabilities),
             name: field("name"),
             version: field("version"),
         })

@@ -11,6 +11,7 @@ mod exchange;
 mod handshake;
 mod modern;
 mod server_requests;
+pub(crate) mod shared;
 mod tasks;
 mod transcript;
 
@@ -29,6 +30,7 @@ use http::HeaderName;
 use rand::rngs::SmallRng;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -92,8 +94,9 @@ pub struct Session<'p> {
     pub pending_refetch: Vec<&'static str>,
     /// Modern era: tool argument → `Mcp-Param-*` header, learnt from `tools/list`.
     tool_headers: HashMap<String, Vec<(String, HeaderName)>>,
-    /// Each listed tool's `inputSchema`, for generated arguments.
-    tool_schemas: HashMap<String, Value>,
+    /// Each listed tool's `inputSchema`, for generated arguments (shared between the
+    /// sessions that were listed the same one: `shared.rs`).
+    tool_schemas: HashMap<String, Arc<Value>>,
     /// Listed tools annotated `destructiveHint: true` and not `readOnlyHint`.
     destructive_tools: Vec<String>,
     /// Conformance state (findings already reported, the run's tracker).
@@ -158,14 +161,15 @@ impl<'p> Session<'p> {
 
     /// The `inputSchema` of a tool the server listed in this session.
     pub fn tool_schema(&self, tool: &str) -> Option<&Value> {
-        self.tool_schemas.get(tool)
+        self.tool_schemas.get(tool).map(|s| &**s)
     }
 
     /// What the listing said of `tool` (its `inputSchema`, whether it is destructive),
     /// beside the session's generator, to generate its arguments.
     pub fn tool_and_rng(&mut self, tool: &str) -> (Option<&Value>, bool, &mut SmallRng) {
         let destructive = self.tool_is_destructive(tool);
-        (self.tool_schemas.get(tool), destructive, &mut self.rng)
+        let schema = self.tool_schemas.get(tool).map(|s| &**s);
+        (schema, destructive, &mut self.rng)
     }
 
     /// Whether the server's listing annotates `tool` as destructive (`destructiveHint:
@@ -187,7 +191,8 @@ impl<'p> Session<'p> {
                 tool.get("name").and_then(Value::as_str),
                 tool.get("inputSchema"),
             ) {
-                self.tool_schemas.insert(name.to_string(), schema.clone());
+                self.tool_schemas
+                    .insert(name.to_string(), shared::intern(schema));
             }
             self.learn_task_support(tool);
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
@@ -207,7 +212,7 @@ impl<'p> Session<'p> {
             ) {
                 self.checks
                     .output_schemas
-                    .insert(name.to_string(), schema.clone());
+                    .insert(name.to_string(), shared::intern(schema));
             }
         }
         if self.era == Era::Modern {

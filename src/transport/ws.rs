@@ -27,8 +27,9 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// Read buffer per connection. tungstenite's default, 128 KiB, allocated up front, made a
 /// WebSocket session cost ~150 KiB of resident memory in a 5,000-session soak; MCP
-/// messages are small and a larger one just grows the buffer.
-const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// messages are small (an echo answer is ~200 bytes) and a larger one just grows the
+/// buffer, so 2 KiB: 8 KiB was a quarter of a held session's bytes (issue 12).
+const READ_BUFFER_BYTES: usize = 2 * 1024;
 
 /// Where and how to reach a WebSocket endpoint; shared by every session of a run.
 #[derive(Debug)]

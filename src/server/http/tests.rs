@@ -886,3 +886,31 @@ async fn without_a_ttl_sessions_stay_until_deleted() {
     let r = post(&server, &[("mcp-session-id", id.as_str())], ping).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
+
+#[tokio::test]
+async fn two_servers_share_a_port_only_with_reuse_port() {
+    let reuse = || ServerOptions {
+        reuse_port: true,
+        ..ServerOptions::default()
+    };
+    let any: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let first = spawn_http(any, reuse()).await.expect("first server starts");
+    // Without the flag the port is taken: a clear error that says what to do.
+    let taken = spawn_http(first.addr, ServerOptions::default())
+        .await
+        .expect_err("the port is taken");
+    assert!(format!("{taken:#}").contains("fix:"), "{taken:#}");
+    let second = spawn_http(first.addr, reuse())
+        .await
+        .expect("a second --reuse-port server binds the same port");
+    assert_eq!(first.addr, second.addr);
+    // Both serve: with one of them gone, the port still answers.
+    let reply = send(&second, "POST", &[JSON, ACCEPT_BOTH], INIT).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    first.shutdown().await;
+    for _ in 0..4 {
+        let reply = send(&second, "POST", &[JSON, ACCEPT_BOTH], INIT).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    second.shutdown().await;
+}

@@ -140,7 +140,9 @@ impl Flow {
                     return None;
                 }
                 State::Waiting(fut) => match fut.await {
-                    Ok(resp) => self.state = self.on_response(resp).await,
+                    // Boxed (as `reconnect`): the GET stream's flow lives as long as its
+                    // session and would otherwise hold these futures' bytes throughout.
+                    Ok(resp) => self.state = Box::pin(self.on_response(resp)).await,
                     Err(e) if e.kind == FailureKind::MessageTooLarge => {
                         self.lease = None;
                         self.fail(e.kind, e.detail);
@@ -187,7 +189,7 @@ impl Flow {
                         }
                     }
                 },
-                State::Reconnect => self.state = self.reconnect().await,
+                State::Reconnect => self.state = Box::pin(self.reconnect()).await,
             }
         }
     }

@@ -1,0 +1,87 @@
+//! JSON values that thousands of sessions would each keep a copy of — every listed tool's
+//! `inputSchema` and `outputSchema`, the server's `capabilities` — kept once per process
+//! and shared. Every session of a run talks to the same server, which lists the same
+//! tools, so 20,000 long-lived sessions holding their own copies cost ~20 KiB each
+//! (heaptrack, `results/BENCHMARKS.md`); shared, a session keeps one pointer per tool.
+//!
+//! Values are matched on their serialized text, so two equal values share one copy and a
+//! different one (another server, a changed listing) gets its own. The table holds weak
+//! references: a value lives as long as some session holds it, and the table drops dead
+//! entries as it grows, so it stays bounded by what sessions hold.
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// Live entries after the last sweep: the next sweep comes when the table doubles.
+struct Table {
+    values: HashMap<String, Weak<Value>>,
+    swept_at: usize,
+}
+
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+/// The process's one copy of `value` (made now if no live session holds an equal one).
+pub fn intern(value: &Value) -> Arc<Value> {
+    // Scalars are as small as the pointer: no need to share them.
+    if !(value.is_object() || value.is_array()) {
+        return Arc::new(value.clone());
+    }
+    let key = value.to_string();
+    // A poisoned lock only means another thread panicked mid-insert; the map is usable.
+    let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let table = guard.get_or_insert_with(|| Table {
+        values: HashMap::new(),
+        swept_at: 0,
+    });
+    if let Some(live) = table.values.get(&key).and_then(Weak::upgrade) {
+        return live;
+    }
+    let shared = Arc::new(value.clone());
+    table.values.insert(key, Arc::downgrade(&shared));
+    if table.values.len() > 2 * table.swept_at.max(64) {
+        table.values.retain(|_, v| v.strong_count() > 0);
+        table.swept_at = table.values.len();
+    }
+    shared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn equal_values_share_one_copy_and_different_ones_do_not() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let a = intern(&schema);
+        let b = intern(&schema.clone());
+        assert!(Arc::ptr_eq(&a, &b), "equal schemas share one allocation");
+        let other = intern(&json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        assert!(!Arc::ptr_eq(&a, &other));
+        assert_eq!(
+            *other,
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+        );
+        assert_eq!(*a, schema);
+    }
+
+    #[test]
+    fn a_value_no_session_holds_any_more_is_made_again_and_dead_entries_are_dropped() {
+        let one = json!({"unique-to-this-test": [1, 2, 3]});
+        let first = intern(&one);
+        drop(first);
+        let again = intern(&one);
+        assert_eq!(
+            *again, one,
+            "made again from the value, not from a dead entry"
+        );
+        // Many distinct values nobody keeps: the table sweeps them as it grows.
+        for i in 0..1_000 {
+            let _ = intern(&json!({"sweep-test": i}));
+        }
+        let guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+        let len = guard.as_ref().map_or(0, |t| t.values.len());
+        assert!(len < 1_000, "dead entries were swept ({len} left)");
+    }
+}
