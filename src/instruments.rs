@@ -113,7 +113,10 @@ impl Instruments {
         let figures = collector.live();
         let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());
-        let stop = StopSignals::default();
+        let stop = StopSignals {
+            close_spread: plan.load.grace / 2,
+            ..StopSignals::default()
+        };
         let signals = SignalWatch::start(stop.clone(), plan.load.grace, args.quiet)
             .context("installing the signal handlers")?;
         let views_done = CancellationToken::new();

@@ -159,7 +159,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
             endpoints: Arc::new(targets.endpoints.clone()),
             recorder: instruments.recorder.clone(),
             timeout: plan.timeout,
-            conformance: Arc::new(conformance::Tracker::new(args.probe_undeclared)),
+            conformance: Arc::new(
+                conformance::Tracker::new(args.probe_undeclared).probed_elsewhere(shard.index > 0),
+            ),
             transcript: None,
             calls: client::CallData {
                 pools: plan.pools.clone(),

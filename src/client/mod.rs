@@ -230,6 +230,14 @@ pub async fn run_session(
                     Ok(()) = storm.changed() => stormed = true,
                 }
                 drop(live);
+                if !stormed && stop.drain.is_cancelled() && !stop.close_spread.is_zero() {
+                    // Drained: close at our own moment of the spread (see `close_spread`).
+                    let at = stop.close_spread.mul_f64(session.rng().random::<f64>());
+                    tokio::select! {
+                        () = tokio::time::sleep(at) => {}
+                        () = stop.abort.cancelled() => {}
+                    }
+                }
             }
         }
     }

@@ -21,6 +21,11 @@ pub struct StopSignals {
     pub abort: CancellationToken,
     /// Reconnect storms, and the long-lived sessions they would drop.
     pub storm: StormSignal,
+    /// When the run drains, long-lived sessions close at a time drawn uniformly from
+    /// this window (half the grace period) rather than all at one instant: a held fleet
+    /// of 100k sessions would otherwise end in a close storm of the generator's own
+    /// making. Zero: at once.
+    pub close_spread: std::time::Duration,
 }
 
 /// The long-lived sessions of a run as a storm sees them: how many are live (past their

@@ -29,6 +29,9 @@ pub struct Tracker {
     capabilities: Mutex<HashMap<(PersonaId, VersionId), (u64, String)>>,
     /// Targets whose undeclared capabilities a default run already probed.
     probed: Mutex<Vec<Route>>,
+    /// Another process of the run makes the once-per-run probe (a shard other than 0):
+    /// this one never does, so a sharded run probes as often as one process.
+    probed_elsewhere: bool,
 }
 
 impl Tracker {
@@ -81,9 +84,19 @@ impl Tracker {
         }
     }
 
+    /// Leave the once-per-run probe to another process of the run (`elsewhere`: this is
+    /// a shard other than shard 0).
+    pub fn probed_elsewhere(mut self, elsewhere: bool) -> Tracker {
+        self.probed_elsewhere = elsewhere;
+        self
+    }
+
     /// True for the first session that asks about `target`: it probes the list methods
     /// of undeclared capabilities for the whole run (a default run's cheap check).
     pub fn first_probe(&self, target: &Route) -> bool {
+        if self.probed_elsewhere {
+            return false;
+        }
         let mut probed = self.probed.lock().unwrap_or_else(|e| e.into_inner());
         if probed.contains(target) {
             return false;
@@ -145,5 +158,8 @@ mod tests {
             ..route.clone()
         };
         assert!(t.first_probe(&other));
+        // Shards other than 0 leave it to shard 0.
+        let t = Tracker::new(false).probed_elsewhere(true);
+        assert!(!t.first_probe(&other));
     }
 }

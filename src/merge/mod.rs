@@ -116,6 +116,24 @@ fn check(shards: Vec<(PathBuf, State)>) -> anyhow::Result<Vec<(PathBuf, State)>>
 
 /// Why the merged run ended: the first shard's reason that is not the plan's own end
 /// (a signal, an unreachable target), else shard 0's.
+/// The merged run's target: the shards' one, or, when they targeted different servers
+/// (each its own built-in server, say), the first and how many there were.
+fn target_of(shards: &[(PathBuf, State)]) -> String {
+    let first = &shards[0].1.run.target;
+    let distinct = shards
+        .iter()
+        .map(|(_, s)| &s.run.target)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if distinct == 1 {
+        first.clone()
+    } else {
+        let others = distinct - 1;
+        let s = if others == 1 { "" } else { "s" };
+        format!("{first} and {others} other target{s}, one per shard")
+    }
+}
+
 fn stopped_by(shards: &[(PathBuf, State)]) -> String {
     let planned = ["sessions", "duration"];
     shards
@@ -194,7 +212,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         started_at,
         finished_at: state::time_of(finished_ns),
         duration: Duration::from_nanos(duration_ns),
-        target: first.run.target.clone(),
+        target: target_of(&shards),
         transport: first.run.transport.clone(),
         stopped_by: if checkpoint {
             "running".into()

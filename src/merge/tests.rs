@@ -514,3 +514,26 @@ async fn thresholds_are_evaluated_on_the_merged_figures() {
         json(&whole)["thresholds"]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn shards_of_different_targets_say_so_and_the_start_skew_is_their_spread() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let plan = plan(None);
+    let (_, shards) = runs(root.path(), 2, &plan).await;
+    // Shard 1 had a server of its own (each shard's built-in server) and began 700 µs
+    // later than shard 0's 200 µs.
+    for (dir, (target, late)) in shards.iter().zip([("built-in A", 200), ("built-in B", 900)]) {
+        let mut s = State::read(dir).expect("state.json");
+        s.run.target = target.into();
+        s.run.start_late_us = late;
+        s.write(dir).expect("written");
+    }
+    let out = root.path().join("merged");
+    let merged = merge_dirs(&shards, &out).expect("merged");
+    assert_eq!(
+        merged.summary.run.target,
+        "built-in A and 1 other target, one per shard"
+    );
+    assert_eq!(merged.start_skew, Duration::from_micros(700));
+    assert_eq!(State::read(&out).expect("merged state").run.start_late_us, 900);
+}

@@ -236,14 +236,17 @@ async fn processes_start_one_shard_each_that_add_up_to_one_run() {
     )
     .await;
     assert_eq!(add(&counts(&a), &counts(&b)), counts(&whole));
-    // The merge into DIR is part B's `merge_dirs`: until it lands, the command says so
-    // (exit 2); then it writes DIR/summary.json.
-    if o.status.success() {
-        assert!(out.join("summary.json").is_file());
-    } else {
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("merge"), "{err}");
-    }
+    // Then the parent merged the two into DIR: one report with the figures of one
+    // process, that says what it is.
+    assert!(o.status.success(), "{err}");
+    let merged: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("summary.json")).expect("merged summary.json"),
+    )
+    .expect("JSON");
+    assert_eq!(counts(&merged), counts(&whole));
+    assert_eq!(merged["run"]["shards"], 2);
+    assert_eq!(a["run"]["shard"], "0/2");
+    assert_eq!(merged["run"]["started_at"], a["run"]["started_at"]);
     server.shutdown().await;
 }
 
