@@ -388,3 +388,51 @@ async fn a_lifetime_is_refused_for_churn_personas() {
     let text = format!("{e:#}");
     assert!(text.contains("persona[0].lifetime"), "{text}");
 }
+
+#[tokio::test]
+async fn drained_long_lived_sessions_close_spread_over_half_the_grace() {
+    let server = builtin_http(ServerOptions::default()).await;
+    // 30 held sessions, a 2 s grace: they close over the first second after the drain,
+    // not at one instant; none is cut off by the end of the grace.
+    let profile = format!(
+        r#"
+[target]
+url = "{}"
+[load]
+clients = 30
+duration = "1s"
+grace = "2s"
+[[persona]]
+name = "host"
+shape = "long-lived"
+[[scenario]]
+name = "hold"
+steps = []
+"#,
+        server.url()
+    );
+    let mut run = FleetRun::new(mcp_fleet::cli::RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            interval: Some("100ms".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    run = run.profile(&profile);
+    let done = run.run().await;
+    let s = &done.json["sessions"];
+    assert_eq!(n(&s["completed"]), 30, "{s}");
+    assert_eq!(n(&s["interrupted"]), 0, "{s}");
+    assert_eq!(count(&done.json, "close"), 30);
+    let csv = std::fs::read_to_string(done.dir.path().join("intervals.csv")).expect("csv");
+    let closing: Vec<f64> = csv
+        .lines()
+        .filter(|l| l.split(',').nth(2) == Some("close"))
+        .filter_map(|l| l.split(',').next()?.parse().ok())
+        .collect();
+    // Uniform over 1 s in 100 ms intervals: ~10 of them see closes (all in one or two
+    // without the spread); they all lie in the second after the drain.
+    assert!(closing.len() >= 4, "closes at {closing:?}");
+    assert!(closing.iter().all(|t| (0.9..2.2).contains(t)), "{closing:?}");
+    server.shutdown().await;
+}
