@@ -15,7 +15,7 @@ use crate::merge::Merged;
 use crate::plan::Plan;
 use crate::shard::{Shard, Start};
 use crate::stop::{StopReason, StopSignal};
-use crate::{console, report};
+use crate::console;
 use anyhow::Context;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -172,15 +172,7 @@ pub async fn run(
         check_child(*shard, status, log, forwarded)?;
     }
     let merged = crate::merge::merge_dirs(&dirs, dir)?;
-    if args.quiet {
-        console::outln(format_args!("{}", merged.dir.display()));
-    } else {
-        console::outln(format_args!(
-            "{}",
-            report::text::render_view(&merged.summary, args.view.summary_view())
-        ));
-        console::outln(format_args!("results: {}", merged.dir.display()));
-    }
+    crate::merge::print(&merged, args.quiet, &args.view);
     let stopped_by = match forwarded {
         Some(s) => StopReason::Signal(s),
         None if plan.load.sessions.is_some() => StopReason::Sessions,

@@ -266,20 +266,26 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
 /// `mcp-fleet merge`: merge, print the summary; false when a threshold failed.
 pub fn run(args: &MergeArgs) -> anyhow::Result<bool> {
     let merged = merge_dirs(&args.dirs, &args.out)?;
-    if args.quiet {
-        crate::console::outln(format_args!("{}", merged.dir.display()));
-    } else {
-        crate::console::outln(format_args!(
-            "{}",
-            crate::report::text::render_view(&merged.summary, args.view.summary_view())
-        ));
-        crate::console::outln(format_args!(
-            "start skew between the shards: {:.3} ms",
-            merged.start_skew.as_secs_f64() * 1e3
-        ));
-        crate::console::outln(format_args!("results: {}", merged.dir.display()));
-    }
+    print(&merged, args.quiet, &args.view);
     Ok(merged.summary.passed())
+}
+
+/// Print a merged run as `run` prints one (`quiet`: only its folder), with the start
+/// skew between its shards.
+pub fn print(merged: &Merged, quiet: bool, view: &crate::cli::ViewArgs) {
+    if quiet {
+        crate::console::outln(format_args!("{}", merged.dir.display()));
+        return;
+    }
+    crate::console::outln(format_args!(
+        "{}",
+        crate::report::text::render_view(&merged.summary, view.summary_view())
+    ));
+    crate::console::outln(format_args!(
+        "start skew between the shards: {:.3} ms",
+        merged.start_skew.as_secs_f64() * 1e3
+    ));
+    crate::console::outln(format_args!("results: {}", merged.dir.display()));
 }
 
 #[cfg(test)]
