@@ -11,11 +11,11 @@
 //! fails the whole run (exit 2), naming its shard and its log.
 
 use crate::cli::RunArgs;
+use crate::console;
 use crate::merge::Merged;
 use crate::plan::Plan;
 use crate::shard::{Shard, Start};
 use crate::stop::{StopReason, StopSignal};
-use crate::console;
 use anyhow::Context;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

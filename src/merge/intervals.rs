@@ -100,25 +100,7 @@ pub fn merge(
 /// The row of one merged interval, its percentiles from the added histogram (as the
 /// collector makes a row of its own).
 fn row_of(start_s: f64, phase: Phase, h: &Histogram<u64>, slot: &Slot) -> IntervalRow {
-    let q = |q: f64| {
-        if h.is_empty() {
-            0
-        } else {
-            h.value_at_quantile(q)
-        }
-    };
-    IntervalRow {
-        start_s,
-        len_s: slot.len_s,
-        phase,
-        count: h.len() + slot.errors,
-        errors: slot.errors,
-        p50_us: q(0.5),
-        p90_us: q(0.9),
-        p95_us: q(0.95),
-        p99_us: q(0.99),
-        max_us: h.max(),
-    }
+    IntervalRow::of(start_s, slot.len_s, phase, h, slot.errors)
 }
 
 /// Add one shard's intervals into `slots`.

@@ -522,7 +522,10 @@ async fn shards_of_different_targets_say_so_and_the_start_skew_is_their_spread()
     let (_, shards) = runs(root.path(), 2, &plan).await;
     // Shard 1 had a server of its own (each shard's built-in server) and began 700 µs
     // later than shard 0's 200 µs.
-    for (dir, (target, late)) in shards.iter().zip([("built-in A", 200), ("built-in B", 900)]) {
+    for (dir, (target, late)) in shards
+        .iter()
+        .zip([("built-in A", 200), ("built-in B", 900)])
+    {
         let mut s = State::read(dir).expect("state.json");
         s.run.target = target.into();
         s.run.start_late_us = late;
@@ -535,5 +538,8 @@ async fn shards_of_different_targets_say_so_and_the_start_skew_is_their_spread()
         "built-in A and 1 other target, one per shard"
     );
     assert_eq!(merged.start_skew, Duration::from_micros(700));
-    assert_eq!(State::read(&out).expect("merged state").run.start_late_us, 900);
+    assert_eq!(
+        State::read(&out).expect("merged state").run.start_late_us,
+        900
+    );
 }

@@ -40,6 +40,32 @@ pub struct IntervalRow {
     pub max_us: u64,
 }
 
+impl IntervalRow {
+    /// The row of `phase` over [start_s, start_s + len_s): its successful samples' `h`
+    /// and its `errors` (the collector's rows and the merge's, made one way).
+    pub fn of(start_s: f64, len_s: f64, phase: Phase, h: &Histogram<u64>, errors: u64) -> Self {
+        let q = |q: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(q)
+            }
+        };
+        IntervalRow {
+            start_s,
+            len_s,
+            phase,
+            count: h.len() + errors,
+            errors,
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p95_us: q(0.95),
+            p99_us: q(0.99),
+            max_us: h.max(),
+        }
+    }
+}
+
 /// Where finished intervals are written (the hlog and CSV files). A seam tests can fake.
 pub trait IntervalSink: Send {
     /// One finished interval of one phase; `hist` holds its successful samples.
@@ -183,25 +209,7 @@ impl Intervals {
             if count == 0 {
                 continue;
             }
-            let q = |q: f64| {
-                if h.is_empty() {
-                    0
-                } else {
-                    h.value_at_quantile(q)
-                }
-            };
-            let row = IntervalRow {
-                start_s,
-                len_s,
-                phase,
-                count,
-                errors: self.errors[i],
-                p50_us: q(0.5),
-                p90_us: q(0.9),
-                p95_us: q(0.95),
-                p99_us: q(0.99),
-                max_us: h.max(),
-            };
+            let row = IntervalRow::of(start_s, len_s, phase, h, self.errors[i]);
             for sink in &mut self.sinks {
                 if let Err(e) = sink.interval(&row, h) {
                     self.sink_error.get_or_insert(e);

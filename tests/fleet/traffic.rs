@@ -433,6 +433,9 @@ steps = []
     // Uniform over 1 s in 100 ms intervals: ~10 of them see closes (all in one or two
     // without the spread); they all lie in the second after the drain.
     assert!(closing.len() >= 4, "closes at {closing:?}");
-    assert!(closing.iter().all(|t| (0.9..2.2).contains(t)), "{closing:?}");
+    assert!(
+        closing.iter().all(|t| (0.9..2.2).contains(t)),
+        "{closing:?}"
+    );
     server.shutdown().await;
 }
