@@ -112,10 +112,7 @@ pub fn write(
     let summary = report::Summary::build(&run.plan, stats, facts);
     // The raw state first: a run killed between the two leaves a state at least as new
     // as its summary, never older.
-    let shard = crate::merge::state::ShardIndex {
-        index: run.shard.index,
-        count: run.shard.count,
-    };
+    let shard = run.shard;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the results folder {}", dir.display()))?;
     let mut state = crate::merge::state::State::of(&run.plan, shard, stats, facts)?;

@@ -16,6 +16,7 @@ use crate::protocol::{Era, TransportKind, VersionId};
 use crate::report::soak::Soak;
 use crate::report::summary::PlanBasis;
 use crate::report::RunFacts;
+use crate::shard::Shard;
 use anyhow::{bail, Context};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -29,20 +30,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// The version of the state's shape; a reader refuses any other.
 pub const FORMAT: u32 = 1;
 
-/// Shard `index` of `count`, as a state says it (the same shape as
-/// `crate::shard::Shard`, which stands above this module: `--processes` merges).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardIndex {
-    pub index: u32,
-    pub count: u32,
-}
-
 /// Which part of the run a state is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Part {
     /// One shard (`{"index": 1, "count": 4}`; an unsharded run is 0 of 1).
-    Shard(ShardIndex),
+    Shard(Shard),
     /// `"merged"`: made by `mcp-fleet merge` from `shards` shards.
     Merged(String),
 }
@@ -116,7 +109,7 @@ impl State {
     /// The state of a run (or a checkpoint) of `plan` as `shard`.
     pub fn of(
         plan: &crate::plan::Plan,
-        shard: ShardIndex,
+        shard: Shard,
         stats: &Stats,
         facts: &RunFacts,
     ) -> anyhow::Result<State> {
@@ -144,7 +137,7 @@ impl State {
     }
 
     /// The shard, `None` for a merged state.
-    pub fn part(&self) -> Option<ShardIndex> {
+    pub fn part(&self) -> Option<Shard> {
         match &self.shard {
             Part::Shard(s) => Some(*s),
             Part::Merged(_) => None,

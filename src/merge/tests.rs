@@ -392,10 +392,7 @@ async fn the_state_holds_every_figure_and_reads_back_the_same() {
     let (whole, _) = runs(root.path(), 2, &plan).await;
     let state = State::read(&whole).expect("state.json");
     assert_eq!(state.format, state::FORMAT);
-    assert_eq!(
-        state.shard,
-        Part::Shard(state::ShardIndex { index: 0, count: 1 })
-    );
+    assert_eq!(state.shard, Part::Shard(Shard::ONE));
     assert_eq!(state.started_at_ns, 1_790_000_000 * 1_000_000_000);
     assert_eq!(state.duration_ns, END.as_nanos() as u64);
     assert!(state.plan_hash.starts_with("sha256:"));
