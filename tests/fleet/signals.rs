@@ -47,13 +47,17 @@ fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("json")
 }
 
-/// Processes whose command line contains `marker`.
+/// The `sleep MARKER` helpers running now. Only the helper itself counts: the `sh`
+/// that starts it carries the marker in its own command line until it execs the
+/// server, and a forked shell does too until it execs `sleep`.
 fn processes_with(marker: &str) -> usize {
     let mut n = 0;
     for entry in std::fs::read_dir("/proc").expect("procfs").flatten() {
         if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) {
+            let mut args = cmd.split(|b| *b == 0);
+            let program = args.next().unwrap_or_default();
+            let first = args.next().unwrap_or_default();
+            if program.ends_with(b"sleep") && first == marker.as_bytes() {
                 n += 1;
             }
         }
