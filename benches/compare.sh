@@ -12,7 +12,7 @@
 #   stall   open model at STALL_RATE against a server that stalls 1 s (--stall-at
 #           --stall-for) vs the same run against a healthy server: p99 response time.
 #   memory  generator and server memory per concurrent long-lived session
-#           (profiles/soak-20k.toml) at MEM_SIZES sessions.
+#           (MEM_PROFILE, default profiles/soak-20k.toml) at MEM_SIZES sessions.
 #
 # The server is pinned to core SERVER_CORE (1), the generator to GEN_CORE (0); each tool
 # gets a fresh server. CPU is user + system from /usr/bin/time (generator) and /proc
@@ -21,6 +21,7 @@
 #
 #   benches/compare.sh [SECTION…]            (default: cost churn open stall memory)
 #   DURATION=10s CLIENTS=32 RATE=4000 STALL_RATE=2000 MEM_SIZES="1000 10000 20000"
+#   MEM_PROFILE=profiles/soak-20k.toml FLEET_BIN=(this tree's release build)
 #
 # Output: results/bench-<time>/ with every tool's raw output and report.md (the tables,
 # made by benches/figures.py). Helpers (build, installs, pinning, cleanup): benches/lib.sh.
@@ -36,6 +37,7 @@ clients=${CLIENTS:-32}
 rate=${RATE:-4000}
 stall_rate=${STALL_RATE:-2000}
 mem_sizes=${MEM_SIZES:-1000 10000 20000}
+mem_profile=${MEM_PROFILE:-profiles/soak-20k.toml}
 sections=${*:-cost churn open stall memory}
 out=results/bench-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
@@ -155,7 +157,7 @@ section_memory() {
       start_server
       servers+=("$server_pid")
       ports+=("$port")
-      timeout -k 5 300 taskset -c "$gen_core" "$bin" run profiles/soak-20k.toml \
+      timeout -k 5 300 taskset -c "$gen_core" "$bin" run "$mem_profile" \
         --target "$url" --ramp "$per:${ramp}s,$per:${hold}s" --source-addresses 127.0.0.1-127.0.0.4 \
         --out "$out/memory-$n-$i" --quiet >/dev/null 2>"$out/memory-$n-$i.log" &
       gens+=("$!")

@@ -2,10 +2,12 @@
 # loopback; every process started here is recorded in `pids` and killed on exit.
 #
 # Environment: CARGO_TARGET_DIR (where mcp-fleet and oha are built), SERVER_CORE /
-# GEN_CORE (the cores the server and the generator are pinned to; default 1 and 0).
+# GEN_CORE (the cores the server and the generator are pinned to; default 1 and 0),
+# FLEET_BIN (an mcp-fleet binary to measure instead of building this tree's, e.g. an
+# earlier commit's for a before/after row).
 
 target_dir=${CARGO_TARGET_DIR:-target}
-bin=$target_dir/release/mcp-fleet
+bin=${FLEET_BIN:-$target_dir/release/mcp-fleet}
 server_core=${SERVER_CORE:-1}
 gen_core=${GEN_CORE:-0}
 hz=$(getconf CLK_TCK)
@@ -19,7 +21,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 build_fleet() {
-  cargo build --release --quiet -p mcp-fleet
+  [[ -n ${FLEET_BIN:-} ]] || cargo build --release --quiet -p mcp-fleet
 }
 
 # oha (crates.io), pinned, built once into the target directory.

@@ -86,8 +86,6 @@ pub struct Session<'p> {
     modern_version: String,
     /// The version this session speaks (offered, then negotiated), interned for samples.
     version: VersionId,
-    /// Modern era: the `_meta` every request carries, built once per version.
-    meta: Value,
     /// What the handshake told us.
     pub server: Option<ServerInfo>,
     /// Lists the server said changed, to be fetched again (personas that honour it).
@@ -120,7 +118,6 @@ impl<'p> Session<'p> {
             transport,
             next_id: 1,
             timeout,
-            meta: persona.modern_meta(&modern_version),
             version: VersionId::of(match persona.era {
                 crate::plan::EraMode::Legacy => persona.legacy_version.as_str(),
                 _ => &modern_version,

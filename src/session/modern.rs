@@ -29,7 +29,6 @@ impl Session<'_> {
     fn set_modern_version(&mut self, version: &str) {
         self.modern_version = version.to_string();
         self.version = crate::protocol::VersionId::of(version);
-        self.meta = self.persona.modern_meta(version);
         self.transport.set_protocol_version(Some(version));
     }
 
@@ -142,10 +141,10 @@ impl Session<'_> {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
-        if let Value::Object(ours) = &self.meta {
-            for (k, v) in ours {
-                meta.insert(k.clone(), v.clone());
-            }
+        // Built per request rather than kept per session (issue 12: every session held
+        // one copy): the entries are cloned into each request either way.
+        if let Value::Object(ours) = self.persona.modern_meta(&self.modern_version) {
+            meta.extend(ours);
         }
         p.insert(META.into(), Value::Object(meta));
         if let Some((responses, state)) = retry {

@@ -1,4 +1,5 @@
-//! Streamable HTTP (2025-03-26 and later), client side, on hyper directly.
+//! Streamable HTTP (2025-03-26 and later), client side, on HTTP/1.1 connections of our
+//! own ([`h1`]).
 //!
 //! Each session owns its connections, as a real client process would: the first one is
 //! opened by [`HttpTransport::connect`] (timed as the `connect` phase), more are opened
@@ -10,26 +11,24 @@
 //! interleave with responses. Flows that lose their SSE stream resume it with `GET` +
 //! `Last-Event-ID`.
 //!
-//! We use hyper rather than reqwest because the session must see connection setup as
-//! its own phase and must own its connections; a shared client pool hides both.
+//! We use our own connections rather than reqwest's or hyper's because the session must
+//! see connection setup as its own phase and must own its connections (a shared client
+//! pool hides both), and because hyper's fixed cost per connection (~29 KiB, a driver
+//! task) was most of a long-lived session's memory.
 
 mod conn;
 mod flow;
+mod h1;
 
 use super::{Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use bytes::Bytes;
-pub use conn::http1_handshake;
-pub(crate) use conn::send_failed;
 use conn::Pool;
 use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
 use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
-use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming as Body;
+use http::{HeaderMap, Method, StatusCode};
 use rustls::pki_types::ServerName;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -236,28 +235,36 @@ impl HttpTransport {
         body: Vec<u8>,
         headers: &[(HeaderName, HeaderValue)],
     ) -> Result<(), TransportError> {
-        let mut lease = self.pool.lease().await?;
-        let mut req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
-        for (k, v) in headers {
-            req.headers_mut().insert(k.clone(), v.clone());
-        }
+        let lease = self.pool.lease().await?;
+        let req = build_request(
+            &self.pool.endpoint,
+            Method::POST,
+            &body,
+            &self.session,
+            None,
+            headers,
+        );
         let response = lease.send(req);
-        let flow = Flow::post(self.pool.clone(), id, self.session.clone(), lease, response);
+        let flow = Flow::post(self.pool.clone(), id, self.session.clone(), response);
         self.streams.push(flow.into_stream());
         Ok(())
     }
 
     /// POST a notification or a response and wait for the server's 202.
     pub async fn post_and_wait(&mut self, body: Vec<u8>) -> Result<(), TransportError> {
-        let mut lease = self.pool.lease().await?;
-        let req = build_request(&self.pool.endpoint, Method::POST, body, &self.session, None);
+        let lease = self.pool.lease().await?;
+        let req = build_request(
+            &self.pool.endpoint,
+            Method::POST,
+            &body,
+            &self.session,
+            None,
+            &[],
+        );
         let resp = lease.send(req).await?;
-        let status = resp.status();
-        let challenge = super::auth::challenge(status, resp.headers());
-        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
-        if body.is_ok() {
-            lease.release();
-        }
+        let status = resp.status;
+        let challenge = super::auth::challenge(status, &resp.headers);
+        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => {
@@ -288,32 +295,25 @@ impl HttpTransport {
     }
 
     async fn get_stream(&mut self) -> Result<GetStream, TransportError> {
-        let mut lease = self.pool.lease().await?;
+        let lease = self.pool.lease().await?;
         let req = build_request(
             &self.pool.endpoint,
             Method::GET,
-            Vec::new(),
+            &[],
             &self.session,
             None,
+            &[],
         );
         let resp = lease.send(req).await?;
-        let status = resp.status();
-        if status == StatusCode::OK && flow::is_event_stream(&resp) {
-            let flow = Flow::listen(
-                self.pool.clone(),
-                self.session.clone(),
-                lease,
-                resp.into_body(),
-            );
+        let status = resp.status;
+        if status == StatusCode::OK && flow::is_event_stream(&resp.headers) {
+            let flow = Flow::listen(self.pool.clone(), self.session.clone(), resp.body);
             self.streams.push(flow.into_stream());
             return Ok(GetStream::Open);
         }
-        let content_type = resp.headers().get(CONTENT_TYPE).cloned();
-        let challenge = super::auth::challenge(status, resp.headers());
-        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
-        if body.is_ok() {
-            lease.release();
-        }
+        let content_type = resp.headers.get(CONTENT_TYPE).cloned();
+        let challenge = super::auth::challenge(status, &resp.headers);
+        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::METHOD_NOT_ALLOWED => Ok(GetStream::NotOffered),
@@ -356,22 +356,18 @@ impl HttpTransport {
     }
 
     async fn delete(&mut self) -> Result<(), TransportError> {
-        let mut lease = self.pool.lease().await?;
+        let lease = self.pool.lease().await?;
         let req = build_request(
             &self.pool.endpoint,
             Method::DELETE,
-            Vec::new(),
+            &[],
             &self.session,
             None,
+            &[],
         );
         let resp = lease.send(req).await?;
-        let status = resp.status();
-        if read_body(resp.into_body(), self.pool.endpoint.max_message)
-            .await
-            .is_ok()
-        {
-            lease.release();
-        }
+        let status = resp.status;
+        let _ = resp.body.read_all(self.pool.endpoint.max_message).await;
         self.pool.give_back();
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
             Ok(())
@@ -382,6 +378,30 @@ impl HttpTransport {
             ))
         }
     }
+}
+
+/// One POST of `body` over `io` and its answer read as a session reads it (the head
+/// within the limits `limit` sets, the body up to `limit`): the status and the body's
+/// length. For the fuzz target (`fuzz/fuzz_targets/http_response.rs`).
+#[doc(hidden)]
+pub async fn exchange_over(
+    io: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    body: &[u8],
+    limit: usize,
+) -> Result<(u16, usize), TransportError> {
+    let mut h = HeaderMap::new();
+    h.insert(HOST, HeaderValue::from_static("fuzz"));
+    let request = h1::encode_request(&Method::POST, "/mcp", &h, body);
+    let max_head = limit.clamp(8192, conn::MAX_HEAD_BYTES);
+    let (head, mut body) = h1::Conn::over(io).exchange(&request, max_head).await?;
+    let mut read = 0;
+    while let Some(piece) = body.frame().await {
+        read += piece?.len();
+        if read > limit {
+            break;
+        }
+    }
+    Ok((head.status.as_u16(), read))
 }
 
 /// `exchange` within the request timeout, else a `timeout` failure naming `what`.
@@ -403,18 +423,18 @@ async fn within<T>(
         })
 }
 
-/// A request to the endpoint with the session's headers. A GET asks for an event stream,
-/// resuming after `last_event_id` when given.
+/// A request to the endpoint with the session's headers, encoded for one write. A GET
+/// asks for an event stream, resuming after `last_event_id` when given; `extra` fields
+/// come last and replace any of the same name.
 fn build_request(
     ep: &HttpEndpoint,
     method: Method,
-    body: Vec<u8>,
+    body: &[u8],
     session: &SessionHeaders,
     last_event_id: Option<&str>,
-) -> Request<Full<Bytes>> {
-    let mut req = Request::new(Full::new(Bytes::from(body)));
-    *req.uri_mut() = ep.path.clone();
-    let h = req.headers_mut();
+    extra: &[(HeaderName, HeaderValue)],
+) -> Vec<u8> {
+    let mut h = HeaderMap::new();
     h.insert(HOST, ep.authority.clone());
     if method == Method::POST {
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -437,8 +457,11 @@ fn build_request(
     if let Some(v) = &session.auth {
         h.insert(AUTHORIZATION, v.clone());
     }
-    *req.method_mut() = method;
-    req
+    for (k, v) in extra {
+        h.insert(k.clone(), v.clone());
+    }
+    let target = ep.path.path_and_query().map_or("/", |pq| pq.as_str());
+    h1::encode_request(&method, target, &h, body)
 }
 
 /// What a non-2xx answer means. A 404 on a live session is the server forgetting it; a
@@ -474,34 +497,6 @@ fn status_error(
             body,
         ),
     )
-}
-
-/// Read a whole body, holding at most `limit` bytes: a `Content-Length` over the limit
-/// fails before anything is read, a body that grows past it as soon as it does.
-async fn read_body(mut body: Body, limit: usize) -> Result<Vec<u8>, TransportError> {
-    let too_large = || {
-        TransportError::new(
-            FailureKind::MessageTooLarge,
-            format!("a response body larger than the {limit}-byte limit (--max-message-size)"),
-        )
-    };
-    let declared = hyper::body::Body::size_hint(&body).lower();
-    if declared > u64::try_from(limit).unwrap_or(u64::MAX) {
-        return Err(too_large());
-    }
-    let mut out = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            TransportError::new(FailureKind::TransportClosed, format!("reading a body: {e}"))
-        })?;
-        if let Ok(data) = frame.into_data() {
-            if out.len() + data.len() > limit {
-                return Err(too_large());
-            }
-            out.extend_from_slice(&data);
-        }
-    }
-    Ok(out)
 }
 
 /// A body over the limit fails the exchange; a broken one leaves only the status to go by.

@@ -11,13 +11,12 @@
 
 pub(crate) mod conn;
 
-use super::http::send_failed;
 use super::sse::{SseError, SseEvent, SseParser};
 use super::{classify, excerpt, too_large, Carrier, Received, TransportError};
 use crate::metrics::FailureKind;
 use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
-use conn::{connect_failed, open, Target};
+use conn::{connect_failed, open, send_failed, Target};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full};

@@ -1,5 +1,5 @@
 //! Property tests of the parsers that only run on a live connection: HTTP status and
-//! header handling (hyper under our limits, then our flow), the legacy SSE stream, and
+//! header handling (our HTTP/1.1 connection under our limits, then our flow), the legacy SSE stream, and
 //! WebSocket frames (tungstenite under our socket config, then our message handling).
 //! Each case is a raw loopback server on 127.0.0.1:0 that answers with random or mutated
 //! bytes (seeds from `tests/corpus/http` and `tests/corpus/ws`) and then hangs up; the

@@ -1,28 +1,23 @@
 //! The connections of one session: opened on demand (TCP, then TLS for `https://`), and
 //! lent to one exchange at a time, since an HTTP/1 connection carries one response at
-//! a time and an SSE response can hold it for long.
+//! a time and an SSE response can hold it for long. The connections are our own
+//! ([`super::h1`]): between exchanges one is its socket and nothing more.
 
+use super::h1::{self, Conn};
 use super::HttpEndpoint;
 use crate::metrics::FailureKind;
 use crate::transport::TransportError;
 use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use http::{HeaderMap, StatusCode};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncWrite};
-
-/// The sending half of one HTTP/1 connection.
-pub type Sender = SendRequest<Full<Bytes>>;
 
 /// Idle connections shared by every session of an endpoint (`--keep-alive`): a new
 /// session takes one instead of opening its own, and a closing session gives its
 /// connections back — what an SDK client on a pooled HTTP agent (Node's fetch) does.
 #[derive(Default)]
-pub struct SharedIdle(Mutex<Vec<Sender>>);
+pub struct SharedIdle(Mutex<Vec<Conn>>);
 
 /// Most idle connections an endpoint keeps for later sessions.
 const SHARED_IDLE_MAX: usize = 4096;
@@ -34,7 +29,7 @@ impl std::fmt::Debug for SharedIdle {
 }
 
 impl SharedIdle {
-    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Sender>> {
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Conn>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -43,7 +38,7 @@ impl SharedIdle {
 /// responses (a flow may need a connection of its own to resume).
 pub(super) struct Pool {
     pub endpoint: Arc<HttpEndpoint>,
-    idle: Mutex<Vec<Sender>>,
+    idle: Mutex<Vec<Conn>>,
     pub connections_opened: AtomicU32,
     pub resumptions: AtomicU32,
     pub get_stream_reconnects: AtomicU32,
@@ -60,7 +55,7 @@ impl Pool {
         })
     }
 
-    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Sender>> {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Conn>> {
         // The lock is never held across an await or a panic point that matters: a
         // poisoned list is still a list of connections.
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
@@ -70,17 +65,13 @@ impl Pool {
     /// keep-alive, take a ready one from the endpoint's shared pool if there is one.
     pub async fn open_idle(self: &Arc<Self>) -> Result<(), TransportError> {
         if let Some(shared) = &self.endpoint.keep_alive {
-            loop {
-                let candidate = shared.list().pop();
-                let Some(mut sender) = candidate else { break };
-                if sender.ready().await.is_ok() {
-                    self.idle().push(sender);
-                    return Ok(());
-                }
+            if let Some(conn) = take_reusable(&mut shared.list()) {
+                self.idle().push(conn);
+                return Ok(());
             }
         }
-        let sender = self.open().await?;
-        self.idle().push(sender);
+        let conn = self.open().await?;
+        self.idle().push(conn);
         Ok(())
     }
 
@@ -91,32 +82,30 @@ impl Pool {
             let mut mine = self.idle();
             let mut list = shared.list();
             let room = SHARED_IDLE_MAX.saturating_sub(list.len());
-            list.extend(mine.drain(..).filter(|s| !s.is_closed()).take(room));
+            list.extend(
+                mine.drain(..)
+                    .filter_map(|mut c| c.is_reusable().then_some(c))
+                    .take(room),
+            );
         }
     }
 
     /// An idle connection that is ready for a request, else a new one.
     pub async fn lease(self: &Arc<Self>) -> Result<Lease, TransportError> {
-        loop {
-            let candidate = self.idle().pop();
-            let Some(mut sender) = candidate else { break };
-            if sender.ready().await.is_ok() {
-                return Ok(Lease {
-                    sender: Some(sender),
-                    pool: self.clone(),
-                });
-            }
-        }
-        let sender = self.open().await?;
+        let reused = take_reusable(&mut self.idle());
+        let conn = match reused {
+            Some(conn) => conn,
+            None => self.open().await?,
+        };
         Ok(Lease {
-            sender: Some(sender),
+            conn: Some(conn),
             pool: self.clone(),
         })
     }
 
-    /// TCP connect, the TLS handshake for https, the HTTP/1 handshake: all of it is
-    /// connection setup and shares one timeout.
-    async fn open(&self) -> Result<Sender, TransportError> {
+    /// TCP connect, then the TLS handshake for https: all of it is connection setup and
+    /// shares one timeout.
+    async fn open(&self) -> Result<Conn, TransportError> {
         let ep = &self.endpoint;
         let setup = async {
             let tcp = crate::transport::tcp::connect(&ep.addr, &ep.sources)
@@ -128,18 +117,18 @@ impl Pool {
                     )
                 })?;
             match &ep.tls {
-                None => handshake(tcp, ep.max_message).await,
+                None => Ok(Conn::plain(tcp)),
                 Some(tls) => {
                     let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
                     let stream = connector
                         .connect(tls.server_name.clone(), tcp)
                         .await
                         .map_err(|e| tls_error(ep, &e))?;
-                    handshake(stream, ep.max_message).await
+                    Ok(Conn::tls(stream))
                 }
             }
         };
-        let sender = match tokio::time::timeout(ep.connect_timeout, setup).await {
+        let conn = match tokio::time::timeout(ep.connect_timeout, setup).await {
             Ok(r) => r?,
             Err(_) => {
                 return Err(TransportError::new(
@@ -149,56 +138,28 @@ impl Pool {
             }
         };
         self.connections_opened.fetch_add(1, Ordering::Relaxed);
-        Ok(sender)
+        Ok(conn)
+    }
+
+    fn put(&self, conn: Conn) {
+        self.idle().push(conn);
     }
 }
 
-/// One connection and the hyper task that drives it; the task ends when the server
-/// closes or the sender is dropped. Generic so that http and https share everything
-/// above the byte stream.
-async fn handshake<IO>(io: IO, max_message: usize) -> Result<Sender, TransportError>
-where
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    http1_handshake(io, max_message)
-        .await
-        .map_err(|e| TransportError::new(FailureKind::ConnectFailed, e.to_string()))
-}
-
-/// hyper refuses a read buffer smaller than this.
-const MIN_READ_BUFFER: usize = 8192;
-/// hyper's own default read buffer (8 KiB + 100 headers of 4 KiB): a response head
-/// larger than this is refused even under a larger `--max-message-size`.
-const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
-
-/// The HTTP/1 client handshake both HTTP transports use. The read buffer, and so the
-/// largest response head a server can make us hold, is bounded by the message limit
-/// (within hyper's bounds); a larger head fails the request as `message_too_large`.
-pub async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<Sender>
-where
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .max_buf_size(max_message.clamp(MIN_READ_BUFFER, MAX_HEAD_BYTES))
-        .handshake(TokioIo::new(io))
-        .await?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
-}
-
-/// What a failed exchange on a connection is: a response head over the limit, or the
-/// connection lost.
-pub(crate) fn send_failed(e: &hyper::Error) -> TransportError {
-    if e.is_parse_too_large() {
-        return TransportError::new(
-            FailureKind::MessageTooLarge,
-            format!("the response head is too large: {e}"),
-        );
+/// The newest idle connection the server has not closed; closed ones are dropped.
+fn take_reusable(list: &mut Vec<Conn>) -> Option<Conn> {
+    while let Some(mut conn) = list.pop() {
+        if conn.is_reusable() {
+            return Some(conn);
+        }
     }
-    TransportError::new(FailureKind::TransportClosed, e.to_string())
+    None
 }
+
+/// hyper's own default limit on a response head (8 KiB + 100 headers of 4 KiB), kept
+/// when our own connection replaced hyper's: a larger head is refused even under a
+/// larger `--max-message-size`, and the smallest limit is 8 KiB.
+pub(super) const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
 
 /// Say plainly when the certificate was the problem: that is what `--insecure` is for.
 fn tls_error(ep: &HttpEndpoint, e: &std::io::Error) -> TransportError {
@@ -216,39 +177,96 @@ fn tls_error(ep: &HttpEndpoint, e: &std::io::Error) -> TransportError {
     TransportError::new(FailureKind::ConnectFailed, detail)
 }
 
-/// A connection lent to one exchange. [`Lease::release`] gives it back once the response
-/// is fully read; dropped without that, the connection is closed (an unread body makes
-/// an HTTP/1 connection unusable).
+/// A connection lent to one exchange; sending consumes it, and the response's body
+/// gives the connection back once it is read to its end.
 pub(super) struct Lease {
-    sender: Option<Sender>,
+    conn: Option<Conn>,
     pool: Arc<Pool>,
 }
 
+/// A response: its head, and its body still on the connection.
+pub(super) struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Body,
+}
+
 impl Lease {
-    /// Send a request; the returned future owns nothing of the lease.
+    /// Send a request (its encoded bytes, [`h1::encode_request`]); the returned future
+    /// owns the connection.
     pub fn send(
-        &mut self,
-        req: http::Request<Full<Bytes>>,
-    ) -> impl Future<Output = Result<http::Response<Incoming>, TransportError>> + Send + 'static
-    {
-        let sent = self.sender.as_mut().map(|s| s.send_request(req));
+        mut self,
+        request: Vec<u8>,
+    ) -> impl Future<Output = Result<Response, TransportError>> + Send + 'static {
+        let conn = self.conn.take();
+        let pool = self.pool.clone();
         async move {
-            match sent {
-                Some(fut) => fut.await.map_err(|e| send_failed(&e)),
-                None => Err(TransportError::new(
+            let Some(conn) = conn else {
+                return Err(TransportError::new(
                     FailureKind::TransportClosed,
-                    "the connection was already given back",
-                )),
-            }
+                    "the connection was already used",
+                ));
+            };
+            let max_head = pool.endpoint.max_message.clamp(8192, MAX_HEAD_BYTES);
+            let (head, body) = conn.exchange(&request, max_head).await?;
+            Ok(Response {
+                status: head.status,
+                headers: head.headers,
+                body: Body { body, pool },
+            })
+        }
+    }
+}
+
+/// A response body being read; [`Body::release`] gives its connection back to the
+/// session once it is read to its end, and dropping it before closes the connection.
+pub(super) struct Body {
+    body: h1::Body,
+    pool: Arc<Pool>,
+}
+
+impl Body {
+    pub fn declared_len(&self) -> Option<u64> {
+        self.body.declared_len()
+    }
+
+    /// The next piece of the body, `None` at its end.
+    pub async fn frame(&mut self) -> Option<Result<Bytes, TransportError>> {
+        self.body.frame().await
+    }
+
+    /// The body is read to its end: its connection can carry the next request.
+    pub fn release(&mut self) {
+        if let Some(conn) = self.body.take_reusable() {
+            self.pool.put(conn);
         }
     }
 
-    /// The response is fully read: the connection can carry the next request.
-    pub fn release(&mut self) {
-        if let Some(sender) = self.sender.take() {
-            if !sender.is_closed() {
-                self.pool.idle().push(sender);
-            }
+    /// Read the whole body, holding at most `limit` bytes: a `Content-Length` over the
+    /// limit fails before anything is read, a body that grows past it as soon as it
+    /// does. The connection is given back when the body was read whole.
+    pub async fn read_all(mut self, limit: usize) -> Result<Vec<u8>, TransportError> {
+        let too_large = || {
+            TransportError::new(
+                FailureKind::MessageTooLarge,
+                format!("a response body larger than the {limit}-byte limit (--max-message-size)"),
+            )
+        };
+        if self
+            .declared_len()
+            .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+        {
+            return Err(too_large());
         }
+        let mut out = Vec::new();
+        while let Some(frame) = self.frame().await {
+            let data = frame?;
+            if out.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            out.extend_from_slice(&data);
+        }
+        self.release();
+        Ok(out)
     }
 }

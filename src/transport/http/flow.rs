@@ -4,8 +4,8 @@
 //! to resume the request it still owes an answer to (2025-11-25), the GET stream to
 //! keep listening. Each flow becomes one stream of [`Item`]s that `recv` polls.
 
-use super::conn::{Lease, Pool};
-use super::{build_request, read_body, status_error, SessionHeaders};
+use super::conn::{Body, Pool, Response};
+use super::{build_request, status_error, SessionHeaders};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
@@ -16,9 +16,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use http::header::{HeaderValue, CONTENT_TYPE};
-use http::{Method, StatusCode};
-use http_body_util::BodyExt;
-use hyper::body::Incoming as Body;
+use http::{HeaderMap, Method, StatusCode};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -44,13 +42,25 @@ pub(super) enum Purpose {
     Listen,
 }
 
-type ResponseFuture = BoxFuture<'static, Result<hyper::Response<Body>, TransportError>>;
+type ResponseFuture = BoxFuture<'static, Result<Response, TransportError>>;
 
 enum State {
     Waiting(ResponseFuture),
-    Sse { body: Body, parser: SseParser },
+    /// Boxed: the variant is large and the others small.
+    Sse(Box<Sse>),
     Reconnect,
     Done,
+}
+
+struct Sse {
+    body: Body,
+    parser: SseParser,
+}
+
+impl State {
+    fn sse(body: Body, parser: SseParser) -> State {
+        State::Sse(Box::new(Sse { body, parser }))
+    }
 }
 
 pub(super) struct Flow {
@@ -61,7 +71,6 @@ pub(super) struct Flow {
     session: SessionHeaders,
     had_session: bool,
     state: State,
-    lease: Option<Lease>,
     queue: VecDeque<Item>,
     answered: bool,
     last_event_id: Option<String>,
@@ -76,43 +85,29 @@ impl Flow {
         pool: Arc<Pool>,
         id: u64,
         session: SessionHeaders,
-        lease: Lease,
-        response: impl std::future::Future<Output = Result<hyper::Response<Body>, TransportError>>
-            + Send
-            + 'static,
+        response: impl std::future::Future<Output = Result<Response, TransportError>> + Send + 'static,
     ) -> Flow {
         Flow::new(
             pool,
             Purpose::Post { id },
             session,
-            lease,
             State::Waiting(response.boxed()),
         )
     }
 
     /// The standalone GET stream, whose 200 `text/event-stream` head has arrived.
-    pub fn listen(pool: Arc<Pool>, session: SessionHeaders, lease: Lease, body: Body) -> Flow {
-        let state = State::Sse {
-            body,
-            parser: SseParser::with_limit(pool.endpoint.max_message),
-        };
-        Flow::new(pool, Purpose::Listen, session, lease, state)
+    pub fn listen(pool: Arc<Pool>, session: SessionHeaders, body: Body) -> Flow {
+        let state = State::sse(body, SseParser::with_limit(pool.endpoint.max_message));
+        Flow::new(pool, Purpose::Listen, session, state)
     }
 
-    fn new(
-        pool: Arc<Pool>,
-        purpose: Purpose,
-        session: SessionHeaders,
-        lease: Lease,
-        state: State,
-    ) -> Flow {
+    fn new(pool: Arc<Pool>, purpose: Purpose, session: SessionHeaders, state: State) -> Flow {
         Flow {
             pool,
             purpose,
             had_session: session.id.is_some(),
             session,
             state,
-            lease: Some(lease),
             queue: VecDeque::new(),
             answered: false,
             last_event_id: None,
@@ -135,68 +130,46 @@ impl Flow {
                 return Some(item);
             }
             match std::mem::replace(&mut self.state, State::Done) {
-                State::Done => {
-                    self.release();
-                    return None;
-                }
+                State::Done => return None,
                 State::Waiting(fut) => match fut.await {
                     // Boxed (as `reconnect`): the GET stream's flow lives as long as its
                     // session and would otherwise hold these futures' bytes throughout.
                     Ok(resp) => self.state = Box::pin(self.on_response(resp)).await,
                     Err(e) if e.kind == FailureKind::MessageTooLarge => {
-                        self.lease = None;
                         self.fail(e.kind, e.detail);
                     }
-                    Err(e) => {
-                        self.lease = None;
-                        self.lost(format!("POST failed: {}", e.detail));
-                    }
+                    Err(e) => self.lost(format!("POST failed: {}", e.detail)),
                 },
-                State::Sse {
-                    mut body,
-                    mut parser,
-                } => match body.frame().await {
+                State::Sse(mut sse) => match sse.body.frame().await {
                     None => {
-                        self.release();
+                        sse.body.release();
                         self.lost("the SSE stream ended before the response".into());
                     }
-                    Some(Err(e)) => {
-                        self.lease = None;
-                        self.lost(format!("SSE stream broke: {e}"));
-                    }
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            if !self.feed_sse(&mut parser, &data) {
-                                continue; // over the limit: the flow is done
-                            }
+                    Some(Err(e)) => self.lost(format!("SSE stream broke: {}", e.detail)),
+                    Some(Ok(data)) => {
+                        if !self.feed_sse(&mut sse.parser, &data) {
+                            continue; // over the limit: the flow is done
                         }
                         if !self.answered {
-                            self.state = State::Sse { body, parser };
+                            self.state = State::Sse(sse);
                             continue;
                         }
                         // Answered: if the end of the body is already here, free the
                         // connection before the session sends its next request.
-                        match body.frame().now_or_never() {
-                            Some(None) => self.release(),
-                            Some(Some(Err(_))) => self.lease = None,
-                            Some(Some(Ok(frame))) => {
-                                let data = frame.into_data().unwrap_or_default();
-                                if self.feed_sse(&mut parser, &data) {
-                                    self.state = State::Sse { body, parser };
+                        match sse.body.frame().now_or_never() {
+                            Some(None) => sse.body.release(),
+                            Some(Some(Err(_))) => {}
+                            Some(Some(Ok(data))) => {
+                                if self.feed_sse(&mut sse.parser, &data) {
+                                    self.state = State::Sse(sse);
                                 }
                             }
-                            None => self.state = State::Sse { body, parser },
+                            None => self.state = State::Sse(sse),
                         }
                     }
                 },
                 State::Reconnect => self.state = Box::pin(self.reconnect()).await,
             }
-        }
-    }
-
-    fn release(&mut self) {
-        if let Some(mut lease) = self.lease.take() {
-            lease.release();
         }
     }
 
@@ -240,7 +213,7 @@ impl Flow {
     async fn reconnect(&mut self) -> State {
         self.attempts += 1;
         tokio::time::sleep(self.retry.unwrap_or(DEFAULT_RETRY)).await;
-        let mut lease = match self.pool.lease().await {
+        let lease = match self.pool.lease().await {
             Ok(lease) => lease,
             Err(e) => {
                 self.lost(format!("reconnecting: {}", e.detail));
@@ -250,9 +223,10 @@ impl Flow {
         let req = build_request(
             &self.pool.endpoint,
             Method::GET,
-            Vec::new(),
+            &[],
             &self.session,
             self.last_event_id.as_deref(),
+            &[],
         );
         let resp = match lease.send(req).await {
             Ok(resp) => resp,
@@ -261,25 +235,21 @@ impl Flow {
                 return std::mem::replace(&mut self.state, State::Done);
             }
         };
-        let status = resp.status();
-        let challenge = crate::transport::auth::challenge(status, resp.headers());
-        if status == StatusCode::OK && is_event_stream(&resp) {
+        let status = resp.status;
+        let challenge = crate::transport::auth::challenge(status, &resp.headers);
+        if status == StatusCode::OK && is_event_stream(&resp.headers) {
             let counter = match self.purpose {
                 Purpose::Post { .. } => &self.pool.resumptions,
                 Purpose::Listen => &self.pool.get_stream_reconnects,
             };
             counter.fetch_add(1, Ordering::Relaxed);
-            self.lease = Some(lease);
-            return State::Sse {
-                body: resp.into_body(),
-                parser: SseParser::with_limit(self.pool.endpoint.max_message),
-            };
+            return State::sse(
+                resp.body,
+                SseParser::with_limit(self.pool.endpoint.max_message),
+            );
         }
         // The server refused the stream: asking again would not change its mind.
-        let body = read_body(resp.into_body(), self.pool.endpoint.max_message).await;
-        if body.is_ok() {
-            lease.release();
-        }
+        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
         let e = status_error(
             status,
             self.had_session,
@@ -333,7 +303,6 @@ impl Flow {
         match parser.feed(data, &mut events) {
             Ok(()) => {}
             Err(SseError::TooLarge { limit }) => {
-                self.lease = None;
                 let r = too_large(self.request_id(), "an SSE event", limit);
                 self.queue.push_back(Item::Received(r));
                 return false;
@@ -364,31 +333,27 @@ impl Flow {
         true
     }
 
-    async fn on_response(&mut self, resp: hyper::Response<Body>) -> State {
-        let status = resp.status();
+    async fn on_response(&mut self, resp: Response) -> State {
+        let status = resp.status;
         if status.is_success() {
-            if let Some(sid) = resp.headers().get(MCP_SESSION_ID) {
+            if let Some(sid) = resp.headers.get(MCP_SESSION_ID) {
                 self.session.id = Some(sid.clone());
                 self.queue.push_back(Item::SessionId(sid.clone()));
             }
         }
-        let content_type = content_type(&resp);
-        let event_stream = is_event_stream(&resp);
-        let challenge = crate::transport::auth::challenge(status, resp.headers());
-        let body = resp.into_body();
+        let content_type = content_type(&resp.headers);
+        let event_stream = is_event_stream(&resp.headers);
+        let challenge = crate::transport::auth::challenge(status, &resp.headers);
+        let body = resp.body;
         let limit = self.pool.endpoint.max_message;
         if status != StatusCode::OK {
             return self.refused(status, challenge, body).await;
         }
         if event_stream {
-            return State::Sse {
-                body,
-                parser: SseParser::with_limit(limit),
-            };
+            return State::sse(body, SseParser::with_limit(limit));
         }
-        match read_body(body, limit).await {
+        match body.read_all(limit).await {
             Ok(bytes) => {
-                self.release();
                 if content_type.starts_with("application/json") {
                     self.push_message(&bytes, Carrier::JsonBody);
                     if !self.answered {
@@ -408,10 +373,7 @@ impl Flow {
                     );
                 }
             }
-            Err(e) => {
-                self.lease = None;
-                self.fail(e.kind, e.detail);
-            }
+            Err(e) => self.fail(e.kind, e.detail),
         }
         State::Done
     }
@@ -425,16 +387,14 @@ impl Flow {
         challenge: Option<String>,
         body: Body,
     ) -> State {
-        let bytes = match read_body(body, self.pool.endpoint.max_message).await {
+        let bytes = match body.read_all(self.pool.endpoint.max_message).await {
             Ok(bytes) => bytes,
             Err(e) if e.kind == FailureKind::MessageTooLarge => {
-                self.lease = None;
                 self.fail(e.kind, e.detail);
                 return State::Done;
             }
             Err(_) => Vec::new(),
         };
-        self.release();
         let e = if status == StatusCode::ACCEPTED {
             crate::transport::TransportError::new(
                 FailureKind::ProtocolViolation,
@@ -464,14 +424,14 @@ impl Flow {
     }
 }
 
-fn content_type(resp: &hyper::Response<Body>) -> String {
-    resp.headers()
+fn content_type(headers: &HeaderMap) -> String {
+    headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase()
 }
 
-pub(super) fn is_event_stream(resp: &hyper::Response<Body>) -> bool {
-    content_type(resp).starts_with("text/event-stream")
+pub(super) fn is_event_stream(headers: &HeaderMap) -> bool {
+    content_type(headers).starts_with("text/event-stream")
 }

@@ -9,6 +9,7 @@ use axum::body::Body as ServerBody;
 use axum::extract::Request as ServerRequest;
 use axum::response::Response as ServerResponse;
 use axum::Router;
+use bytes::Bytes;
 use futures::stream;
 use std::net::SocketAddr;
 use std::sync::Mutex;

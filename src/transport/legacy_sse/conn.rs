@@ -88,7 +88,44 @@ async fn handshake<IO>(
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    crate::transport::http::http1_handshake(io, max_message)
+    http1_handshake(io, max_message)
         .await
         .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))
+}
+
+/// hyper refuses a read buffer smaller than this.
+const MIN_READ_BUFFER: usize = 8192;
+/// hyper's own default read buffer (8 KiB + 100 headers of 4 KiB): a response head
+/// larger than this is refused even under a larger `--max-message-size`.
+const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
+
+/// The HTTP/1 client handshake. The read buffer, and so the largest response head a
+/// server can make us hold, is bounded by the message limit (within hyper's bounds); a
+/// larger head fails the request as `message_too_large`. (Streamable HTTP has its own
+/// connection, `transport/http/h1.rs`; a legacy session holds one connection, so hyper's
+/// per-connection cost matters less here.)
+async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<SendRequest<Full<Bytes>>>
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(max_message.clamp(MIN_READ_BUFFER, MAX_HEAD_BYTES))
+        .handshake(hyper_util::rt::TokioIo::new(io))
+        .await?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+/// What a failed exchange on a connection is: a response head over the limit, or the
+/// connection lost.
+pub(super) fn send_failed(e: &hyper::Error) -> TransportError {
+    if e.is_parse_too_large() {
+        return TransportError::new(
+            FailureKind::MessageTooLarge,
+            format!("the response head is too large: {e}"),
+        );
+    }
+    TransportError::new(FailureKind::TransportClosed, e.to_string())
 }
