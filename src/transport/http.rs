@@ -186,6 +186,18 @@ impl HttpTransport {
         })
     }
 
+    /// A request to the endpoint with this session's headers, encoded.
+    fn request(&self, method: Method, body: &[u8], extra: &[(HeaderName, HeaderValue)]) -> Vec<u8> {
+        build_request(
+            &self.pool.endpoint,
+            method,
+            body,
+            &self.session,
+            None,
+            extra,
+        )
+    }
+
     /// How the last POSTed notification or response was accepted, if not with a bare 202.
     pub fn take_unusual_ack(&mut self) -> Option<PostAck> {
         self.unusual_ack.take()
@@ -236,14 +248,7 @@ impl HttpTransport {
         headers: &[(HeaderName, HeaderValue)],
     ) -> Result<(), TransportError> {
         let lease = self.pool.lease().await?;
-        let req = build_request(
-            &self.pool.endpoint,
-            Method::POST,
-            &body,
-            &self.session,
-            None,
-            headers,
-        );
+        let req = self.request(Method::POST, &body, headers);
         let response = lease.send(req);
         let flow = Flow::post(self.pool.clone(), id, self.session.clone(), response);
         self.streams.push(flow.into_stream());
@@ -253,14 +258,7 @@ impl HttpTransport {
     /// POST a notification or a response and wait for the server's 202.
     pub async fn post_and_wait(&mut self, body: Vec<u8>) -> Result<(), TransportError> {
         let lease = self.pool.lease().await?;
-        let req = build_request(
-            &self.pool.endpoint,
-            Method::POST,
-            &body,
-            &self.session,
-            None,
-            &[],
-        );
+        let req = self.request(Method::POST, &body, &[]);
         let resp = lease.send(req).await?;
         let status = resp.status;
         let challenge = super::auth::challenge(status, &resp.headers);
@@ -296,14 +294,7 @@ impl HttpTransport {
 
     async fn get_stream(&mut self) -> Result<GetStream, TransportError> {
         let lease = self.pool.lease().await?;
-        let req = build_request(
-            &self.pool.endpoint,
-            Method::GET,
-            &[],
-            &self.session,
-            None,
-            &[],
-        );
+        let req = self.request(Method::GET, &[], &[]);
         let resp = lease.send(req).await?;
         let status = resp.status;
         if status == StatusCode::OK && flow::is_event_stream(&resp.headers) {
@@ -357,14 +348,7 @@ impl HttpTransport {
 
     async fn delete(&mut self) -> Result<(), TransportError> {
         let lease = self.pool.lease().await?;
-        let req = build_request(
-            &self.pool.endpoint,
-            Method::DELETE,
-            &[],
-            &self.session,
-            None,
-            &[],
-        );
+        let req = self.request(Method::DELETE, &[], &[]);
         let resp = lease.send(req).await?;
         let status = resp.status;
         let _ = resp.body.read_all(self.pool.endpoint.max_message).await;

@@ -16,7 +16,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use futures::FutureExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use std::io;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Bytes asked of the socket per read.
@@ -77,22 +77,29 @@ impl Conn {
     /// (the held GET stream) holds no buffer.
     async fn fill(&mut self) -> io::Result<usize> {
         match &mut self.io {
-            Io::Plain(tcp) => loop {
-                tcp.readable().await?;
+            Io::Plain(tcp) => {
                 // Read into the thread's scratch buffer and keep only what came: a
-                // 300-byte answer costs a 300-byte allocation, not a READ_CHUNK one
-                // (fewer, smaller allocations; measured in results/BENCHMARKS.md).
-                let read: io::Result<usize> = SCRATCH.with(|scratch| {
-                    let mut scratch = scratch.borrow_mut();
-                    let n = tcp.try_read(&mut scratch[..])?;
-                    self.buf.extend_from_slice(&scratch[..n]);
-                    Ok(n)
-                });
-                match read {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    other => return other,
-                }
-            },
+                // 300-byte answer costs a 300-byte allocation, not a READ_CHUNK one, and
+                // nothing is allocated while the socket has nothing. Through
+                // `poll_read`, so that a short read clears the socket's readiness (the
+                // next look at an idle connection then needs no system call).
+                let buf = &mut self.buf;
+                std::future::poll_fn(|cx| {
+                    SCRATCH.with(|scratch| {
+                        let mut scratch = scratch.borrow_mut();
+                        let mut read = tokio::io::ReadBuf::new(&mut scratch[..]);
+                        match std::pin::Pin::new(&mut *tcp).poll_read(cx, &mut read) {
+                            std::task::Poll::Ready(Ok(())) => {
+                                buf.extend_from_slice(read.filled());
+                                std::task::Poll::Ready(Ok(read.filled().len()))
+                            }
+                            std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+                            std::task::Poll::Pending => std::task::Poll::Pending,
+                        }
+                    })
+                })
+                .await
+            }
             Io::Stream(stream) => {
                 self.buf.reserve(READ_CHUNK);
                 stream.read_buf(&mut self.buf).await
@@ -477,6 +484,9 @@ async fn line(conn: &mut Conn) -> Result<String, String> {
     loop {
         if let Some(end) = conn.buf.iter().position(|&b| b == b'\n') {
             let raw = conn.buf.split_to(end + 1);
+            // A held stream waits for its next chunk here: with nothing left, it holds
+            // no buffer while it waits.
+            conn.shrink();
             let text = std::str::from_utf8(&raw[..end])
                 .map_err(|_| "a chunk line that is not text".to_string())?;
             return Ok(text.strip_suffix('\r').unwrap_or(text).to_string());
