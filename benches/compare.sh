@@ -5,8 +5,9 @@
 #   cost    CPU per HTTP request: mcp-fleet handshake sessions (initialize, initialized,
 #           DELETE: 3 requests each) vs oha POSTing the same `initialize`, with and
 #           without keep-alive.
-#   churn   handshake sessions/s: mcp-fleet vs the official TypeScript SDK client
-#           (benches/ts-sdk-churn.mjs) vs mcp-stress `connection-churn`.
+#   churn   handshake sessions/s: mcp-fleet (a connection per session, and pooled with
+#           --keep-alive) vs the official TypeScript SDK client (benches/ts-sdk-churn.mjs)
+#           vs mcp-stress `connection-churn`, with the connections each opened (ss).
 #   open    open model at RATE sessions/s: achieved arrival rate, scheduler lag
 #           percentiles, response time from the intended start.
 #   stall   open model at STALL_RATE against a server that stalls 1 s (--stall-at
@@ -54,17 +55,49 @@ row() {
 
 init_body='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"oha","version":"1.16.0"}}}'
 
+# conns_watch / conns_done: the connections a tool made to the server during a run.
+# Opened: the kernel's count of accepted TCP connections (PassiveOpens in /proc/net/snmp;
+# host-wide, so anything else accepting connections meanwhile adds to it); most open at
+# once: the established connections to the server's port, sampled once a second (ss).
+# conns_done sets $conns to key=value words for `row`.
+passive_opens() { awk '/^Tcp:/ && $6 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp; }
+conns_watch() {
+  local file=$out/conns-$port
+  conns_opened_before=$(passive_opens)
+  (
+    max=0
+    trap 'echo "$max" >"$file"; exit 0' TERM
+    while :; do
+      c=$(ss -Htn state established "( dport = :$port )" | wc -l)
+      ((c > max)) && max=$c
+      sleep 1
+    done
+  ) &
+  conns_pid=$!
+  pids+=("$conns_pid")
+}
+conns_done() {
+  local opened=$(($(passive_opens) - conns_opened_before))
+  kill "$conns_pid" 2>/dev/null || true
+  wait "$conns_pid" 2>/dev/null || true
+  conns="conns_open=$(cat "$out/conns-$port" 2>/dev/null || echo 0) conns_opened=$opened"
+}
+
 # fleet_closed NAME [FLAGS...]: mcp-fleet handshake churn against a fresh server.
+# With WATCH_CONNS=1 the server's connections are counted too (conns_watch).
 fleet_closed() {
-  local name=$1 load
+  local name=$1 load conns=""
   shift
   start_server
   local before; before=$(cpu_ticks "$server_pid")
   load=$(load_avg)
+  [[ ${WATCH_CONNS:-0} == 1 ]] && conns_watch
   timed "$out/$name.time" "$bin" run profiles/handshake.toml --target "$url" \
     --clients "$clients" --duration "$duration" --out "$out/$name" --quiet "$@" >/dev/null
+  [[ ${WATCH_CONNS:-0} == 1 ]] && conns_done
+  # shellcheck disable=SC2086 # conns is key=value words
   row fleet "$name" "$out/$name/summary.json" time="$out/$name.time" \
-    server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz" load="$load"
+    server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz" load="$load" $conns
   stop_server
 }
 
@@ -93,7 +126,9 @@ section_cost() {
 
 section_churn() {
   echo "== churn: handshake sessions/s" >&2
-  fleet_closed churn-fleet
+  WATCH_CONNS=1 fleet_closed churn-fleet
+  # Like for like with a client that keeps its connections: sessions on pooled ones.
+  WATCH_CONNS=1 fleet_closed churn-fleet-keepalive --keep-alive
   local load before
   start_server
   before=$(cpu_ticks "$server_pid")
@@ -107,10 +142,13 @@ section_churn() {
   start_server
   before=$(cpu_ticks "$server_pid")
   load=$(load_avg)
+  conns_watch
   timed "$out/churn-mcp-stress.time" "$mcp_stress" run -p connection-churn -d "$secs" \
     -c "$clients" --json --url "$url" >"$out/churn-mcp-stress.json" 2>"$out/churn-mcp-stress.log"
+  local conns; conns_done
+  # shellcheck disable=SC2086 # conns is key=value words
   row mcp-stress mcp-stress "$out/churn-mcp-stress.json" time="$out/churn-mcp-stress.time" \
-    server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz" load="$load"
+    server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz" load="$load" $conns
   stop_server
 }
 

@@ -100,7 +100,8 @@ def report(rows_path):
                 "|---|---|---|---|---|---|---|---|"]
         for r in cost:
             c = r["user_s"] + r["sys_s"]
-            out.append(f"| {r['name']} | {r['requests']:,} | {r['failed']} | {r['rate_per_s']:,.0f} | "
+            per_s = r["requests"] / max(r["duration_s"], 1e-9)
+            out.append(f"| {r['name']} | {r['requests']:,} | {r['failed']} | {per_s:,.0f} | "
                        f"{c:.2f} s (user {r['user_s']:.2f} + sys {r['sys_s']:.2f}) | {us(c / r['requests'] * 1e6)} | "
                        f"{us(r['server_cpu_s'] / r['requests'] * 1e6)} | {r['load']} |")
         for name, mode in (("cost-fleet", "oha-no-keepalive"), ("cost-fleet-keepalive", "oha-keepalive"),
@@ -112,21 +113,23 @@ def report(rows_path):
                 out.append(f"\n{name} / {mode}: **{f / o:.2f}x** CPU per request")
         out.append("")
 
-    churn = [r for r in rows if r["name"] in ("churn-fleet", "ts-sdk", "mcp-stress")]
+    churn = [r for r in rows if r["name"] in ("churn-fleet", "churn-fleet-keepalive", "ts-sdk", "mcp-stress")]
     if churn:
         out += ["### Handshake churn, sessions/s", "",
-                "| tool | sessions | failed | sessions/s | generator CPU / session | server CPU / session | session p50 | session p99 | load |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                "| tool | sessions | failed | sessions/s | generator CPU / session | server CPU / session | session p50 | session p99 | connections: opened / most open at once | load |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for r in churn:
             c = r["user_s"] + r["sys_s"]
             n = max(r["sessions"], 1)
+            conns = (f"{int(r['conns_opened']):,} / {int(r['conns_open']):,}" if "conns_open" in r else "–")
             out.append(f"| {r['name']} | {r['sessions']:,} | {r['failed']} | {r['rate_per_s']:,.0f} | "
                        f"{us(c / n * 1e6)} | {us(r['server_cpu_s'] / n * 1e6)} | {ms(r['session']['p50_us'])} | "
-                       f"{ms(r['session']['p99_us'])} | {r['load']} |")
-        fleet = by.get("churn-fleet")
-        for other in ("ts-sdk", "mcp-stress"):
-            if fleet and other in by and by[other]["rate_per_s"] > 0:
-                out.append(f"\nmcp-fleet / {other}: **{fleet['rate_per_s'] / by[other]['rate_per_s']:.1f}x** sessions/s")
+                       f"{ms(r['session']['p99_us'])} | {conns} | {r['load']} |")
+        for name in ("churn-fleet", "churn-fleet-keepalive"):
+            fleet = by.get(name)
+            for other in ("ts-sdk", "mcp-stress"):
+                if fleet and other in by and by[other]["rate_per_s"] > 0:
+                    out.append(f"\n{name} / {other}: **{fleet['rate_per_s'] / by[other]['rate_per_s']:.1f}x** sessions/s")
         out.append("")
 
     opens = [r for r in rows if r["kind"] == "open"]

@@ -214,6 +214,13 @@ server_failed() { # NAMES…
   local n; for n in "$@"; do selected "$n" && record "$n" 0 "server did not start"; done; return 0
 }
 
+# The TypeScript SDK's task helper (shared/protocol.js, updateTaskStatus) checks that a
+# task is not terminal, then awaits the store: a storeTaskResult in between lets a
+# "working" notifications/tasks/status follow "completed". We report that
+# (tasks.status-out-of-order), rightly; it happens now and then, so the task checks of
+# server-everything accept it and show it on their PASS line.
+SDK_TASK_RACE=(--known-finding tasks.status-out-of-order)
+
 LEGACY_DISCOVERY="connect,initialize,initialized,tools/list,resources/list,prompts/list,close"
 PROFILE_PHASES="initialize,tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,ping,close"
 TASK_PHASES="initialize,tools/list,tools/call,task,tasks/get,tasks/result,tasks/cancel,close"
@@ -232,7 +239,7 @@ everything_checks() {
   fi
   # Its task tool (execution.taskSupport = required), called as a task (2025-11-25).
   if selected everything-tasks-stdio; then
-    check everything-tasks-stdio 4 "$TASK_PHASES" --counter tasks_cancelled\>0 -- \
+    check everything-tasks-stdio 4 "$TASK_PHASES" --counter tasks_cancelled\>0 "${SDK_TASK_RACE[@]}" -- \
       "$PROFILES/everything-tasks.toml" --stdio "node $EVERYTHING stdio"
   fi
 
@@ -250,7 +257,7 @@ everything_checks() {
         --counter get_stream_opened\>0 -- \
         "$PROFILES/everything.toml" --target "http://127.0.0.1:$port/mcp" --clients 8
       selected everything-tasks-http && check everything-tasks-http 4 "$TASK_PHASES" \
-        --counter tasks_cancelled\>0 -- \
+        --counter tasks_cancelled\>0 "${SDK_TASK_RACE[@]}" -- \
         "$PROFILES/everything-tasks.toml" --target "http://127.0.0.1:$port/mcp"
       stop_server "$pid"
     else
