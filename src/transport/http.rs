@@ -376,7 +376,7 @@ pub async fn exchange_over(
     let mut h = HeaderMap::new();
     h.insert(HOST, HeaderValue::from_static("fuzz"));
     let request = h1::encode_request(&Method::POST, "/mcp", &h, body);
-    let max_head = limit.clamp(8192, conn::MAX_HEAD_BYTES);
+    let max_head = super::response_head_limit(limit);
     let (head, mut body) = h1::Conn::over(io).exchange(&request, max_head).await?;
     let mut read = 0;
     while let Some(piece) = body.frame().await {

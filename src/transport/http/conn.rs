@@ -156,11 +156,6 @@ fn take_reusable(list: &mut Vec<Conn>) -> Option<Conn> {
     None
 }
 
-/// hyper's own default limit on a response head (8 KiB + 100 headers of 4 KiB), kept
-/// when our own connection replaced hyper's: a larger head is refused even under a
-/// larger `--max-message-size`, and the smallest limit is 8 KiB.
-pub(super) const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
-
 /// Say plainly when the certificate was the problem: that is what `--insecure` is for.
 fn tls_error(ep: &HttpEndpoint, e: &std::io::Error) -> TransportError {
     let rustls_error = e
@@ -207,7 +202,7 @@ impl Lease {
                     "the connection was already used",
                 ));
             };
-            let max_head = pool.endpoint.max_message.clamp(8192, MAX_HEAD_BYTES);
+            let max_head = crate::transport::response_head_limit(pool.endpoint.max_message);
             let (head, body) = conn.exchange(&request, max_head).await?;
             Ok(Response {
                 status: head.status,

@@ -93,12 +93,6 @@ where
         .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))
 }
 
-/// hyper refuses a read buffer smaller than this.
-const MIN_READ_BUFFER: usize = 8192;
-/// hyper's own default read buffer (8 KiB + 100 headers of 4 KiB): a response head
-/// larger than this is refused even under a larger `--max-message-size`.
-const MAX_HEAD_BYTES: usize = 8192 + 4096 * 100;
-
 /// The HTTP/1 client handshake. The read buffer, and so the largest response head a
 /// server can make us hold, is bounded by the message limit (within hyper's bounds); a
 /// larger head fails the request as `message_too_large`. (Streamable HTTP has its own
@@ -109,7 +103,7 @@ where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .max_buf_size(max_message.clamp(MIN_READ_BUFFER, MAX_HEAD_BYTES))
+        .max_buf_size(crate::transport::response_head_limit(max_message))
         .handshake(hyper_util::rt::TokioIo::new(io))
         .await?;
     tokio::spawn(async move {
