@@ -10,6 +10,9 @@
 #           vs mcp-stress `connection-churn`, with the connections each opened (ss).
 #   open    open model at RATE sessions/s: achieved arrival rate, scheduler lag
 #           percentiles, response time from the intended start.
+#   ceiling open model with --keep-alive at each of CEILING_RATES sessions/s: which rates
+#           are met (all started, none dropped, scheduler lag p99 under 5 ms), and the
+#           generator's and the server's CPU per session at each.
 #   stall   open model at STALL_RATE against a server that stalls 1 s (--stall-at
 #           --stall-for) vs the same run against a healthy server: p99 response time.
 #   memory  generator and server memory per concurrent long-lived session
@@ -22,6 +25,7 @@
 #
 #   benches/compare.sh [SECTION…]            (default: cost churn open stall memory)
 #   DURATION=10s CLIENTS=32 RATE=4000 STALL_RATE=2000 MEM_SIZES="1000 10000 20000"
+#   CEILING_RATES="8000 10000 12000 14000 16000 20000"
 #   MEM_PROFILE=profiles/soak-20k.toml FLEET_BIN=(this tree's release build)
 #
 # Output: results/bench-<time>/ with every tool's raw output and report.md (the tables,
@@ -38,6 +42,7 @@ clients=${CLIENTS:-32}
 rate=${RATE:-4000}
 stall_rate=${STALL_RATE:-2000}
 mem_sizes=${MEM_SIZES:-1000 10000 20000}
+ceiling_rates=${CEILING_RATES:-8000 10000 12000 14000 16000 20000}
 mem_profile=${MEM_PROFILE:-profiles/soak-20k.toml}
 sections=${*:-cost churn open stall memory}
 out=results/bench-$(date -u +%Y%m%dT%H%M%SZ)
@@ -153,20 +158,36 @@ section_churn() {
 }
 
 # fleet_open NAME RATE DURATION [serve flags…]
+# fleet_open NAME RATE DURATION [serve flags…]: the open model against a fresh server,
+# with the run flags in the array open_flags (empty unless a section sets it).
+open_flags=()
 fleet_open() {
-  local name=$1 r=$2 d=$3 load
+  local name=$1 r=$2 d=$3 load before
   shift 3
   start_server "$@"
+  before=$(cpu_ticks "$server_pid")
   load=$(load_avg)
   timed "$out/$name.time" "$bin" run profiles/open-handshake.toml --target "$url" \
-    --rate "$r/s" --duration "$d" --max-in-flight 20000 --out "$out/$name" --quiet >/dev/null
-  row open "$name" "$out/$name/summary.json" time="$out/$name.time" target_rate="$r" load="$load"
+    --rate "$r/s" --duration "$d" --max-in-flight 20000 --out "$out/$name" --quiet \
+    "${open_flags[@]}" >/dev/null
+  row open "$name" "$out/$name/summary.json" time="$out/$name.time" target_rate="$r" load="$load" \
+    server_ticks=$(($(cpu_ticks "$server_pid") - before)) hz="$hz"
   stop_server
 }
 
 section_open() {
   echo "== open: ${rate}/s" >&2
   fleet_open "open-$rate" "$rate" 20s
+}
+
+section_ceiling() {
+  echo "== ceiling: open model with --keep-alive at $ceiling_rates sessions/s" >&2
+  local r
+  open_flags=(--keep-alive)
+  for r in $ceiling_rates; do
+    fleet_open "ceiling-$r" "$r" "$duration"
+  done
+  open_flags=()
 }
 
 section_stall() {

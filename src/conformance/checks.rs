@@ -7,7 +7,7 @@ use super::Check;
 use crate::protocol::jsonrpc::Malformed;
 use crate::transport::Carrier;
 use serde_json::Value;
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 
 /// The finding a message that is not valid JSON-RPC makes. It follows the content:
 /// bytes that are not JSON are an invalid SSE event when an SSE event carried them, and
@@ -122,24 +122,11 @@ pub struct ToolListing {
     pub bad_schema: Option<String>,
 }
 
-/// Feeds serialized JSON straight into the hasher (no intermediate string).
-struct HashWriter<'a>(&'a mut std::collections::hash_map::DefaultHasher);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// A fingerprint of a JSON value (object keys are sorted, so equal values hash equal),
-/// without building its text.
+/// A fingerprint of a JSON value: equal values (whatever their key order on the wire)
+/// hash equal. The value's tree is hashed as it is, without serializing it.
 pub fn fingerprint(v: &Value) -> u64 {
     let mut hash = std::collections::hash_map::DefaultHasher::new();
-    let _ = serde_json::to_writer(HashWriter(&mut hash), v);
+    v.hash(&mut hash);
     hash.finish()
 }
 
@@ -167,7 +154,7 @@ impl ToolListing {
             .into_iter()
             .flatten()
         {
-            let _ = serde_json::to_writer(HashWriter(&mut self.hash), tool);
+            tool.hash(&mut self.hash);
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
             if !self.names.insert(name.to_string()) && self.duplicate.is_none() {
                 self.duplicate = Some(name.to_string());

@@ -7,9 +7,10 @@
 use crate::metrics::PersonaId;
 use crate::plan::Route;
 use crate::protocol::VersionId;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The last listing a persona saw, and how many `tools/list_changed` had been seen then.
 #[derive(Debug, Clone, Copy)]
@@ -25,8 +26,9 @@ pub struct Tracker {
     tools: Mutex<HashMap<PersonaId, Seen>>,
     /// `notifications/tools/list_changed` seen by any session of the run.
     notified: AtomicU64,
-    /// The first capabilities each client was told: their fingerprint and their text.
-    capabilities: Mutex<HashMap<(PersonaId, VersionId), (u64, String)>>,
+    /// The first capabilities each client was told (interned: the sessions told the
+    /// same hold the same allocation).
+    capabilities: Mutex<HashMap<(PersonaId, VersionId), Arc<Value>>>,
     /// Targets whose undeclared capabilities a default run already probed.
     probed: Mutex<Vec<Route>>,
     /// Another process of the run makes the once-per-run probe (a shard other than 0):
@@ -66,19 +68,20 @@ impl Tracker {
 impl Tracker {
     /// The server capabilities a session of `persona` speaking `version` was told. When
     /// an earlier session of the same client was told different ones, returns those
-    /// (as JSON text, for the example); `text` is built only for the first session.
+    /// (as JSON text, for the example). Equal capabilities are one interned allocation,
+    /// so the usual answer costs a pointer comparison.
     pub fn capabilities_seen(
         &self,
         persona: PersonaId,
         version: VersionId,
-        fingerprint: u64,
-        text: impl FnOnce() -> String,
+        capabilities: &Arc<Value>,
     ) -> Option<String> {
         let mut map = self.capabilities.lock().unwrap_or_else(|e| e.into_inner());
         match map.get(&(persona, version)) {
-            Some((first, before)) => (*first != fingerprint).then(|| before.clone()),
+            Some(first) => (!Arc::ptr_eq(first, capabilities) && **first != **capabilities)
+                .then(|| first.to_string()),
             None => {
-                map.insert((persona, version), (fingerprint, text()));
+                map.insert((persona, version), capabilities.clone());
                 None
             }
         }
@@ -125,23 +128,22 @@ mod tests {
     fn changed_capabilities_are_told_per_client() {
         let t = Tracker::new(false);
         let v = VersionId::of("2025-06-18");
-        assert_eq!(t.capabilities_seen(0, v, 1, || "{a}".into()), None);
-        assert_eq!(t.capabilities_seen(0, v, 1, || unreachable!()), None);
+        let a = Arc::new(serde_json::json!({"tools": {}}));
+        let b = Arc::new(serde_json::json!({"tools": {"listChanged": true}}));
+        assert_eq!(t.capabilities_seen(0, v, &a), None);
+        assert_eq!(t.capabilities_seen(0, v, &a), None);
         assert_eq!(
-            t.capabilities_seen(0, v, 2, || unreachable!()).as_deref(),
-            Some("{a}")
-        );
-        assert_eq!(
-            t.capabilities_seen(1, v, 2, || "{b}".into()),
+            t.capabilities_seen(0, v, &Arc::new((*a).clone())),
             None,
-            "another persona"
+            "an equal value in another allocation"
         );
+        assert_eq!(
+            t.capabilities_seen(0, v, &b).as_deref(),
+            Some(r#"{"tools":{}}"#)
+        );
+        assert_eq!(t.capabilities_seen(1, v, &b), None, "another persona");
         let other = VersionId::of("2025-03-26");
-        assert_eq!(
-            t.capabilities_seen(0, other, 2, || "{c}".into()),
-            None,
-            "another version"
-        );
+        assert_eq!(t.capabilities_seen(0, other, &b), None, "another version");
     }
 
     #[test]

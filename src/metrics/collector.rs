@@ -3,9 +3,9 @@
 //! [`Stats`] and hands the result back when every sender is gone.
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
-use super::stats::Stats;
-use super::{CheckId, Counter, FailureKind, Origin, Outcome, PersonaId, Phase, Sample, ToolId};
-use crate::protocol::TransportKind;
+use super::stats::{PhaseTable, Stats};
+use super::{CheckId, Counter, FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
+use crate::protocol::{Era, TransportKind, VersionId};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -180,6 +180,11 @@ pub struct Collector {
     stats: Stats,
     /// Each persona's transport, for the by-transport breakdown.
     transports: Vec<TransportKind>,
+    /// Session samples by persona, then by (era, version): the one slice a sample is
+    /// recorded in. The overall, per-persona, per-era and per-version figures are sums
+    /// of these cells, folded when figures are handed out ([`Cells::fold`]), so a
+    /// sample costs two histogram records, not eight.
+    cells: Cells,
     /// The current interval's histograms and the finished ones.
     intervals: Intervals,
 }
@@ -195,6 +200,7 @@ impl Collector {
                 snapshot_rx,
                 snapshot_tx,
                 stats: Stats::new(transports.len(), tools),
+                cells: Cells(transports.iter().map(|_| Vec::new()).collect()),
                 transports,
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
             },
@@ -263,6 +269,7 @@ impl Collector {
         self.stats.interval_s = every.as_secs_f64();
         self.stats.timeline = std::mem::take(&mut self.intervals.rows);
         self.stats.interval_error = self.intervals.sink_error.take().map(|e| e.to_string());
+        self.cells.fold(&mut self.stats);
         fold_transports(&mut self.stats, &self.transports);
         self.stats
     }
@@ -274,6 +281,7 @@ impl Collector {
         stats.interval_s = self.intervals.every().as_secs_f64();
         stats.timeline = self.intervals.rows.clone();
         stats.interval_error = self.intervals.sink_error.as_ref().map(|e| e.to_string());
+        self.cells.fold(&mut stats);
         fold_transports(&mut stats, &self.transports);
         stats
     }
@@ -281,9 +289,10 @@ impl Collector {
     fn rotate(&mut self, last: bool) {
         let s = &self.stats;
         let live = LiveFigures {
-            totals: s.phases.0.iter().map(|p| (p.count(), p.errors())).collect(),
-            failures: s
-                .failures()
+            totals: self.cells.totals(&s.phases),
+            failures: self
+                .cells
+                .failures(&s.phases)
                 .into_iter()
                 .map(|(k, v)| (k.name(), v))
                 .collect(),
@@ -315,28 +324,16 @@ impl Collector {
             }
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
-                s.phases.get_mut(sample.phase).add(&sample);
-                // The fleet's own samples (scheduler lag) belong to no session: they
-                // have no persona, era or version, so no breakdown shows them.
-                if sample.persona == Origin::FLEET.persona {
-                    return;
-                }
-                if let Some((table, _)) = s.personas.get_mut(usize::from(sample.persona)) {
-                    table.get_mut(sample.phase).add(&sample);
-                }
                 if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
                     tool.add(&sample);
                 }
-                s.by_era
-                    .entry(sample.era)
-                    .or_default()
-                    .get_mut(sample.phase)
-                    .add(&sample);
-                s.by_version
-                    .entry(sample.version)
-                    .or_default()
-                    .get_mut(sample.phase)
-                    .add(&sample);
+                match self.cells.get_mut(&sample) {
+                    Some(table) => table.get_mut(sample.phase).add(&sample),
+                    // The fleet's own samples (scheduler lag) belong to no session:
+                    // they have no persona, era or version, so only the overall
+                    // figures show them.
+                    None => s.phases.get_mut(sample.phase).add(&sample),
+                }
             }
             Event::SessionStarted { persona } => {
                 s.sessions.started += 1;
@@ -393,6 +390,79 @@ impl Collector {
                 keep(list, text);
             }
         }
+    }
+}
+
+/// Session samples by persona (the index), then by the era and version they spoke.
+struct Cells(Vec<Vec<(Era, VersionId, PhaseTable)>>);
+
+impl Cells {
+    /// The cell of a session's sample; `None` for a sample of no persona (the fleet's).
+    fn get_mut(&mut self, sample: &Sample) -> Option<&mut PhaseTable> {
+        let cells = self.0.get_mut(usize::from(sample.persona))?;
+        let at = match cells
+            .iter()
+            .position(|(e, v, _)| *e == sample.era && *v == sample.version)
+        {
+            Some(i) => i,
+            None => {
+                cells.push((sample.era, sample.version, PhaseTable::default()));
+                cells.len() - 1
+            }
+        };
+        Some(&mut cells[at].2)
+    }
+
+    /// Add the cells' samples to the overall, per-persona, per-era and per-version
+    /// figures of `stats` (which hold no session sample of their own: skipped steps
+    /// and the fleet's samples only).
+    fn fold(&self, stats: &mut Stats) {
+        for (persona, cells) in self.0.iter().enumerate() {
+            for (era, version, table) in cells {
+                stats.phases.merge_samples(table);
+                if let Some((slice, _)) = stats.personas.get_mut(persona) {
+                    slice.merge_samples(table);
+                }
+                stats.by_era.entry(*era).or_default().merge_samples(table);
+                stats
+                    .by_version
+                    .entry(*version)
+                    .or_default()
+                    .merge_samples(table);
+            }
+        }
+    }
+
+    /// (samples, failed samples) per phase, the cells' and `overall`'s together: the
+    /// live figures' totals, without folding histograms.
+    fn totals(&self, overall: &PhaseTable) -> Vec<(u64, u64)> {
+        let mut totals: Vec<(u64, u64)> =
+            overall.0.iter().map(|p| (p.count(), p.errors())).collect();
+        for (_, _, table) in self.0.iter().flatten() {
+            for (total, p) in totals.iter_mut().zip(&table.0) {
+                total.0 += p.count();
+                total.1 += p.errors();
+            }
+        }
+        totals
+    }
+
+    /// Failures by kind, as [`Stats::failures`] counts them, the cells' and `overall`'s
+    /// together.
+    fn failures(&self, overall: &PhaseTable) -> std::collections::BTreeMap<FailureKind, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        let tables = std::iter::once(overall).chain(self.0.iter().flatten().map(|c| &c.2));
+        for table in tables {
+            for (phase, s) in Phase::ALL.into_iter().zip(&table.0) {
+                if phase == Phase::Session {
+                    continue;
+                }
+                for (k, v) in &s.failures {
+                    *out.entry(*k).or_insert(0) += v;
+                }
+            }
+        }
+        out
     }
 }
 

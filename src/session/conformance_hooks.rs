@@ -114,9 +114,7 @@ impl Session<'_> {
             return; // unknown (a modern server without discover)
         }
         let caps = &server.capabilities;
-        let print = crate::conformance::fingerprint(caps);
-        let before =
-            tracker.capabilities_seen(self.persona.id, self.version, print, || caps.to_string());
+        let before = tracker.capabilities_seen(self.persona.id, self.version, caps);
         if let Some(before) = before {
             let now = caps.to_string();
             let (persona, version) = (self.persona.name.clone(), self.version);

@@ -4,8 +4,8 @@
 //! tools, so 20,000 long-lived sessions holding their own copies cost ~20 KiB each
 //! (heaptrack, `results/BENCHMARKS.md`); shared, a session keeps one pointer per tool.
 //!
-//! Values are matched on their serialized text, so two equal values share one copy and a
-//! different one (another server, a changed listing) gets its own. The table holds weak
+//! Values are found by a hash of their tree and matched by equality, so two equal values
+//! share one copy and a different one (another server, a changed listing) gets its own. The table holds weak
 //! references: a value lives as long as some session holds it, and the table drops dead
 //! entries as it grows, so it stays bounded by what sessions hold.
 
@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 /// Live entries after the last sweep: the next sweep comes when the table doubles.
 struct Table {
-    values: HashMap<String, Weak<Value>>,
+    /// By [`crate::conformance::fingerprint`]: the live values of that hash.
+    values: HashMap<u64, Vec<Weak<Value>>>,
     swept_at: usize,
 }
 
@@ -27,20 +28,29 @@ pub fn intern(value: &Value) -> Arc<Value> {
     if !(value.is_object() || value.is_array()) {
         return Arc::new(value.clone());
     }
-    let key = value.to_string();
+    let key = crate::conformance::fingerprint(value);
     // A poisoned lock only means another thread panicked mid-insert; the map is usable.
     let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
     let table = guard.get_or_insert_with(|| Table {
         values: HashMap::new(),
         swept_at: 0,
     });
-    if let Some(live) = table.values.get(&key).and_then(Weak::upgrade) {
+    let bucket = table.values.entry(key).or_default();
+    if let Some(live) = bucket
+        .iter()
+        .filter_map(Weak::upgrade)
+        .find(|live| **live == *value)
+    {
         return live;
     }
     let shared = Arc::new(value.clone());
-    table.values.insert(key, Arc::downgrade(&shared));
+    bucket.retain(|v| v.strong_count() > 0);
+    bucket.push(Arc::downgrade(&shared));
     if table.values.len() > 2 * table.swept_at.max(64) {
-        table.values.retain(|_, v| v.strong_count() > 0);
+        table.values.retain(|_, bucket| {
+            bucket.retain(|v| v.strong_count() > 0);
+            !bucket.is_empty()
+        });
         table.swept_at = table.values.len();
     }
     shared

@@ -28,7 +28,7 @@ use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
 use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
-use http::{HeaderMap, Method, StatusCode};
+use http::{Method, StatusCode};
 use rustls::pki_types::ServerName;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -373,9 +373,8 @@ pub async fn exchange_over(
     body: &[u8],
     limit: usize,
 ) -> Result<(u16, usize), TransportError> {
-    let mut h = HeaderMap::new();
-    h.insert(HOST, HeaderValue::from_static("fuzz"));
-    let request = h1::encode_request(&Method::POST, "/mcp", &h, body);
+    let host = HeaderValue::from_static("fuzz");
+    let request = h1::encode_request(&Method::POST, "/mcp", &[(&HOST, &host)], body);
     let max_head = super::response_head_limit(limit);
     let (head, mut body) = h1::Conn::over(io).exchange(&request, max_head).await?;
     let mut read = 0;
@@ -418,31 +417,52 @@ fn build_request(
     last_event_id: Option<&str>,
     extra: &[(HeaderName, HeaderValue)],
 ) -> Vec<u8> {
-    let mut h = HeaderMap::new();
-    h.insert(HOST, ep.authority.clone());
+    // The fields in order, a later one replacing an earlier one of the same name (as
+    // a `HeaderMap` would, without building one for every request).
+    let (content_type, accept) = (CONTENT_TYPE, ACCEPT);
+    let json = HeaderValue::from_static("application/json");
+    let (both, sse) = (
+        HeaderValue::from_static(ACCEPT_BOTH),
+        HeaderValue::from_static(ACCEPT_SSE),
+    );
+    let (last_event, id, version, auth) = (
+        LAST_EVENT_ID,
+        MCP_SESSION_ID,
+        MCP_PROTOCOL_VERSION,
+        AUTHORIZATION,
+    );
+    let resume = last_event_id.and_then(|id| HeaderValue::from_str(id).ok());
+    let mut h: Vec<(&HeaderName, &HeaderValue)> =
+        Vec::with_capacity(6 + ep.headers.len() + extra.len());
+    let mut set = |k, v| match h.iter_mut().find(|(name, _)| *name == k) {
+        Some(field) => field.1 = v,
+        None => h.push((k, v)),
+    };
+    let host = HOST;
+    set(&host, &ep.authority);
     if method == Method::POST {
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        set(&content_type, &json);
+        set(&accept, &both);
     } else if method == Method::GET {
-        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_SSE));
-        if let Some(v) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
-            h.insert(LAST_EVENT_ID, v);
+        set(&accept, &sse);
+        if let Some(v) = &resume {
+            set(&last_event, v);
         }
     }
-    if let Some(id) = &session.id {
-        h.insert(MCP_SESSION_ID, id.clone());
+    if let Some(v) = &session.id {
+        set(&id, v);
     }
     if let Some(v) = &session.version {
-        h.insert(MCP_PROTOCOL_VERSION, v.clone());
+        set(&version, v);
     }
     for (k, v) in &ep.headers {
-        h.insert(k.clone(), v.clone());
+        set(k, v);
     }
     if let Some(v) = &session.auth {
-        h.insert(AUTHORIZATION, v.clone());
+        set(&auth, v);
     }
     for (k, v) in extra {
-        h.insert(k.clone(), v.clone());
+        set(k, v);
     }
     let target = ep.path.path_and_query().map_or("/", |pq| pq.as_str());
     h1::encode_request(&method, target, &h, body)

@@ -15,7 +15,7 @@ use crate::transport::TransportError;
 use bytes::{Buf, Bytes, BytesMut};
 use futures::FutureExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use std::io;
+use std::io::{self, Write};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -502,7 +502,7 @@ async fn line(conn: &mut Conn) -> Result<String, String> {
 pub(crate) fn encode_request(
     method: &http::Method,
     target: &str,
-    headers: &HeaderMap,
+    headers: &[(&HeaderName, &HeaderValue)],
     body: &[u8],
 ) -> Vec<u8> {
     let fields: usize = headers
@@ -522,9 +522,8 @@ pub(crate) fn encode_request(
         out.extend_from_slice(b"\r\n");
     }
     if !body.is_empty() || *method == http::Method::POST {
-        out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(body.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
+        // Writing to a Vec cannot fail.
+        let _ = write!(out, "content-length: {}\r\n", body.len());
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(body);

@@ -40,10 +40,14 @@ async fn serve(
     (Conn::plain(tcp), server)
 }
 
+fn fields(h: &HeaderMap) -> Vec<(&http::HeaderName, &HeaderValue)> {
+    h.iter().collect()
+}
+
 fn get() -> Vec<u8> {
     let mut h = HeaderMap::new();
     h.insert(http::header::HOST, HeaderValue::from_static("x"));
-    encode_request(&http::Method::GET, "/mcp?a=1", &h, b"")
+    encode_request(&http::Method::GET, "/mcp?a=1", &fields(&h), b"")
 }
 
 async fn read_all(body: &mut Body) -> Result<Vec<u8>, TransportError> {
@@ -238,12 +242,12 @@ fn a_post_carries_its_length_and_its_body_after_the_head() {
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    let bytes = encode_request(&http::Method::POST, "/mcp", &h, b"{}");
+    let bytes = encode_request(&http::Method::POST, "/mcp", &fields(&h), b"{}");
     assert_eq!(
         bytes,
         b"POST /mcp HTTP/1.1\r\nhost: h:1\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
     );
-    let empty = encode_request(&http::Method::DELETE, "/mcp", &h, b"");
+    let empty = encode_request(&http::Method::DELETE, "/mcp", &fields(&h), b"");
     assert!(!String::from_utf8_lossy(&empty).contains("content-length"));
 }
 
