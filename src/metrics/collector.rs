@@ -504,7 +504,7 @@ pub(super) fn keep(list: &mut Vec<String>, text: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{FailureKind, Outcome};
+    use crate::metrics::{FailureKind, Origin, Outcome};
     use crate::protocol::{Era, VersionId};
     use tokio::time::Instant;
 
@@ -712,6 +712,81 @@ mod tests {
             m.get(OTHER_METHODS),
             Some(&(10_000 - SERVER_METHODS_KEPT as u64))
         );
+    }
+
+    #[tokio::test]
+    async fn every_breakdown_is_the_sum_of_the_cells_it_covers() {
+        // Persona 0 speaks two eras and versions (an `auto` persona), persona 1 one; the
+        // fleet's lag sample belongs to no persona; a skipped step has no sample.
+        let (collector, rec) = Collector::new(
+            vec![TransportKind::StreamableHttp, TransportKind::WebSocket],
+            0,
+        );
+        let snapshots = collector.snapshots();
+        let handle = tokio::spawn(collector.run());
+        let (old, new) = (VersionId::of("2025-03-26"), VersionId::of("2026-07-28"));
+        let sample = |persona, era, version, ms, outcome| {
+            let t = Instant::now();
+            Sample {
+                phase: Phase::Initialize,
+                persona,
+                era,
+                version,
+                tool: None,
+                intended: t,
+                started: t,
+                finished: t + Duration::from_millis(ms),
+                outcome,
+            }
+        };
+        rec.sample(sample(0, Era::Legacy, old, 1, Outcome::Ok));
+        rec.sample(sample(0, Era::Legacy, old, 2, Outcome::Ok));
+        rec.sample(sample(0, Era::Modern, new, 3, Outcome::Ok));
+        rec.sample(sample(
+            1,
+            Era::Legacy,
+            old,
+            4,
+            Outcome::Failed(FailureKind::Timeout),
+        ));
+        rec.sample(sample(1, Era::Legacy, old, 5, Outcome::Ok));
+        let mut lag = sample(Origin::FLEET.persona, Era::Legacy, old, 6, Outcome::Ok);
+        lag.phase = Phase::Lag;
+        rec.sample(lag);
+        rec.send(Event::Skipped {
+            persona: 0,
+            phase: Phase::ToolsList,
+        });
+        let mid = snapshots.take().await.expect("a snapshot while running");
+        drop(rec);
+        let end = handle.await.expect("collector task");
+        for stats in [&mid, &end] {
+            let init = |t: &PhaseTable| {
+                let p = t.get(Phase::Initialize);
+                (p.ok, p.errors(), p.service.len(), p.service.max() / 1000)
+            };
+            assert_eq!(init(&stats.phases), (4, 1, 4, 5), "overall");
+            assert_eq!(init(&stats.personas[0].0), (3, 0, 3, 3));
+            assert_eq!(init(&stats.personas[1].0), (1, 1, 1, 5));
+            assert_eq!(init(&stats.by_era[&Era::Legacy]), (3, 1, 3, 5));
+            assert_eq!(init(&stats.by_era[&Era::Modern]), (1, 0, 1, 3));
+            assert_eq!(init(&stats.by_version[&old]), (3, 1, 3, 5));
+            assert_eq!(init(&stats.by_version[&new]), (1, 0, 1, 3));
+            assert_eq!(
+                init(&stats.by_transport[&TransportKind::StreamableHttp]),
+                (3, 0, 3, 3)
+            );
+            assert_eq!(
+                stats.phases.get(Phase::Lag).count(),
+                1,
+                "the fleet's sample"
+            );
+            assert_eq!(stats.personas[0].0.get(Phase::Lag).count(), 0);
+            assert_eq!(stats.by_era[&Era::Legacy].get(Phase::Lag).count(), 0);
+            assert_eq!(stats.phases.get(Phase::ToolsList).skipped, 1);
+            assert_eq!(stats.personas[0].0.get(Phase::ToolsList).skipped, 1);
+            assert_eq!(stats.failures().get(&FailureKind::Timeout), Some(&1));
+        }
     }
 
     struct Recording(std::sync::Arc<std::sync::Mutex<Vec<(Phase, u64)>>>);
