@@ -451,16 +451,9 @@ impl Cells {
     /// together.
     fn failures(&self, overall: &PhaseTable) -> std::collections::BTreeMap<FailureKind, u64> {
         let mut out = std::collections::BTreeMap::new();
-        let tables = std::iter::once(overall).chain(self.0.iter().flatten().map(|c| &c.2));
-        for table in tables {
-            for (phase, s) in Phase::ALL.into_iter().zip(&table.0) {
-                if phase == Phase::Session {
-                    continue;
-                }
-                for (k, v) in &s.failures {
-                    *out.entry(*k).or_insert(0) += v;
-                }
-            }
+        overall.add_failures(&mut out);
+        for (_, _, table) in self.0.iter().flatten() {
+            table.add_failures(&mut out);
         }
         out
     }
@@ -757,6 +750,11 @@ mod tests {
             persona: 0,
             phase: Phase::ToolsList,
         });
+        // Samples and snapshot requests come by separate channels: let the collector
+        // take the samples first (this test's runtime has one thread).
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
         let mid = snapshots.take().await.expect("a snapshot while running");
         drop(rec);
         let end = handle.await.expect("collector task");

@@ -122,6 +122,19 @@ impl PhaseTable {
         }
     }
 
+    /// Add this table's failures to `out` by kind, the `session` phase left out (a
+    /// failed session is already counted under the phase that failed).
+    pub fn add_failures(&self, out: &mut BTreeMap<FailureKind, u64>) {
+        for (phase, s) in self.active() {
+            if phase == Phase::Session {
+                continue;
+            }
+            for (k, v) in &s.failures {
+                *out.entry(*k).or_insert(0) += v;
+            }
+        }
+    }
+
     /// Phases that have anything to report, in the canonical order.
     pub fn active(&self) -> impl Iterator<Item = (Phase, &PhaseStats)> {
         Phase::ALL
@@ -373,14 +386,7 @@ impl Stats {
     /// All failures by kind, over every phase except `session` (which repeats them).
     pub fn failures(&self) -> BTreeMap<FailureKind, u64> {
         let mut out = BTreeMap::new();
-        for (phase, s) in self.phases.active() {
-            if phase == Phase::Session {
-                continue;
-            }
-            for (k, v) in &s.failures {
-                *out.entry(*k).or_insert(0) += v;
-            }
-        }
+        self.phases.add_failures(&mut out);
         out
     }
 }

@@ -5,9 +5,9 @@
 //! (heaptrack, `results/BENCHMARKS.md`); shared, a session keeps one pointer per tool.
 //!
 //! Values are found by a hash of their tree and matched by equality, so two equal values
-//! share one copy and a different one (another server, a changed listing) gets its own. The table holds weak
-//! references: a value lives as long as some session holds it, and the table drops dead
-//! entries as it grows, so it stays bounded by what sessions hold.
+//! share one copy and a different one (another server, a changed listing) gets its own.
+//! The table holds weak references: a value lives as long as some session holds it, and
+//! the table drops dead entries as it grows, so it stays bounded by what sessions hold.
 
 use serde_json::Value;
 use std::collections::HashMap;
