@@ -19,6 +19,7 @@ pub mod client;
 pub mod conformance;
 pub mod console;
 pub mod fleet;
+mod http1;
 pub mod inspect;
 pub mod instruments;
 pub mod merge;

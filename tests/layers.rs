@@ -23,6 +23,9 @@ const LAYERS: &[&[&str]] = &[
     &["redact"],
     // Shared vocabulary: JSON-RPC and MCP words, the profile file's serde mirror.
     &["protocol", "profile"],
+    // HTTP/1.1 on a socket: a connection's read buffer and body framing, shared by the
+    // Streamable HTTP client and the reference server.
+    &["http1"],
     // Phases, failures, ids, samples and the collector: measurement vocabulary.
     &["metrics"],
     // Shards of a run (I/N, `--shard auto`, `--start-at`): vocabulary the plan's pools,
@@ -57,7 +60,7 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The reference server is its own stack beside the pipeline: it uses only these…
-const SERVER_USES: &[&str] = &["protocol"];
+const SERVER_USES: &[&str] = &["protocol", "http1"];
 /// …and only the edge starts it.
 const SERVER_USED_BY: &[&str] = &["cli", "targets", "lib"];
 

@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::routing::post;
-use axum::serve::ListenerExt;
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -33,7 +32,7 @@ use super::{Eras, ServerOptions};
 use handlers::{delete_mcp, get_mcp, post_mcp};
 use stream::HttpSession;
 
-/// Bound on waiting for open streams (a long `sleep`) when shutting down.
+/// Bound on waiting for requests being answered (a long `sleep`) when shutting down.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Shared by every connection: the handler, the live sessions and the fault switches.
@@ -103,7 +102,7 @@ pub struct HttpServer {
     sessions: Arc<AtomicUsize>,
     /// Dropping the sender is the stop signal, so dropping the server stops it too.
     stop: oneshot::Sender<()>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -144,13 +143,15 @@ pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
     let addr = listener.local_addr().context("reading the bound address")?;
     let (stop, stopped) = oneshot::channel::<()>();
     let (app, sessions) = router(&opts);
-    let task = tokio::spawn(async move {
-        axum::serve(nodelay(listener), app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let stop_signal = async move {
+        let _ = stopped.await;
+    };
+    let task = tokio::spawn(super::connection::serve(
+        listener,
+        app,
+        stop_signal,
+        SHUTDOWN_GRACE,
+    ));
     Ok(HttpServer {
         addr,
         sessions,
@@ -159,15 +160,14 @@ pub async fn spawn_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result
     })
 }
 
-/// Bind `addr` and serve until Ctrl-C.
+/// Bind `addr` and serve until Ctrl-C (then as [`HttpServer::shutdown`] does).
 pub async fn serve_http(addr: SocketAddr, opts: ServerOptions) -> anyhow::Result<()> {
     let listener = bind(addr, opts.reuse_port)?;
-    axum::serve(nodelay(listener), router(&opts).0)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving HTTP")
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    super::connection::serve(listener, router(&opts).0, ctrl_c, SHUTDOWN_GRACE).await;
+    Ok(())
 }
 
 fn bind(addr: SocketAddr, reuse_port: bool) -> anyhow::Result<TcpListener> {
@@ -204,13 +204,6 @@ fn bind(addr: SocketAddr, reuse_port: bool) -> anyhow::Result<TcpListener> {
     socket
         .listen(4096)
         .with_context(|| format!("cannot listen on {addr}"))
-}
-
-/// Small request/response exchanges must not wait on Nagle's algorithm.
-fn nodelay(listener: TcpListener) -> impl axum::serve::Listener<Addr = SocketAddr> {
-    listener.tap_io(|stream| {
-        let _ = stream.set_nodelay(true);
-    })
 }
 
 /// The router, and a live count of its Streamable HTTP sessions. Called inside the

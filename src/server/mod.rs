@@ -9,6 +9,7 @@ pub mod app;
 pub mod auth;
 pub mod catalog;
 pub mod channel;
+mod connection;
 pub mod faults;
 pub mod handler;
 pub mod http;

@@ -18,7 +18,7 @@
 
 mod conn;
 mod flow;
-mod h1;
+pub(crate) mod h1;
 
 use super::{Received, TransportError};
 use crate::metrics::FailureKind;
