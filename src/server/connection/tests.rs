@@ -89,12 +89,18 @@ async fn start() -> Server {
 
 use futures::StreamExt;
 
-/// Connect, send `bytes`, read until the server closes (bounded).
-async fn exchange(server: &Server, bytes: &[u8]) -> String {
+/// Connect and send `bytes`.
+async fn open(server: &Server, bytes: &[u8]) -> TcpStream {
     let mut tcp = TcpStream::connect(server.addr)
         .await
         .expect("loopback test step");
     tcp.write_all(bytes).await.expect("loopback test step");
+    tcp
+}
+
+/// Connect, send `bytes`, read until the server closes (bounded).
+async fn exchange(server: &Server, bytes: &[u8]) -> String {
+    let mut tcp = open(server, bytes).await;
     read_to_close(&mut tcp).await
 }
 
@@ -141,14 +147,8 @@ async fn pipelined_requests_are_answered_in_order_on_one_connection() {
 #[tokio::test]
 async fn a_chunked_body_sent_in_pieces_after_100_continue_arrives_whole() {
     let server = start().await;
-    let mut tcp = TcpStream::connect(server.addr)
-        .await
-        .expect("loopback test step");
-    tcp.write_all(
-        b"POST /echo HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ntransfer-encoding: chunked\r\n\r\n",
-    )
-    .await
-    .expect("loopback test step");
+    let head = b"POST /echo HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ntransfer-encoding: chunked\r\n\r\n";
+    let mut tcp = open(&server, head).await;
     let mut seen = String::new();
     read_until(&mut tcp, &mut seen, "HTTP/1.1 100 Continue\r\n\r\n").await;
     for piece in [
@@ -194,12 +194,11 @@ async fn a_streamed_body_is_chunked_for_http_1_1_and_runs_to_the_close_for_http_
 #[tokio::test]
 async fn a_head_request_gets_the_length_and_no_body() {
     let server = start().await;
-    let mut tcp = TcpStream::connect(server.addr)
-        .await
-        .expect("loopback test step");
-    tcp.write_all(b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabc")
-        .await
-        .expect("loopback test step");
+    let mut tcp = open(
+        &server,
+        b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nabc",
+    )
+    .await;
     let mut seen = String::new();
     read_until(&mut tcp, &mut seen, "abc").await;
     // Then a 405 for HEAD of a POST route: its head only, the connection kept.
@@ -271,12 +270,7 @@ async fn broken_or_oversized_requests_are_refused_with_a_status_and_closed() {
 #[tokio::test]
 async fn a_client_that_goes_away_ends_its_request_and_its_stream() {
     let server = start().await;
-    let mut tcp = TcpStream::connect(server.addr)
-        .await
-        .expect("loopback test step");
-    tcp.write_all(b"GET /forever HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("loopback test step");
+    let tcp = open(&server, b"GET /forever HTTP/1.1\r\nhost: x\r\n\r\n").await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(
         !server.forever_dropped.load(Ordering::SeqCst),
@@ -297,20 +291,14 @@ async fn a_client_that_goes_away_ends_its_request_and_its_stream() {
 #[tokio::test]
 async fn stopping_closes_idle_connections_ends_streams_and_returns() {
     let mut server = start().await;
-    let mut idle = TcpStream::connect(server.addr)
-        .await
-        .expect("loopback test step");
-    idle.write_all(b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi")
-        .await
-        .expect("loopback test step");
+    let mut idle = open(
+        &server,
+        b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nhi",
+    )
+    .await;
     let mut idle_seen = String::new();
     read_until(&mut idle, &mut idle_seen, "\r\n\r\nhi").await;
-    let mut held = TcpStream::connect(server.addr)
-        .await
-        .expect("loopback test step");
-    held.write_all(b"GET /held HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("loopback test step");
+    let mut held = open(&server, b"GET /held HTTP/1.1\r\nhost: x\r\n\r\n").await;
     let mut held_seen = String::new();
     read_until(&mut held, &mut held_seen, "5\r\nhello\r\n").await;
 
