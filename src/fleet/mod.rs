@@ -147,11 +147,16 @@ pub async fn run<W: Work>(
             .map(|s| AtomicU64::new(budget_share(&load.model, shard, s))),
     ));
     // Deadline: stop starting sessions, then give running ones `grace` to finish.
+    let deadline_drained = Arc::new(AtomicBool::new(false));
     let timer = load.duration.map(|d| {
         let stop = stop.clone();
         let grace = load.grace;
+        let by_deadline = deadline_drained.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(start + d).await;
+            if !stop.drain.is_cancelled() {
+                by_deadline.store(true, Ordering::Release);
+            }
             stop.drain.cancel();
             tokio::time::sleep(grace).await;
             stop.abort.cancel();
@@ -183,6 +188,7 @@ pub async fn run<W: Work>(
         seed,
         shard,
         start,
+        deadline_drained,
     };
     match &load.model {
         LoadModel::Closed { clients } => closed(clients, &shared).await,
@@ -241,6 +247,9 @@ struct Shared<W> {
     seed: u64,
     shard: Shard,
     start: Instant,
+    /// The drain came from the deadline (not Ctrl-C, a budget, giving up): the open
+    /// model still starts the arrivals whose time came before it.
+    deadline_drained: Arc<AtomicBool>,
 }
 
 impl<W> Clone for Shared<W> {
@@ -255,6 +264,7 @@ impl<W> Clone for Shared<W> {
             seed: self.seed,
             shard: self.shard,
             start: self.start,
+            deadline_drained: self.deadline_drained.clone(),
         }
     }
 }
@@ -400,7 +410,10 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, slot: Slo
 /// arrival that cannot reach the target is counted as unreachable, never retried: the
 /// schedule, not the failures, decides how many connections are tried. Under a shard,
 /// only our arrivals (k mod N = I), each at its own time and with its own seed, and our
-/// share of the in-flight cap.
+/// share of the in-flight cap. An arrival whose time came before the deadline is
+/// started even when the loop gets to it after the deadline (a busy generator is late;
+/// its lag is recorded): the schedule, which the plan bounds by the deadline, is the
+/// run's, whatever the timing. Any other drain (Ctrl-C, the budget, giving up) stops it.
 async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
     let start = s.start;
     let cap = usize::try_from(s.shard.share(u64::from(max_in_flight)).max(1)).unwrap_or(1);
@@ -414,11 +427,19 @@ async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
             break;
         }
         let intended = start + offset;
-        tokio::select! {
-            () = tokio::time::sleep_until(intended) => {}
-            () = s.stop.drain.cancelled() => break,
+        if s.deadline_drained.load(Ordering::Acquire) && intended > Instant::now() {
+            break; // after the deadline
         }
-        if s.stop.drain.is_cancelled() || !s.budget.claim() {
+        let stopped = || {
+            s.stop.abort.is_cancelled()
+                || (s.stop.drain.is_cancelled() && !s.deadline_drained.load(Ordering::Acquire))
+        };
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep_until(intended) => {}
+            () = s.stop.drain.cancelled(), if !s.deadline_drained.load(Ordering::Acquire) => {}
+        }
+        if stopped() || Instant::now() < intended || !s.budget.claim() {
             break;
         }
         s.work.started_late(intended, Instant::now());

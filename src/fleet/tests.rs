@@ -761,3 +761,59 @@ fn budget_shares_add_up_for_every_model() {
         }
     }
 }
+
+/// An open loop that reaches its arrivals late (here: its schedule began 1.5 s ago, so
+/// the deadline has passed too) still starts every arrival whose time came before the
+/// deadline, with its lag; a drain for any other reason (Ctrl-C) starts none.
+#[tokio::test(start_paused = true)]
+async fn late_arrivals_before_the_deadline_are_started_and_other_drains_stop_them() {
+    // 300 arrivals: more than tokio's cooperative budget lets the loop start before the
+    // deadline's task runs, which is how a late loop used to lose the rest unnoticed.
+    let l = open_load(
+        Curve::constant(300.0, Some(Duration::from_secs(1))),
+        None,
+        1_000,
+    );
+    let late = Anchor {
+        shard: Shard::ONE,
+        start: Instant::now() - Duration::from_millis(1_500),
+    };
+    let fake = Fake::new(Duration::from_millis(10));
+    let live = Arc::new(LiveCounters::default());
+    let end = run(
+        &l,
+        1,
+        late,
+        fake.clone(),
+        live.clone(),
+        StopSignals::default(),
+    )
+    .await;
+    assert_eq!(end, FleetEnd::Deadline);
+    assert_eq!(fake.log.lock().expect("lock").len(), 300);
+    assert_eq!(live.dropped.load(Ordering::SeqCst), 0);
+    let all_late =
+        (fake.lags.lock().expect("lock").iter()).all(|lag| *lag >= Duration::from_millis(500));
+    assert!(all_late, "every arrival was started late, with its lag");
+
+    let fake = Fake::new(Duration::from_millis(10));
+    let stop = StopSignals::default();
+    stop.drain.cancel();
+    let late = Anchor {
+        shard: Shard::ONE,
+        start: Instant::now() - Duration::from_millis(500),
+    };
+    run(
+        &l,
+        1,
+        late,
+        fake.clone(),
+        Arc::new(LiveCounters::default()),
+        stop,
+    )
+    .await;
+    assert!(
+        fake.log.lock().expect("lock").is_empty(),
+        "a Ctrl-C drain starts nothing"
+    );
+}
