@@ -187,7 +187,7 @@ async fn exchange(
         }
         Err(Refusal::Gone) => return false,
     };
-    let out = Out {
+    let mut out = Out {
         version: head.version,
         is_head: head.method == Method::HEAD,
         keep_alive: head.keep_alive,
@@ -208,10 +208,7 @@ async fn exchange(
         },
         () = peer_gone(conn) => return false,
     };
-    let out = Out {
-        keep_alive: out.keep_alive && !*stop.borrow(),
-        ..out
-    };
+    out.keep_alive &= !*stop.borrow();
     respond(conn, response, out, stop).await
 }
 
@@ -516,32 +513,21 @@ async fn stream(
     chunked: bool,
     stop: &mut watch::Receiver<bool>,
 ) -> bool {
-    let mut ready = Some(body.frame().now_or_never());
+    // A piece in hand (`Some`); the first look is taken with the head.
+    let mut next = body.frame().now_or_never();
     loop {
-        // Gather what is ready now; the first look was taken with the head.
-        let mut ended = false;
-        let mut failed = false;
-        while buf.len() < COALESCE {
-            let next = match ready.take() {
-                Some(Some(next)) => next,
-                Some(None) => break,
-                None => match body.frame().now_or_never() {
-                    Some(next) => next,
-                    None => break,
-                },
-            };
-            match next {
-                None => {
-                    ended = true;
-                    break;
-                }
-                Some(Err(_)) => {
-                    failed = true;
-                    break;
-                }
+        let (mut ended, mut failed) = (false, false);
+        // Gather the pieces that are ready now into one write.
+        while let Some(piece) = next.take() {
+            match piece {
+                None => ended = true,
+                Some(Err(_)) => failed = true,
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         put_piece(&mut buf, &data, chunked);
+                    }
+                    if buf.len() < COALESCE {
+                        next = body.frame().now_or_never();
                     }
                 }
             }
@@ -562,13 +548,12 @@ async fn stream(
         if failed {
             return false;
         }
-        let next = tokio::select! {
+        next = Some(tokio::select! {
             biased;
-            next = body.frame() => next,
+            piece = body.frame() => piece,
             () = peer_gone(conn) => return false,
             () = stopped(stop) => None,
-        };
-        ready = Some(Some(next));
+        });
     }
 }
 
