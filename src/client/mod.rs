@@ -144,8 +144,12 @@ pub async fn run_session(
     // The rarely-used or short-lived steps below are boxed: a future's size is that of
     // its largest state, and inline they would make every long-lived session hold
     // their bytes for its whole life (heaptrack: `results/BENCHMARKS.md`, issue 12).
-    let Ok(bearer) = Box::pin(ctx.auth.bearer(persona, client, endpoint, &mut timer)).await else {
-        return unreachable(timer, persona);
+    let bearer = match ctx.auth.ready(persona, client) {
+        Some(bearer) => bearer,
+        None => match Box::pin(ctx.auth.bearer(persona, client, endpoint, &mut timer)).await {
+            Ok(bearer) => bearer,
+            Err(_) => return unreachable(timer, persona),
+        },
     };
     timer.intend(intended);
     let t = Instant::now();

@@ -387,15 +387,17 @@ pub async fn exchange_over(
     Ok((head.status.as_u16(), read))
 }
 
-/// `exchange` within the request timeout, else a `timeout` failure naming `what`.
-async fn within<T>(
+/// `exchange` within the request timeout, else a `timeout` failure naming `what`. A
+/// combinator, not an `async fn`: an `async fn` would hold `exchange` twice, as its
+/// argument and inside the timeout (BENCHMARKS, issue 15: future sizes).
+fn within<'a, T: 'a>(
     limit: Duration,
-    what: &str,
-    exchange: impl std::future::Future<Output = Result<T, TransportError>>,
-) -> Result<T, TransportError> {
-    tokio::time::timeout(limit, exchange)
-        .await
-        .unwrap_or_else(|_| {
+    what: &'a str,
+    exchange: impl std::future::Future<Output = Result<T, TransportError>> + 'a,
+) -> impl std::future::Future<Output = Result<T, TransportError>> + 'a {
+    use futures::FutureExt;
+    tokio::time::timeout(limit, exchange).map(move |r| {
+        r.unwrap_or_else(|_| {
             Err(TransportError::new(
                 FailureKind::Timeout,
                 format!(
@@ -404,6 +406,7 @@ async fn within<T>(
                 ),
             ))
         })
+    })
 }
 
 /// A request to the endpoint with the session's headers, encoded for one write. A GET

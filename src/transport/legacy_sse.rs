@@ -192,9 +192,17 @@ impl SseTransport {
         }
         self.posts.retain(|c| !c.sender.is_closed());
         let ep = &self.endpoint;
+        // Boxed: opening a connection (TCP, TLS, hyper's handshake) is rare and its
+        // state is large; inline, every request's future would carry it
+        // (results/BENCHMARKS.md, issue 15: future sizes).
         let sender = tokio::time::timeout(
             ep.connect_timeout,
-            open(&self.post_target, ep.insecure, &ep.sources, ep.max_message),
+            Box::pin(open(
+                &self.post_target,
+                ep.insecure,
+                &ep.sources,
+                ep.max_message,
+            )),
         )
         .await
         .map_err(|_| {

@@ -315,10 +315,12 @@ impl Endpoint {
                 t.set_bearer(bearer);
                 Transport::Http(t)
             }),
-            Endpoint::Sse(ep) => legacy_sse::SseTransport::connect(ep.clone(), bearer)
+            // Boxed: their handshakes' states are large (the WebSocket one ~9 KiB), and
+            // inline every session would move them around (BENCHMARKS, issue 15).
+            Endpoint::Sse(ep) => Box::pin(legacy_sse::SseTransport::connect(ep.clone(), bearer))
                 .await
                 .map(Transport::Sse),
-            Endpoint::Ws(ep) => ws::WsTransport::connect(ep.clone(), bearer.as_ref())
+            Endpoint::Ws(ep) => Box::pin(ws::WsTransport::connect(ep.clone(), bearer.as_ref()))
                 .await
                 .map(Transport::Ws),
             Endpoint::Stdio(cmd) => {

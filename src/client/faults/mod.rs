@@ -64,20 +64,31 @@ pub(super) async fn start(
             .await
             .map(|()| true);
     };
+    // The faults' own steps are boxed: their states are large (a second connection,
+    // extra exchanges), and inline every session's start would carry and move them,
+    // faulty or not (results/BENCHMARKS.md, issue 15: future sizes).
     if message::initialize(fault, 0, &persona.initialize_params).is_some() {
-        return Ok(handshake_fault(fault, session, timer, persona).await);
+        return Ok(Box::pin(handshake_fault(fault, session, timer, persona)).await);
     }
     if matches!(
         fault,
         ClientFault::BeforeInitialized | ClientFault::NeverInitialized
     ) {
-        return Ok(lifecycle_fault(fault, session, timer, persona).await);
+        return Ok(Box::pin(lifecycle_fault(fault, session, timer, persona)).await);
     }
     super::handshake(session, timer, persona).await?;
     if fault.era() == FaultEra::Modern && session.era() != Era::Modern {
         return Ok(true); // an `auto` session that ended up legacy: not committed
     }
-    let Some(c) = after::commit(fault, session, endpoint, persona, &ctx.recorder).await else {
+    let Some(c) = Box::pin(after::commit(
+        fault,
+        session,
+        endpoint,
+        persona,
+        &ctx.recorder,
+    ))
+    .await
+    else {
         return Ok(true);
     };
     let verdict = report(fault, session, timer, &c.seen, &c.health);

@@ -120,8 +120,9 @@ impl Pool {
                 None => Ok(Conn::plain(tcp)),
                 Some(tls) => {
                     let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
-                    let stream = connector
-                        .connect(tls.server_name.clone(), tcp)
+                    // Boxed: the TLS handshake's state is large, and inline every
+                    // request's future would carry it (BENCHMARKS, issue 15).
+                    let stream = Box::pin(connector.connect(tls.server_name.clone(), tcp))
                         .await
                         .map_err(|e| tls_error(ep, &e))?;
                     Ok(Conn::tls(stream))
