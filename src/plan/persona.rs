@@ -68,6 +68,8 @@ pub struct Persona {
     pub client_info: Value,
     /// `params` of `initialize`, built once.
     pub initialize_params: Value,
+    /// The same, encoded once: every session sends these bytes.
+    pub initialize_json: Box<str>,
     pub route: Route,
     pub get_stream: bool,
     pub refetch_on_list_changed: bool,
@@ -228,6 +230,7 @@ impl Persona {
             accept_versions,
             capabilities,
             client_info,
+            initialize_json: initialize_params.to_string().into_boxed_str(),
             initialize_params,
             route,
             get_stream: p.get_stream.unwrap_or(false),

@@ -214,6 +214,21 @@ pub fn encode_request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> 
     })
 }
 
+/// Encode a request whose `params` were encoded ahead (JSON, compact): the same bytes as
+/// [`encode_request`] with those params, without serializing them again.
+pub fn encode_request_encoded(id: u64, method: &str, params: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(48 + method.len() + params.len());
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"method\":");
+    // A method name is a JSON string like any other (escaped when it must be).
+    let _ = serde_json::to_writer(&mut out, method);
+    out.extend_from_slice(b",\"params\":");
+    out.extend_from_slice(params.as_bytes());
+    out.push(b'}');
+    out
+}
+
 pub fn encode_notification(method: &str, params: Option<&Value>) -> Vec<u8> {
     #[derive(Serialize)]
     struct Out<'a> {
@@ -390,6 +405,18 @@ mod tests {
         );
         assert_eq!(stray_id(b"[1,2]"), None);
         assert_eq!(stray_id(br#"{"jsonrpc":"2.0","id":1.5}"#), None);
+    }
+
+    #[test]
+    fn params_encoded_ahead_give_the_same_bytes() {
+        let params = json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "a\"b"},
+            "capabilities": {"roots": {"listChanged": true}}});
+        for (id, method) in [(0, "initialize"), (u64::MAX, "x/\"odd\"\n")] {
+            assert_eq!(
+                String::from_utf8(encode_request_encoded(id, method, &params.to_string())),
+                String::from_utf8(encode_request(id, method, Some(&params)))
+            );
+        }
     }
 
     #[test]

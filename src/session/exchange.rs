@@ -5,7 +5,7 @@
 use super::{excerpt_of, Failure, Session};
 use crate::conformance::Check;
 use crate::metrics::{Event, FailureKind};
-use crate::protocol::jsonrpc::{encode_notification, encode_request};
+use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_request_encoded};
 use crate::protocol::{methods, Era, Incoming, RequestId, RpcError};
 use crate::transport::Received;
 use http::{HeaderName, HeaderValue};
@@ -23,6 +23,8 @@ pub(super) type ExchangeResult = Result<Value, Failure>;
 pub(super) struct Outgoing<'a> {
     pub(super) method: &'a str,
     pub(super) params: Option<&'a Value>,
+    /// `params` encoded ahead (a persona's `initialize`), sent instead of `params`.
+    pub(super) encoded: Option<&'a str>,
     pub(super) headers: &'a [(HeaderName, HeaderValue)],
 }
 
@@ -59,11 +61,31 @@ impl Session<'_> {
         params: Option<&Value>,
         headers: &[(HeaderName, HeaderValue)],
     ) -> Result<Value, Failure> {
-        let out = Outgoing {
+        self.exchange_one(Outgoing {
             method,
             params,
+            encoded: None,
             headers,
-        };
+        })
+        .await
+    }
+
+    /// [`Session::exchange`] of a request whose `params` were encoded ahead.
+    pub(super) async fn exchange_encoded(
+        &mut self,
+        method: &str,
+        params: &str,
+    ) -> Result<Value, Failure> {
+        self.exchange_one(Outgoing {
+            method,
+            params: None,
+            encoded: Some(params),
+            headers: &[],
+        })
+        .await
+    }
+
+    async fn exchange_one(&mut self, out: Outgoing<'_>) -> Result<Value, Failure> {
         match self.exchange_all(&[out]).await.pop() {
             Some((_, result)) => result,
             None => Err(Failure::new(FailureKind::Io, "no exchange took place")),
@@ -109,7 +131,10 @@ impl Session<'_> {
         for out in batch {
             let id = self.next_id;
             self.next_id += 1;
-            let bytes = encode_request(id, out.method, out.params);
+            let bytes = match out.encoded {
+                Some(params) => encode_request_encoded(id, out.method, params),
+                None => encode_request(id, out.method, out.params),
+            };
             if let Some(t) = &self.transcript {
                 t.sent(&bytes);
             }
@@ -277,11 +302,13 @@ impl Session<'_> {
                 Some((p, h)) => Outgoing {
                     method,
                     params: Some(p),
+                    encoded: None,
                     headers: h,
                 },
                 None => Outgoing {
                     method,
                     params: Some(params),
+                    encoded: None,
                     headers: &[],
                 },
             })

@@ -112,10 +112,14 @@ impl Session<'_> {
         self.checks.handshaking = true;
         let persona = self.persona;
         self.version = crate::protocol::VersionId::of(persona.legacy_version.as_str());
-        let result = match self
-            .request(methods::INITIALIZE, Some(persona.initialize_params.clone()))
-            .await
-        {
+        // The persona's params, encoded once for the run (the legacy era: no `_meta`).
+        let sent = self
+            .exchange_encoded(methods::INITIALIZE, &persona.initialize_json)
+            .await;
+        if let Err(f) = &sent {
+            self.check_failure(methods::INITIALIZE, f);
+        }
+        let result = match sent {
             Ok(r) => r,
             Err(f) => {
                 self.check_version_error(&f);

@@ -8,6 +8,8 @@
 //! share one copy and a different one (another server, a changed listing) gets its own.
 //! The table holds weak references: a value lives as long as some session holds it, and
 //! the table drops dead entries as it grows, so it stays bounded by what sessions hold.
+//! Each runtime thread remembers the last value it shared: the next session's equal
+//! `capabilities` are matched against it without hashing the tree or taking the lock.
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -22,12 +24,29 @@ struct Table {
 
 static TABLE: Mutex<Option<Table>> = Mutex::new(None);
 
+thread_local! {
+    /// The last value this thread shared (weakly: it keeps nothing alive).
+    static LAST: std::cell::RefCell<Weak<Value>> = const { std::cell::RefCell::new(Weak::new()) };
+}
+
 /// The process's one copy of `value` (made now if no live session holds an equal one).
 pub fn intern(value: &Value) -> Arc<Value> {
     // Scalars are as small as the pointer: no need to share them.
     if !(value.is_object() || value.is_array()) {
         return Arc::new(value.clone());
     }
+    if let Some(last) = LAST.with(|l| l.borrow().upgrade()) {
+        if *last == *value {
+            return last;
+        }
+    }
+    let shared = shared(value);
+    LAST.with(|l| *l.borrow_mut() = Arc::downgrade(&shared));
+    shared
+}
+
+/// The table's copy of `value`, made now when no live one is equal.
+fn shared(value: &Value) -> Arc<Value> {
     let key = crate::conformance::fingerprint(value);
     // A poisoned lock only means another thread panicked mid-insert; the map is usable.
     let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
@@ -69,6 +88,9 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b), "equal schemas share one allocation");
         let other = intern(&json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
         assert!(!Arc::ptr_eq(&a, &other));
+        // The thread's last value is `other` now; `schema` is found in the table.
+        assert!(Arc::ptr_eq(&a, &intern(&schema)));
+        assert!(Arc::ptr_eq(&other, &intern(&other.as_ref().clone())));
         assert_eq!(
             *other,
             json!({"type": "object", "properties": {"n": {"type": "integer"}}})
