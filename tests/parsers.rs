@@ -13,7 +13,7 @@ use mcp_fleet::metrics::FailureKind;
 use mcp_fleet::protocol::jsonrpc::{
     encode_notification, encode_request, encode_response, Malformed,
 };
-use mcp_fleet::protocol::{Incoming, RequestId, RpcError};
+use mcp_fleet::protocol::{Incoming, RawResult, RequestId, RpcError};
 use mcp_fleet::transport::sse::{SseError, SseEvent, SseParser};
 use mcp_fleet::transport::stdio::StdoutLines;
 use mcp_fleet::transport::{classify, Carrier, Received};
@@ -180,7 +180,7 @@ fn message() -> impl Strategy<Value = (Vec<u8>, Incoming)> {
         }),
         (request_id(), json_value()).prop_map(|(id, result)| {
             let bytes = encode_response(&id, Ok(&result));
-            let outcome = Ok(result);
+            let outcome = Ok(RawResult::from(result));
             let id = Some(id);
             (bytes, Incoming::Response { id, outcome })
         }),

@@ -5,6 +5,7 @@
 //! violation instead of an error that aborts the run.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// A JSON-RPC id: a number or a string, never null.
@@ -62,8 +63,48 @@ pub enum Incoming {
     /// parse what we sent).
     Response {
         id: Option<RequestId>,
-        outcome: Result<Value, RpcError>,
+        outcome: Result<RawResult, RpcError>,
     },
+}
+
+/// A response's `result` as the server sent it: well-formed JSON, within serde_json's
+/// nesting limit, not yet built into a [`Value`] tree. Most results are read whole
+/// ([`RawResult::into_value`]); `initialize`'s is read in place (`session/handshake.rs`),
+/// which spares every session the tree it would build and drop (BENCHMARKS, issue 15).
+#[derive(Debug, Clone)]
+pub struct RawResult(Box<RawValue>);
+
+impl RawResult {
+    /// The JSON text, compact as it came (no surrounding whitespace).
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The result as a tree.
+    pub fn into_value(self) -> Value {
+        self.value()
+    }
+
+    pub fn value(&self) -> Value {
+        // `Incoming::parse` admitted only JSON that parses within the nesting limit, so
+        // this cannot fail; `Null` keeps it total all the same.
+        serde_json::from_str(self.json()).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Value> for RawResult {
+    fn from(value: Value) -> RawResult {
+        RawResult(
+            serde_json::value::to_raw_value(&value).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        )
+    }
+}
+
+/// Equal when the JSON is: key order and spacing do not matter.
+impl PartialEq for RawResult {
+    fn eq(&self, other: &RawResult) -> bool {
+        self.json() == other.json() || self.value() == other.value()
+    }
 }
 
 /// Why a received message is not valid JSON-RPC 2.0.
@@ -88,22 +129,67 @@ pub enum Malformed {
 }
 
 /// The raw shape, deserialized in one pass without an intermediate `Value` tree for the
-/// envelope.
+/// envelope; `jsonrpc` and `result` are borrowed from the message as they are.
 #[derive(Deserialize)]
-struct Envelope {
-    jsonrpc: Option<Value>,
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
+    #[serde(default, borrow, deserialize_with = "present_raw")]
+    result: Option<&'a RawValue>,
     error: Option<Value>,
 }
 
-/// Distinguishes `"result": null` (present) from an absent key.
+/// Distinguishes `"id": null` (present) from an absent key.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
+}
+
+/// Distinguishes `"result": null` (present) from an absent key.
+fn present_raw<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The deepest a `result` may nest: serde_json refuses a message 128 deep, and the
+/// envelope is one level of it. A result kept as text is held to the same limit as one
+/// built into a tree, so a hostile nesting is still malformed where it arrives.
+const RESULT_DEPTH: usize = 126;
+
+/// Whether `json` (well-formed) nests at most `limit` arrays and objects deep.
+fn nests_within(json: &[u8], limit: usize) -> bool {
+    // Fewer brackets than the limit (counting any inside strings) cannot nest deeper.
+    if json.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= limit {
+        return true;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 impl Incoming {
@@ -124,14 +210,19 @@ impl Incoming {
         Self::classify(env)
     }
 
-    fn classify(env: Envelope) -> Result<Incoming, Malformed> {
-        if env.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+    fn classify(env: Envelope<'_>) -> Result<Incoming, Malformed> {
+        let version_ok = env.jsonrpc.is_some_and(|v| {
+            v.get() == "\"2.0\""
+                || serde_json::from_str::<String>(v.get()).is_ok_and(|s| s == "2.0")
+        });
+        if !version_ok {
             return Err(Malformed::WrongVersion);
         }
         let id = match env.id {
-            None => None,
-            Some(Value::Null) => None,
-            Some(v) => Some(serde_json::from_value::<RequestId>(v).map_err(|_| Malformed::BadId)?),
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(RequestId::String(s)),
+            Some(Value::Number(n)) => Some(RequestId::Number(n.as_i64().ok_or(Malformed::BadId)?)),
+            Some(_) => return Err(Malformed::BadId),
         };
         if let Some(method) = env.method {
             let Value::String(method) = method else {
@@ -150,10 +241,15 @@ impl Incoming {
             });
         }
         match (env.result, env.error) {
-            (Some(result), None) => Ok(Incoming::Response {
-                id,
-                outcome: Ok(result),
-            }),
+            (Some(result), None) => {
+                if !nests_within(result.get().as_bytes(), RESULT_DEPTH) {
+                    return Err(Malformed::NotJson("recursion limit exceeded".into()));
+                }
+                Ok(Incoming::Response {
+                    id,
+                    outcome: Ok(RawResult(result.to_owned())),
+                })
+            }
             (None, Some(error)) => {
                 let error: RpcError =
                     serde_json::from_value(error).map_err(|_| Malformed::BadError)?;
@@ -322,7 +418,7 @@ mod tests {
             ok,
             Ok(Incoming::Response {
                 id: Some(RequestId::Number(7)),
-                outcome: Ok(json!({}))
+                outcome: Ok(RawResult::from(json!({})))
             })
         );
         let err = Incoming::parse(
@@ -344,7 +440,7 @@ mod tests {
             r,
             Ok(Incoming::Response {
                 id: Some(RequestId::Number(1)),
-                outcome: Ok(Value::Null)
+                outcome: Ok(RawResult::from(Value::Null))
             })
         );
     }
@@ -405,6 +501,50 @@ mod tests {
         );
         assert_eq!(stray_id(b"[1,2]"), None);
         assert_eq!(stray_id(br#"{"jsonrpc":"2.0","id":1.5}"#), None);
+    }
+
+    #[test]
+    fn a_result_kept_as_text_nests_as_deep_as_a_tree_would() {
+        // Differential: `Incoming::parse` admits a nested result exactly when serde_json
+        // could build the whole message as a tree, at the limit and around it, with
+        // brackets inside strings that must not count.
+        for depth in [1, 125, 126, 127, 128, 300] {
+            for filler in ["", r#""[{\"[""#] {
+                let result = format!("{}{filler}{}", "[".repeat(depth), "]".repeat(depth));
+                let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+                let tree = serde_json::from_str::<Value>(&msg);
+                let parsed = Incoming::parse(msg.as_bytes());
+                assert_eq!(parsed.is_ok(), tree.is_ok(), "depth {depth} {filler}");
+                if let (Ok(Incoming::Response { outcome: Ok(r), .. }), Ok(tree)) = (parsed, tree) {
+                    assert_eq!(r.value(), tree["result"]);
+                }
+            }
+        }
+        let wide = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":[{}]}}"#,
+            vec!["{}"; 500].join(",")
+        );
+        assert!(Incoming::parse(wide.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_reply_keeps_the_result_as_sent() {
+        let r = Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"result": {"b":1, "a":[true]} }"#);
+        let Ok(Incoming::Response {
+            outcome: Ok(reply), ..
+        }) = r
+        else {
+            panic!("{r:?}")
+        };
+        assert_eq!(reply.json(), r#"{"b":1, "a":[true]}"#);
+        assert_eq!(reply, RawResult::from(json!({"a": [true], "b": 1})));
+        assert_eq!(reply.into_value(), json!({"a": [true], "b": 1}));
+        // An escaped version string is still "2.0"; a number is not.
+        assert!(Incoming::parse(br#"{"jsonrpc":"2\u002e0","id":1,"result":1}"#).is_ok());
+        assert_eq!(
+            Incoming::parse(br#"{"jsonrpc":2.0,"id":1,"result":1}"#),
+            Err(Malformed::WrongVersion)
+        );
     }
 
     #[test]

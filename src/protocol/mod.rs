@@ -10,6 +10,6 @@ pub mod task;
 pub mod transport_kind;
 pub mod version;
 
-pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use jsonrpc::{Incoming, RawResult, RequestId, RpcError};
 pub use transport_kind::TransportKind;
 pub use version::{Era, ProtocolVersion, VersionId};

@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use super::handler::{malformed_reply, too_large_reply, Handler, Session};
 use super::notifier::Notifier;
 use crate::protocol::methods as m;
-use crate::protocol::Incoming;
+use crate::protocol::{Incoming, RawResult};
 
 /// How long requests still running when the client goes away may finish (and be
 /// answered) before the session ends anyway; the grace SDK clients give before SIGTERM.
@@ -55,7 +55,7 @@ pub async fn serve_messages(
             }
         };
         if let Incoming::Response { id, outcome } = msg {
-            session.deliver(id.as_ref(), outcome);
+            session.deliver(id.as_ref(), outcome.map(RawResult::into_value));
             continue;
         }
         let concurrent =

@@ -30,7 +30,7 @@ use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::methods as m;
 use crate::protocol::version::{legacy_versions, LATEST_LEGACY, LATEST_MODERN};
-use crate::protocol::{Incoming, RequestId, RpcError};
+use crate::protocol::{Incoming, RawResult, RequestId, RpcError};
 use modern::{has_modern_meta, splice, CACHE_TTL_MS};
 use operations::{call_tool, complete, get_prompt};
 use reply::{encode, invalid_params, method_not_found, rpc_error, Reply};
@@ -273,7 +273,7 @@ impl Handler {
                     .map(|bytes| EncodedReply { bytes, error: None })
             }
             Incoming::Response { id, outcome } => {
-                session.deliver(id.as_ref(), outcome);
+                session.deliver(id.as_ref(), outcome.map(RawResult::into_value));
                 None
             }
         }

@@ -6,7 +6,7 @@ use super::{excerpt_of, Failure, Session};
 use crate::conformance::Check;
 use crate::metrics::{Event, FailureKind};
 use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_request_encoded};
-use crate::protocol::{methods, Era, Incoming, RequestId, RpcError};
+use crate::protocol::{methods, Era, Incoming, RawResult, RequestId, RpcError};
 use crate::transport::Received;
 use http::{HeaderName, HeaderValue};
 use serde_json::{json, Value};
@@ -16,7 +16,8 @@ use tokio::time::Instant;
 /// How long we give a best-effort `notifications/cancelled` after a timeout.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(1);
 
-pub(super) type ExchangeResult = Result<Value, Failure>;
+/// A result as it arrived (most callers read it whole: [`Session::exchange`]).
+pub(super) type ExchangeResult = Result<RawResult, Failure>;
 
 /// One request to send, borrowed from the caller: nothing is copied on the way out
 /// but the encoded bytes.
@@ -68,14 +69,12 @@ impl Session<'_> {
             headers,
         })
         .await
+        .map(RawResult::into_value)
     }
 
-    /// [`Session::exchange`] of a request whose `params` were encoded ahead.
-    pub(super) async fn exchange_encoded(
-        &mut self,
-        method: &str,
-        params: &str,
-    ) -> Result<Value, Failure> {
+    /// [`Session::exchange`] of a request whose `params` were encoded ahead; its result
+    /// as it arrived.
+    pub(super) async fn exchange_encoded(&mut self, method: &str, params: &str) -> ExchangeResult {
         self.exchange_one(Outgoing {
             method,
             params: None,
@@ -85,7 +84,7 @@ impl Session<'_> {
         .await
     }
 
-    async fn exchange_one(&mut self, out: Outgoing<'_>) -> Result<Value, Failure> {
+    async fn exchange_one(&mut self, out: Outgoing<'_>) -> ExchangeResult {
         match self.exchange_all(&[out]).await.pop() {
             Some((_, result)) => result,
             None => Err(Failure::new(FailureKind::Io, "no exchange took place")),
@@ -242,14 +241,14 @@ impl Session<'_> {
         &mut self,
         pending: &mut [Waiting<'_>],
         id: Option<RequestId>,
-        outcome: Result<Value, RpcError>,
+        outcome: Result<RawResult, RpcError>,
     ) {
         let Some(rid) = id else {
             // An error may lack an id (the request could not be read); a result never
             // may: it answers something that had no id.
             if let Ok(result) = outcome {
                 self.finding(Check::JsonrpcResponseToNotification, || {
-                    format!("a result with no id: {}", excerpt_of(&result))
+                    format!("a result with no id: {}", excerpt_of(&result.value()))
                 });
             }
             return;
@@ -313,7 +312,12 @@ impl Session<'_> {
                 },
             })
             .collect();
-        let mut results = self.exchange_all(&outgoing).await;
+        let mut results: Vec<(Instant, Result<Value, Failure>)> = self
+            .exchange_all(&outgoing)
+            .await
+            .into_iter()
+            .map(|(at, r)| (at, r.map(RawResult::into_value)))
+            .collect();
         drop(outgoing);
         if self.era == Era::Modern {
             for (i, (method, params)) in batch.into_iter().enumerate() {

@@ -11,8 +11,11 @@ use crate::metrics::{Counter, FailureKind, Phase};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::meta::{META, META_SERVER_INFO};
 use crate::protocol::TransportKind;
-use crate::protocol::{methods, Era, ProtocolVersion};
+use crate::protocol::{methods, Era, ProtocolVersion, RawResult};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 use tokio::time::Instant;
 
 /// What the server said about itself (`initialize` or `server/discover`).
@@ -27,7 +30,53 @@ pub struct ServerInfo {
     pub version: String,
 }
 
+/// An `InitializeResult` read in place: the fields a session keeps, borrowed from the
+/// reply (nothing else of it is built).
+#[derive(Deserialize)]
+struct InitializeView<'a> {
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+    #[serde(borrow)]
+    capabilities: &'a RawValue,
+    #[serde(rename = "serverInfo", borrow)]
+    server_info: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct Implementation<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    version: Cow<'a, str>,
+}
+
+/// JSON text that is an object. (A struct also reads from an array, which the checks of
+/// [`ServerInfo::from_result`] refuse.)
+fn object(json: &str) -> Option<&str> {
+    json.starts_with('{').then_some(json)
+}
+
 impl ServerInfo {
+    /// [`ServerInfo::from_result`] of a result as it arrived, read in place: a well-formed result costs
+    /// no tree, and the same server's same `capabilities` text is shared without being
+    /// parsed again. Anything the fast path does not take (a missing or mistyped field,
+    /// a duplicate key) goes through `from_result`, which says what is wrong.
+    pub fn from_raw(raw: &RawResult) -> Result<ServerInfo, Failure> {
+        let fast = || {
+            let view: InitializeView = serde_json::from_str(object(raw.json())?).ok()?;
+            object(view.capabilities.get())?;
+            let info: Implementation =
+                serde_json::from_str(object(view.server_info.get())?).ok()?;
+            Some(ServerInfo {
+                protocol_version: view.protocol_version.into_owned(),
+                capabilities: super::shared::intern_json(view.capabilities)?,
+                name: info.name.into_owned(),
+                version: info.version.into_owned(),
+            })
+        };
+        fast().map_or_else(|| ServerInfo::from_result(&raw.value()), Ok)
+    }
+
     /// Whether the server declared capability `key` (present and an object).
     pub fn declares(&self, key: &str) -> bool {
         self.capabilities.is_null() || self.capabilities.get(key).is_some_and(Value::is_object)
@@ -126,10 +175,11 @@ impl Session<'_> {
                 return Err(f);
             }
         };
-        let info = match ServerInfo::from_result(&result) {
+        let info = match ServerInfo::from_raw(&result) {
             Ok(info) => info,
             Err(f) => {
-                self.finding(crate::conformance::handshake(&result), || f.detail.clone());
+                let check = crate::conformance::handshake(&result.value());
+                self.finding(check, || f.detail.clone());
                 return Err(f);
             }
         };
@@ -366,6 +416,49 @@ mod tests {
             let e = ServerInfo::from_result(&v).expect_err("invalid");
             assert_eq!(e.kind, FailureKind::InvalidResult);
             assert!(e.detail.contains(want), "{} vs {want}", e.detail);
+        }
+    }
+
+    #[test]
+    fn a_result_read_in_place_says_what_the_tree_says() {
+        // Differential: `from_raw` (the fast path, and its fallback) against `from_result`
+        // on the tree, for results it must take and results it must refuse.
+        let texts = [
+            r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","title":"S","version":"1"},"instructions":"hi"}"#,
+            r#"{ "serverInfo" : {"version":"2\u00e9","name":"\"q\""}, "capabilities":{}, "protocolVersion":"2025-06-18" }"#,
+            r#"{"protocolVersion":"x","capabilities":{},"serverInfo":{"name":"a","version":"1"},"protocolVersion":"y"}"#,
+            r#"{"protocolVersion":"x","capabilities":[],"serverInfo":{"name":"a","version":"1"}}"#,
+            r#"{"protocolVersion":"x","capabilities":{},"serverInfo":["a","1"]}"#,
+            r#"["x",{},{"name":"a","version":"1"}]"#,
+            r#"{"protocolVersion":"x","capabilities":{},"serverInfo":{"name":7,"version":"1"}}"#,
+            r#"{"protocolVersion":null,"capabilities":{},"serverInfo":{"name":"a","version":"1"}}"#,
+            r#"{"capabilities":{},"serverInfo":{"name":"a","version":"1"}}"#,
+            r#"{"protocolVersion":"x","capabilities":{},"serverInfo":{"name":"a"}}"#,
+            r#"null"#,
+        ];
+        for text in texts {
+            let raw = RawResult::from(serde_json::from_str::<Value>(text).expect("json"));
+            let tree = ServerInfo::from_result(&raw.value());
+            // The text as the server sent it, not re-encoded.
+            let sent = match crate::protocol::Incoming::parse(
+                format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#).as_bytes(),
+            ) {
+                Ok(crate::protocol::Incoming::Response { outcome: Ok(r), .. }) => r,
+                other => panic!("{other:?}"),
+            };
+            for got in [ServerInfo::from_raw(&raw), ServerInfo::from_raw(&sent)] {
+                match (&got, &tree) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(
+                            (&a.protocol_version, &a.name, &a.version, &a.capabilities),
+                            (&b.protocol_version, &b.name, &b.version, &b.capabilities),
+                            "{text}"
+                        );
+                    }
+                    (Err(a), Err(b)) => assert_eq!((a.kind, &a.detail), (b.kind, &b.detail)),
+                    _ => panic!("{text}: {:?} vs {:?}", got.is_ok(), tree.is_ok()),
+                }
+            }
         }
     }
 

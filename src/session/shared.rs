@@ -10,7 +10,10 @@
 //! the table drops dead entries as it grows, so it stays bounded by what sessions hold.
 //! Each runtime thread remembers the last value it shared: the next session's equal
 //! `capabilities` are matched against it without hashing the tree or taking the lock.
+//! A value that arrives as JSON text ([`intern_json`]) is matched by its bytes first, so
+//! the same server's same answer is not even built into a tree.
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -27,6 +30,24 @@ static TABLE: Mutex<Option<Table>> = Mutex::new(None);
 thread_local! {
     /// The last value this thread shared (weakly: it keeps nothing alive).
     static LAST: std::cell::RefCell<Weak<Value>> = const { std::cell::RefCell::new(Weak::new()) };
+    /// The text of the last value this thread shared from text, and that value.
+    static LAST_JSON: std::cell::RefCell<(Box<str>, Weak<Value>)> =
+        std::cell::RefCell::new((Box::default(), Weak::new()));
+}
+
+/// The process's one copy of the value `json` holds; `None` when it is not JSON.
+pub fn intern_json(json: &RawValue) -> Option<Arc<Value>> {
+    let found = LAST_JSON.with(|l| {
+        let last = l.borrow();
+        (*last.0 == *json.get()).then(|| last.1.upgrade()).flatten()
+    });
+    if found.is_some() {
+        return found;
+    }
+    let value: Value = serde_json::from_str(json.get()).ok()?;
+    let shared = intern(&value);
+    LAST_JSON.with(|l| *l.borrow_mut() = (json.get().into(), Arc::downgrade(&shared)));
+    Some(shared)
 }
 
 /// The process's one copy of `value` (made now if no live session holds an equal one).
@@ -96,6 +117,31 @@ mod tests {
             json!({"type": "object", "properties": {"n": {"type": "integer"}}})
         );
         assert_eq!(*a, schema);
+    }
+
+    #[test]
+    fn json_text_is_matched_by_its_bytes_and_then_by_its_value() {
+        let raw = |s: &str| RawValue::from_string(s.to_string()).expect("json");
+        let a = intern_json(&raw(r#"{"tools":{"listChanged":true},"x-json-test":1}"#));
+        let b = intern_json(&raw(r#"{"tools":{"listChanged":true},"x-json-test":1}"#));
+        let a = a.expect("json");
+        assert!(Arc::ptr_eq(&a, &b.expect("json")), "the same bytes");
+        // Other bytes of an equal value share it too; a different value does not.
+        let spaced = intern_json(&raw(
+            r#"{ "x-json-test": 1, "tools": {"listChanged": true} }"#,
+        ));
+        assert!(Arc::ptr_eq(&a, &spaced.expect("json")));
+        let other = intern_json(&raw(r#"{"x-json-test":2}"#)).expect("json");
+        assert_eq!(*other, json!({"x-json-test": 2}));
+        assert!(!Arc::ptr_eq(&a, &other));
+        assert_eq!(
+            *a,
+            json!({"tools": {"listChanged": true}, "x-json-test": 1})
+        );
+        // Once nobody holds it, the remembered text does not bring a dead value back.
+        drop((a, other));
+        let again = intern_json(&raw(r#"{"x-json-test":2}"#)).expect("json");
+        assert_eq!(*again, json!({"x-json-test": 2}));
     }
 
     #[test]

@@ -110,7 +110,7 @@ pub fn to_json(msg: &Incoming) -> Value {
             v
         }
         Incoming::Response { id, outcome } => match outcome {
-            Ok(r) => json!({"jsonrpc": "2.0", "id": id_json(id.as_ref()), "result": r}),
+            Ok(r) => json!({"jsonrpc": "2.0", "id": id_json(id.as_ref()), "result": r.value()}),
             Err(e) => json!({"jsonrpc": "2.0", "id": id_json(id.as_ref()), "error": e}),
         },
     }

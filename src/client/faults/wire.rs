@@ -71,7 +71,7 @@ pub async fn answer(session: &mut Session<'_>, id: u64, wait: Duration) -> Seen 
                 };
                 if ours {
                     return match outcome {
-                        Ok(v) => Seen::Result(v),
+                        Ok(v) => Seen::Result(v.into_value()),
                         Err(e) => Seen::Error {
                             code: e.code,
                             detail: e.message,

@@ -773,7 +773,7 @@ async fn answer(h: &Handler, s: &Session, request: &Value, outcome: Result<Value
     let id = serde_json::from_value(request["id"].clone()).expect("id");
     let msg = Incoming::Response {
         id: Some(id),
-        outcome,
+        outcome: outcome.map(crate::protocol::RawResult::from),
     };
     assert!(h.handle(s, msg, &Notifier::none()).await.is_none());
 }

@@ -59,7 +59,7 @@ async fn call(t: &mut SseTransport, id: u64, method: &str, params: Option<Value>
             Received::Message(Incoming::Response {
                 id: Some(rid),
                 outcome,
-            }) if rid.as_own() == Some(id) => return outcome.expect("a result"),
+            }) if rid.as_own() == Some(id) => return outcome.expect("a result").into_value(),
             Received::Message(Incoming::Notification { .. }) => continue,
             other => panic!("unexpected {other:?}"),
         }

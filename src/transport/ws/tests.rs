@@ -46,7 +46,7 @@ async fn result_of(t: &mut WsTransport, want: i64) -> Value {
         Received::Message(Incoming::Response {
             id: Some(RequestId::Number(id)),
             outcome: Ok(v),
-        }) if id == want => v,
+        }) if id == want => v.into_value(),
         other => panic!("expected the result of request {want}, got {other:?}"),
     }
 }
