@@ -6,7 +6,8 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures::FutureExt;
-use http::{HeaderMap, HeaderName};
+use http::header::CONTENT_LENGTH;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -161,10 +162,14 @@ pub(crate) enum Framing {
 
 /// The comma-separated tokens of every field `name`, lower-cased.
 pub(crate) fn tokens(headers: &HeaderMap, name: HeaderName) -> Vec<String> {
-    headers
-        .get_all(name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
+    tokens_of(headers.get_all(name).iter().map(HeaderValue::as_bytes))
+}
+
+/// The comma-separated tokens of some field values, lower-cased (a value that is not
+/// visible ASCII has none).
+pub(crate) fn tokens_of<'a>(values: impl Iterator<Item = &'a [u8]>) -> Vec<String> {
+    values
+        .filter_map(visible)
         .flat_map(|v| v.split(','))
         .map(|t| t.trim().to_ascii_lowercase())
         .filter(|t| !t.is_empty())
@@ -174,9 +179,21 @@ pub(crate) fn tokens(headers: &HeaderMap, name: HeaderName) -> Vec<String> {
 /// The `Content-Length` of a head, if it has one; an error when it is not a number or
 /// the head gives two different ones.
 pub(crate) fn content_length(headers: &HeaderMap) -> Result<Option<u64>, String> {
+    content_length_of(
+        headers
+            .get_all(CONTENT_LENGTH)
+            .iter()
+            .map(HeaderValue::as_bytes),
+    )
+}
+
+/// [`content_length`] of the values of a head's `Content-Length` fields.
+pub(crate) fn content_length_of<'a>(
+    values: impl Iterator<Item = &'a [u8]>,
+) -> Result<Option<u64>, String> {
     let mut length: Option<u64> = None;
-    for v in headers.get_all(http::header::CONTENT_LENGTH) {
-        for part in v.to_str().unwrap_or("x").split(',') {
+    for v in values {
+        for part in visible(v).unwrap_or("x").split(',') {
             let part = part.trim();
             let n = part
                 .parse::<u64>()
@@ -190,6 +207,15 @@ pub(crate) fn content_length(headers: &HeaderMap) -> Result<Option<u64>, String>
         }
     }
     Ok(length)
+}
+
+/// A field value as text when it is visible ASCII (tabs allowed), as
+/// `HeaderValue::to_str` reads it.
+fn visible(v: &[u8]) -> Option<&str> {
+    v.iter()
+        .all(|&b| b == b'\t' || (32..127).contains(&b))
+        .then(|| std::str::from_utf8(v).ok())
+        .flatten()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -162,8 +162,9 @@ const RESULT_DEPTH: usize = 126;
 
 /// Whether `json` (well-formed) nests at most `limit` arrays and objects deep.
 fn nests_within(json: &[u8], limit: usize) -> bool {
-    // Fewer brackets than the limit (counting any inside strings) cannot nest deeper.
-    if json.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= limit {
+    // Fewer brackets than the limit (counting any inside strings) cannot nest deeper; nor
+    // can a text too short to hold more than the limit's opening and closing brackets.
+    if json.len() <= 2 * limit || memchr::memchr2_iter(b'[', b'{', json).count() <= limit {
         return true;
     }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);

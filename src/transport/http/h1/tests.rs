@@ -253,40 +253,81 @@ fn a_post_carries_its_length_and_its_body_after_the_head() {
 
 #[test]
 fn framing_follows_rfc_9112() {
-    let with = |pairs: &[(&'static str, &'static str)]| {
-        let mut h = HeaderMap::new();
+    // Through `parse_head`, from the bytes: field names in any case, fields repeated.
+    let framing = |status: StatusCode, pairs: &[(&str, &str)]| {
+        let mut text = format!("HTTP/1.1 {}\r\n", status.as_u16());
         for (k, v) in pairs {
-            h.append(*k, HeaderValue::from_static(v));
+            text.push_str(&format!("{k}: {v}\r\n"));
         }
-        h
+        text.push_str("\r\n");
+        parse_head(text.as_bytes(), 8192)
+            .map(|head| head.expect("a whole head").0.framing)
+            .map_err(|e| e.detail)
     };
     let ok = StatusCode::OK;
     assert_eq!(
-        framing(StatusCode::NO_CONTENT, &with(&[("content-length", "5")])),
+        framing(StatusCode::NO_CONTENT, &[("content-length", "5")]),
         Ok(Framing::Empty)
     );
-    assert_eq!(
-        framing(StatusCode::NOT_MODIFIED, &with(&[])),
-        Ok(Framing::Empty)
-    );
+    assert_eq!(framing(StatusCode::NOT_MODIFIED, &[]), Ok(Framing::Empty));
     assert_eq!(
         framing(
             ok,
-            &with(&[
-                ("transfer-encoding", "gzip, chunked"),
+            &[
+                ("Transfer-Encoding", "gzip, Chunked"),
                 ("content-length", "5")
-            ])
+            ]
         ),
         Ok(Framing::Chunked)
     );
     assert_eq!(
-        framing(ok, &with(&[("transfer-encoding", "gzip")])),
+        framing(
+            ok,
+            &[
+                ("transfer-encoding", "gzip"),
+                ("TRANSFER-ENCODING", "chunked")
+            ]
+        ),
+        Ok(Framing::Chunked)
+    );
+    assert_eq!(
+        framing(ok, &[("transfer-encoding", "gzip")]),
         Ok(Framing::Close)
     );
     assert_eq!(
-        framing(ok, &with(&[("content-length", "7, 7")])),
+        framing(ok, &[("Content-Length", "7, 7")]),
         Ok(Framing::Length(7))
     );
-    assert!(framing(ok, &with(&[("content-length", "+7")])).is_err());
-    assert_eq!(framing(ok, &with(&[])), Ok(Framing::Close));
+    assert_eq!(
+        framing(ok, &[("content-length", "7"), ("Content-length", "7")]),
+        Ok(Framing::Length(7))
+    );
+    for bad in [
+        vec![("content-length", "+7")],
+        vec![("content-length", "7"), ("content-length", "8")],
+        vec![("content-length", "7\u{e9}")],
+    ] {
+        let got = framing(ok, &bad);
+        assert!(got.is_err(), "{bad:?}: {got:?}");
+    }
+    assert_eq!(framing(ok, &[]), Ok(Framing::Close));
+}
+
+#[test]
+fn a_head_says_whether_its_connection_stays_open() {
+    let keep = |head: &str| {
+        parse_head(head.as_bytes(), 8192)
+            .expect("a head")
+            .expect("a whole head")
+            .0
+            .keep_alive
+    };
+    assert!(keep("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"));
+    assert!(!keep(
+        "HTTP/1.1 200 OK\r\nConnection: Upgrade, Close\r\ncontent-length: 0\r\n\r\n"
+    ));
+    assert!(!keep("HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n"));
+    assert!(keep(
+        "HTTP/1.0 200 OK\r\nCONNECTION: keep-alive\r\ncontent-length: 0\r\n\r\n"
+    ));
 }
