@@ -160,37 +160,60 @@ fn present_raw<'de: 'a, 'a, D: serde::Deserializer<'de>>(
 /// built into a tree, so a hostile nesting is still malformed where it arrives.
 const RESULT_DEPTH: usize = 126;
 
-/// Whether `json` (well-formed) nests at most `limit` arrays and objects deep.
-fn nests_within(json: &[u8], limit: usize) -> bool {
-    // Fewer brackets than the limit (counting any inside strings) cannot nest deeper; nor
-    // can a text too short to hold more than the limit's opening and closing brackets.
-    if json.len() <= 2 * limit || memchr::memchr2_iter(b'[', b'{', json).count() <= limit {
-        return true;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in json {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+/// Why serde_json would refuse to build `json` (well-formed) into a tree, as it says it:
+/// arrays and objects nested deeper than `limit`, or a number beyond `f64`'s range.
+/// `None` when it would build it. One pass; strings are skipped with `memchr`.
+fn tree_refusal(json: &[u8], limit: usize) -> Option<&'static str> {
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&b) = json.get(i) {
         match b {
-            b'"' => in_string = true,
+            b'"' => {
+                // To the closing quote, past escaped characters.
+                i += 1;
+                loop {
+                    let k = memchr::memchr2(b'"', b'\\', json.get(i..)?)?;
+                    if json[i + k] == b'"' {
+                        i += k + 1;
+                        break;
+                    }
+                    i += k + 2;
+                }
+                continue;
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
-                    return false;
+                    return Some("recursion limit exceeded");
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while json
+                    .get(i)
+                    .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                {
+                    i += 1;
+                }
+                // Only an exponent or ~309 digits reach past f64::MAX (serde_json's
+                // "number out of range"; a tiny number becomes 0, as it does there).
+                let number = &json[start..i];
+                let may_overflow = number.len() > 300 || number.iter().any(|b| (b | 0x20) == b'e');
+                if may_overflow
+                    && !std::str::from_utf8(number)
+                        .ok()
+                        .and_then(|n| n.parse::<f64>().ok())
+                        .is_some_and(f64::is_finite)
+                {
+                    return Some("number out of range");
+                }
+                continue;
+            }
             _ => {}
         }
+        i += 1;
     }
-    true
+    None
 }
 
 impl Incoming {
@@ -243,8 +266,8 @@ impl Incoming {
         }
         match (env.result, env.error) {
             (Some(result), None) => {
-                if !nests_within(result.get().as_bytes(), RESULT_DEPTH) {
-                    return Err(Malformed::NotJson("recursion limit exceeded".into()));
+                if let Some(why) = tree_refusal(result.get().as_bytes(), RESULT_DEPTH) {
+                    return Err(Malformed::NotJson(why.into()));
                 }
                 Ok(Incoming::Response {
                     id,
@@ -519,6 +542,33 @@ mod tests {
                 if let (Ok(Incoming::Response { outcome: Ok(r), .. }), Ok(tree)) = (parsed, tree) {
                     assert_eq!(r.value(), tree["result"]);
                 }
+            }
+        }
+        // Numbers: a result serde_json could not build (beyond f64) is malformed still.
+        assert!(serde_json::from_str::<Value>("1e309").is_err(), "the premise");
+        let nines = "9".repeat(400);
+        let long_fraction = format!("1.{}", "0".repeat(400));
+        for number in [
+            "1e308",
+            "1e309",
+            "-1e400",
+            "1E+400",
+            "1e-400",
+            "0e99999",
+            "1.7976931348623157e308",
+            "18446744073709551616",
+            nines.as_str(),
+            long_fraction.as_str(),
+            r#""1e400""#,
+            r#"{"a\"":[1,1e999]}"#,
+            r#"{"a\\":"\"","b":-2.5e-3}"#,
+        ] {
+            let msg = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{number}}}"#);
+            let tree = serde_json::from_str::<Value>(&msg);
+            let parsed = Incoming::parse(msg.as_bytes());
+            assert_eq!(parsed.is_ok(), tree.is_ok(), "{number}: {parsed:?}");
+            if let (Ok(Incoming::Response { outcome: Ok(r), .. }), Ok(tree)) = (parsed, tree) {
+                assert_eq!(r.value(), tree["result"], "{number}");
             }
         }
         let wide = format!(
