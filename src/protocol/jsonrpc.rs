@@ -545,7 +545,10 @@ mod tests {
             }
         }
         // Numbers: a result serde_json could not build (beyond f64) is malformed still.
-        assert!(serde_json::from_str::<Value>("1e309").is_err(), "the premise");
+        assert!(
+            serde_json::from_str::<Value>("1e309").is_err(),
+            "the premise"
+        );
         let nines = "9".repeat(400);
         let long_fraction = format!("1.{}", "0".repeat(400));
         for number in [
