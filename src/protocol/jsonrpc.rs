@@ -164,6 +164,9 @@ const RESULT_DEPTH: usize = 126;
 /// arrays and objects nested deeper than `limit`, or a number beyond `f64`'s range.
 /// `None` when it would build it. One pass; strings are skipped with `memchr`.
 fn tree_refusal(json: &[u8], limit: usize) -> Option<&'static str> {
+    if !may_be_refused(json, limit) {
+        return None;
+    }
     let (mut depth, mut i) = (0usize, 0usize);
     while let Some(&b) = json.get(i) {
         match b {
@@ -214,6 +217,29 @@ fn tree_refusal(json: &[u8], limit: usize) -> Option<&'static str> {
         i += 1;
     }
     None
+}
+
+/// A cheap over-estimate of [`tree_refusal`], strings not told apart: `false` proves
+/// serde_json would build the tree. Nesting deeper than `limit` needs more than `limit`
+/// opening brackets. A number beyond `f64` needs an exponent (in JSON, an `e` right after
+/// a digit) or an integer part of 309 digits, and a run of 300 digits covers a multiple
+/// of 300, so a few sampled bytes rule that out. Passes of a byte at a time over the
+/// whole text cost as much as the full check, so there are none here but the
+/// vectorized ones.
+fn may_be_refused(json: &[u8], limit: usize) -> bool {
+    memchr::memchr2_iter(b'[', b'{', json).count() > limit
+        || json.iter().step_by(300).any(u8::is_ascii_digit)
+        || exponent_like(json)
+}
+
+/// Whether a digit is followed by `e` or `E` anywhere in `json`, in a branch-free pass
+/// the compiler vectorizes (an `e` is common in text; a digit before one is not).
+fn exponent_like(json: &[u8]) -> bool {
+    let after = json.get(1..).unwrap_or_default();
+    let hits = json.iter().zip(after).fold(0u8, |hits, (&a, &b)| {
+        hits | (u8::from(a.wrapping_sub(b'0') < 10) & u8::from(b | 0x20 == b'e'))
+    });
+    hits != 0
 }
 
 impl Incoming {
@@ -574,6 +600,22 @@ mod tests {
                 assert_eq!(r.value(), tree["result"], "{number}");
             }
         }
+        // The precheck lets a result with none of those through untouched, and one that
+        // only looks like them (in a string) goes through the full pass and is admitted.
+        assert!(!may_be_refused(
+            br#"{"tools":[{"name":"add","n":12345}]}"#,
+            126
+        ));
+        for looks in [r#""2e""#, r#"["v1e9-name"]"#] {
+            assert!(may_be_refused(looks.as_bytes(), 126), "{looks}");
+            assert_eq!(tree_refusal(looks.as_bytes(), 126), None, "{looks}");
+        }
+        for offset in 0..=300 {
+            let run = format!("[{:offset$}{}]", "", "9".repeat(309), offset = offset);
+            assert!(may_be_refused(run.as_bytes(), 126), "a run after {offset}");
+        }
+        let short_runs = format!("[{}]", vec!["9".repeat(299); 4].join(","));
+        assert!(!may_be_refused(short_runs.as_bytes(), 126));
         let wide = format!(
             r#"{{"jsonrpc":"2.0","id":1,"result":[{}]}}"#,
             vec!["{}"; 500].join(",")
