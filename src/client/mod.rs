@@ -33,6 +33,7 @@ use crate::transport::Endpoint;
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use timer::Timer;
@@ -79,7 +80,8 @@ impl Work for FleetWork {
         // Boxed: the session's state machine is large, and select! would move it by value
         // twice per session (callgrind: two memcpys of ~11k instructions each, 11% of the
         // generator's user-space instructions in handshake churn); boxing leaves one.
-        let session = Box::pin(run_session(
+        let failed = AtomicBool::new(false);
+        let mut session = Box::pin(run_session(
             &self.ctx,
             persona,
             scenario,
@@ -87,10 +89,17 @@ impl Work for FleetWork {
             memory,
             intended,
             stop,
+            Some(&failed),
         ));
         tokio::select! {
-            o = session => o,
+            o = &mut session => o,
             () = stop.abort.cancelled() => {
+                // Dropping the session drops its timer, which records a failure the
+                // session had already had as its outcome (the first failure decides).
+                drop(session);
+                if failed.load(Ordering::Relaxed) {
+                    return SessionOutcome::Failed;
+                }
                 self.ctx.recorder.send(Event::SessionEnded {
                     persona: persona.id,
                     outcome: SessionOutcome::Interrupted,
@@ -127,6 +136,7 @@ pub async fn run_session(
     memory: &mut ClientMemory,
     intended: Instant,
     stop: &StopSignals,
+    failed_when_cut: Option<&AtomicBool>,
 ) -> SessionOutcome {
     // Drawn first, and only when asked for, so runs without `abandon` keep their seeds'
     // choices.
@@ -138,6 +148,9 @@ pub async fn run_session(
         persona: persona.id,
     });
     let mut timer = Timer::new(rec, persona, intended);
+    if let Some(flag) = failed_when_cut {
+        timer.on_drop_failed(flag);
+    }
 
     let endpoint = &ctx.endpoints[usize::from(persona.id)];
     let client = memory.client();
@@ -270,6 +283,7 @@ fn unreachable(mut timer: Timer<'_>, persona: &Persona) -> SessionOutcome {
     // will be: release the connect sample under the era `Timer::end` would use.
     let offered = VersionId::of(persona.protocol_version.as_str());
     timer.set_era(Era::Legacy, offered);
+    timer.ended();
     timer.recorder().send(Event::SessionEnded {
         persona: persona.id,
         outcome: SessionOutcome::Unreachable,

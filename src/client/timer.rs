@@ -11,6 +11,7 @@ use crate::metrics::{
 use crate::plan::{EraMode, OnError, Persona};
 use crate::protocol::{Era, VersionId};
 use crate::session::Failure;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::time::Instant;
 
 pub struct Timer<'a> {
@@ -30,6 +31,11 @@ pub struct Timer<'a> {
     /// `isError` texts sent as examples, per tool: a session sends the first few only,
     /// so a tool that fails on every call costs no allocation per call.
     tool_errors_sent: Vec<(ToolId, u8)>,
+    /// The session's outcome was sent (by [`Timer::end`] or for an unreachable session).
+    ended: bool,
+    /// Set when the timer is dropped unended after a failure: the run's abort cut the
+    /// session short (in its close, say), and a session that had failed stays failed.
+    failed_when_dropped: Option<&'a AtomicBool>,
 }
 
 /// How many `isError` texts one session sends per tool (the report keeps 3 per run).
@@ -66,7 +72,21 @@ impl<'a> Timer<'a> {
             session_started: Instant::now(),
             first_failure: None,
             tool_errors_sent: Vec::new(),
+            ended: false,
+            failed_when_dropped: None,
         }
+    }
+
+    /// If the session is dropped before it ends (the run's abort), a failure it had
+    /// already had is recorded as its outcome (with its `session` sample) and `flag` is
+    /// set; without one the caller counts it interrupted.
+    pub fn on_drop_failed(&mut self, flag: &'a AtomicBool) {
+        self.failed_when_dropped = Some(flag);
+    }
+
+    /// The session's outcome was sent by the caller (an unreachable session).
+    pub fn ended(&mut self) {
+        self.ended = true;
     }
 
     pub fn recorder(&self) -> &'a Recorder {
@@ -216,6 +236,11 @@ impl<'a> Timer<'a> {
 
     /// The `session` sample (from its intended start) and the session's outcome.
     pub fn end(mut self) -> SessionOutcome {
+        self.finish_session()
+    }
+
+    fn finish_session(&mut self) -> SessionOutcome {
+        self.ended = true;
         if self.era.is_none() {
             self.set_era(Era::Legacy, self.version);
         }
@@ -231,6 +256,21 @@ impl<'a> Timer<'a> {
             outcome,
         });
         outcome
+    }
+}
+
+impl Drop for Timer<'_> {
+    /// The first failure decides a session's outcome; its close is cleanup. A session
+    /// that had failed and was then cut short by the run's end (a close that outlasted
+    /// the grace, a stdio server that ignores EOF) is failed, not interrupted.
+    fn drop(&mut self) {
+        if self.ended || self.first_failure.is_none() {
+            return;
+        }
+        if let Some(flag) = self.failed_when_dropped {
+            self.finish_session();
+            flag.store(true, Ordering::Relaxed);
+        }
     }
 }
 

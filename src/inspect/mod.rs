@@ -322,6 +322,7 @@ async fn one_session(
         &mut memory,
         tokio::time::Instant::now(),
         &StopSignals::default(),
+        None,
     )
     .await;
     drop(ctx);

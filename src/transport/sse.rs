@@ -41,6 +41,13 @@ pub struct SseParser {
     after_cr: bool,
     /// Most bytes of one event (its data so far plus the line not yet ended) we hold.
     limit: usize,
+    /// Bytes at the start of `buf` already searched for a line end and found to have
+    /// none: a long line that arrives in many chunks is searched once, not once per
+    /// chunk (which made an 8 MiB event cost seconds of CPU).
+    scanned: usize,
+    /// Bytes searched for line ends since the parser was made: linear in the input.
+    #[cfg(test)]
+    examined: usize,
 }
 
 impl Default for SseParser {
@@ -63,6 +70,9 @@ impl SseParser {
             has_fields: false,
             after_cr: false,
             limit,
+            scanned: 0,
+            #[cfg(test)]
+            examined: 0,
         }
     }
 
@@ -88,9 +98,17 @@ impl SseParser {
                 }
                 self.after_cr = false;
             }
-            let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let unsearched = &self.buf[self.scanned..];
+            #[cfg(test)]
+            {
+                self.examined += unsearched.len();
+            }
+            let Some(end) = memchr::memchr2(b'\n', b'\r', unsearched).map(|i| i + self.scanned)
+            else {
+                self.scanned = self.buf.len();
                 break;
             };
+            self.scanned = 0;
             let line = self.buf.split_to(end);
             let terminator = self.buf[0];
             self.buf.advance(1);
@@ -108,7 +126,13 @@ impl SseParser {
 
     /// Drop everything held (memory stays flat) and say why.
     fn too_large(&mut self) -> SseError {
+        #[cfg(test)]
+        let examined = self.examined;
         *self = SseParser::with_limit(self.limit);
+        #[cfg(test)]
+        {
+            self.examined = examined;
+        }
         SseError::TooLarge { limit: self.limit }
     }
 
@@ -239,6 +263,50 @@ mod tests {
     #[test]
     fn incomplete_event_is_not_dispatched() {
         assert!(parse_all(&[b"data: partial\n"]).is_empty());
+    }
+
+    #[test]
+    fn a_long_event_in_many_chunks_is_searched_once() {
+        // 4 MiB of one data line in 4 KiB reads: each byte is searched for a line end
+        // once (before, every read searched everything held again: quadratic).
+        let mut p = SseParser::with_limit(8 << 20);
+        let mut out = Vec::new();
+        p.feed(b"data: ", &mut out).expect("valid");
+        let chunk = vec![b'x'; 4096];
+        for _ in 0..1024 {
+            p.feed(&chunk, &mut out).expect("valid");
+        }
+        p.feed(b"\n\n", &mut out).expect("valid");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), 4 << 20);
+        let input = 6 + (4 << 20) + 2;
+        assert!(
+            p.examined <= input + 16,
+            "{} bytes searched for {input}",
+            p.examined
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_refused_as_soon_as_it_passes_it() {
+        let mut p = SseParser::with_limit(1 << 20);
+        let mut out = Vec::new();
+        let chunk = vec![b'x'; 64 << 10];
+        p.feed(b"data: ", &mut out).expect("valid");
+        let mut fed = 6;
+        let refused = loop {
+            fed += chunk.len();
+            if let Err(e) = p.feed(&chunk, &mut out) {
+                break e;
+            }
+        };
+        assert_eq!(refused, SseError::TooLarge { limit: 1 << 20 });
+        assert!(
+            fed <= (1 << 20) + chunk.len() + 6,
+            "refused after {fed} bytes"
+        );
+        assert!(p.examined <= fed, "{} bytes searched for {fed}", p.examined);
+        assert_eq!(p.buffered(), 0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! wait, SIGTERM, wait, SIGKILL — sent to the child's whole process group, so servers
 //! started through wrappers (npx, uv, sh) leave nothing behind.
 
-mod lines;
+pub mod lines;
 
 pub use lines::StdoutLines;
 

@@ -434,3 +434,42 @@ async fn failures_tool_errors_keep_what_the_tool_said() {
     let html = std::fs::read_to_string(run.dir.path().join("report.html")).expect("report.html");
     assert!(html.contains(said));
 }
+
+#[tokio::test]
+async fn a_failed_session_cut_short_in_its_close_is_failed_not_interrupted() {
+    // The server ignores stdin EOF and SIGTERM (a wrapper that lingers), so a session's
+    // close takes the stdio transport's two waits; the run's grace ends before that. The
+    // sessions had already failed (a call timed out): the first failure decides, and
+    // close is cleanup. Before, they were counted interrupted beside "timeout 2".
+    let command = format!(
+        "sh -c 'trap \"\" TERM; {} serve --stdio; sleep 30'",
+        crate::support::fleet_program()
+    );
+    let fleet = FleetRun::default().profile(&format!(
+        r#"
+[target]
+command = {command:?}
+timeout = "300ms"
+[load]
+clients = 2
+sessions = 2
+duration = "1s"
+grace = "500ms"
+[[scenario]]
+name = "slow"
+steps = [{{ op = "tools/call", tool = "sleep", arguments = {{ ms = 5000 }} }}]
+"#
+    ));
+    let json = fleet.run().await.json;
+    check_schema(&json);
+    let sessions = &json["sessions"];
+    assert_eq!(sessions["started"], 2, "{json:#}");
+    assert_eq!(sessions["failed"], 2, "{json:#}");
+    assert_eq!(sessions["interrupted"], 0, "{json:#}");
+    assert_eq!(json["failures"]["timeout"], 2, "{json:#}");
+    assert_eq!(
+        crate::support::phase(&json, "session")["failures"]["timeout"],
+        2,
+        "{json:#}"
+    );
+}
