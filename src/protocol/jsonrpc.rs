@@ -17,12 +17,22 @@ pub enum RequestId {
 }
 
 impl RequestId {
-    /// Our own requests use integer ids; a server echoing them as strings is tolerated
-    /// by matching the decimal form.
+    /// Our own requests use integer ids, and JSON-RPC requires a response to carry the
+    /// request's id as it was sent: `"1"` does not answer request `1` (an SDK client
+    /// keyed by number waits for it forever).
     pub fn as_own(&self) -> Option<u64> {
         match self {
             RequestId::Number(n) => u64::try_from(*n).ok(),
+            RequestId::String(_) => None,
+        }
+    }
+
+    /// A string id that spells one of our numeric ids (`"1"` for `1`): the server
+    /// changed the id's type.
+    pub fn retyped_own(&self) -> Option<u64> {
+        match self {
             RequestId::String(s) => s.parse().ok(),
+            RequestId::Number(_) => None,
         }
     }
 }
@@ -684,7 +694,8 @@ mod tests {
     #[test]
     fn own_ids_match_numbers_and_decimal_strings() {
         assert_eq!(RequestId::Number(5).as_own(), Some(5));
-        assert_eq!(RequestId::String("5".into()).as_own(), Some(5));
+        assert_eq!(RequestId::String("5".into()).as_own(), None);
+        assert_eq!(RequestId::String("5".into()).retyped_own(), Some(5));
         assert_eq!(RequestId::String("x".into()).as_own(), None);
         assert_eq!(RequestId::Number(-1).as_own(), None);
     }

@@ -257,15 +257,18 @@ impl Session<'_> {
         // id we never used (a finding).
         let next_id = self.next_id;
         if rid.as_own().is_none_or(|id| id >= next_id || id == 0) {
-            self.finding(Check::JsonrpcUnknownId, || {
-                format!("a response with id {rid}; ids in use are 1..{next_id}")
-            });
+            // A string spelling one of our numbers answers nothing: JSON-RPC requires
+            // the request's id, of the same type.
+            let why = match rid.retyped_own() {
+                Some(n) if n > 0 && n < next_id => {
+                    format!("a response with the string id {rid} to our request {n}: JSON-RPC requires the same id, of the same type")
+                }
+                _ => format!("a response with id {rid}, which no request of ours has (ids in use are 1..{next_id})"),
+            };
+            self.finding(Check::JsonrpcUnknownId, || why.clone());
             // An answer under an id nobody asked for is an answer lost to the request
             // that waits for it: a protocol violation now, not a timeout later.
-            let f = Failure::new(
-                FailureKind::ProtocolViolation,
-                format!("a response with id {rid}, which no request of ours has (ids in use are 1..{next_id})"),
-            );
+            let f = Failure::new(FailureKind::ProtocolViolation, why);
             fail_all(pending, &f);
             return;
         }

@@ -21,6 +21,8 @@ enum Mode {
     Forgetful,
     /// tools/call never answers in time.
     Stalling,
+    /// Answers after initialize carry the request's id as a string (`"2"` for `2`).
+    StringIds,
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +114,11 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
             )
                 .into_response()
         }
+        (_, Mode::StringIds) => (
+            [("content-type", "application/json")],
+            json!({"jsonrpc":"2.0","id":id.to_string(),"result":{"tools":[]}}).to_string(),
+        )
+            .into_response(),
         _ => (
             [("content-type", "application/json")],
             json!({"jsonrpc":"2.0","id":id,"result":{"tools":[]}}).to_string(),
@@ -347,4 +354,28 @@ async fn a_timed_out_request_is_cancelled() {
         .map(|p| &p.body["params"]["requestId"])
         .collect();
     assert_eq!(calls, cancels, "each timed-out call is cancelled by its id");
+}
+
+#[tokio::test]
+async fn a_response_whose_id_changed_type_is_a_protocol_violation() {
+    // `"2"` does not answer request `2` (JSON-RPC: the same id); it used to be accepted.
+    let (url, _script, task) = start(Mode::StringIds).await;
+    let fleet = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(&profile("2025-06-18", "2s"));
+    let json = fleet.run().await.json;
+    task.abort();
+    assert_eq!(json["sessions"]["failed"], 2, "{json:#}");
+    assert_eq!(json["failures"]["protocol_violation"], 2, "{json:#}");
+    assert!(
+        crate::support::codes(&json).contains(&"jsonrpc.unknown-id".to_string()),
+        "{json:#}"
+    );
+    let text = json.to_string();
+    assert!(text.contains("JSON-RPC requires the same id, of the same type"), "{json:#}");
 }
