@@ -57,6 +57,24 @@ fn write_to(w: &mut impl Write, closed: &AtomicBool, args: Arguments<'_>, newlin
     }
 }
 
+/// An error and its causes on one line, each said once: a message that already quotes
+/// its cause (`cannot read profile p.toml: No such file or directory (os error 2)`) is
+/// not followed by the cause again, as anyhow's `{:#}` would.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let said = cause.to_string();
+        if text.contains(said.trim()) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +109,21 @@ mod tests {
         write_to(&mut buf, &closed, format_args!("y"), false);
         assert_eq!(buf, b"x=2\ny");
         assert!(!closed.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_cause_already_quoted_is_not_said_again() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let e = anyhow::Error::new(io).context("cannot read p.toml: No such file (os error 2)");
+        assert_eq!(
+            super::error_text(&e),
+            "cannot read p.toml: No such file (os error 2)"
+        );
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let e = anyhow::Error::new(io).context("cannot read p.toml");
+        assert_eq!(
+            super::error_text(&e),
+            "cannot read p.toml: No such file (os error 2)"
+        );
     }
 }

@@ -103,7 +103,7 @@ fn main() -> ExitCode {
         // is not a complete one.
         Ok(Verdict::Stopped(code)) => ExitCode::from(code),
         Err(e) => {
-            console::errln(format_args!("error: {e:#}"));
+            console::errln(format_args!("error: {}", console::error_text(&e)));
             ExitCode::from(2)
         }
     }

@@ -243,7 +243,8 @@ async fn write_every(
         if let Err(e) = written {
             if !quiet && !warned {
                 crate::console::errln(format_args!(
-                    "warning: a checkpoint could not be written (the run goes on): {e:#}"
+                    "warning: a checkpoint could not be written (the run goes on): {}",
+                    crate::console::error_text(&e)
                 ));
             }
             warned = true;

@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(Incoming::parse(both), Err(Malformed::ResultAndError));
         assert_eq!(stray_id(both), Some(RequestId::Number(4)));
         let old = br#"{"jsonrpc":"1.0","id":"7","result":{}}"#;
-        assert_eq!(stray_id(old).and_then(|i| i.as_own()), Some(7));
+        assert_eq!(stray_id(old).and_then(|i| i.retyped_own()), Some(7));
         assert_eq!(
             stray_id(br#"{"jsonrpc":"2.0","id":1,"error":"bad"}"#),
             Some(RequestId::Number(1))

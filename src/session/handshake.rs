@@ -355,19 +355,17 @@ impl Session<'_> {
     }
 }
 
-/// A refusal of `server/discover` that says the server is not a modern one: method not
-/// found, or an HTTP 400/404/405 (a legacy server wants a session first) whose body
-/// carries no modern-era error.
+/// A refusal of `server/discover` that says the server is not a modern one: any
+/// JSON-RPC error that is not one of the modern era's own (servers answer an unknown
+/// method with -32601, -32600 or -32602 alike: Python's 1.x SDK says -32602), or an
+/// HTTP 400/404/405 (a legacy server wants a session first) whose body carries no
+/// modern-era error. The same rule on every transport.
 fn not_modern(f: &Failure) -> bool {
-    let http_refusal = ["HTTP 400", "HTTP 404", "HTTP 405"]
-        .iter()
-        .any(|p| f.detail.contains(p));
     match f.kind {
+        // An internal error says the server failed, not which era it speaks.
         FailureKind::RpcError(code) => {
-            code == codes::METHOD_NOT_FOUND
-                || (http_refusal
-                    && !(codes::UNSUPPORTED_PROTOCOL_VERSION..=codes::HEADER_MISMATCH)
-                        .contains(&code))
+            code != codes::INTERNAL_ERROR
+                && !(codes::UNSUPPORTED_PROTOCOL_VERSION..=codes::HEADER_MISMATCH).contains(&code)
         }
         FailureKind::HttpStatus(400 | 404 | 405) => !has_modern_error(&f.detail),
         _ => false,
@@ -486,6 +484,15 @@ mod tests {
             "HTTP 400 Bad Request: header mismatch (-32020)"
         )));
         assert!(!not_modern(&f(FailureKind::RpcError(-32603), "internal")));
+        // Not keyed on one code: Python's 1.x SDK says -32602, others -32600.
+        assert!(not_modern(&f(
+            FailureKind::RpcError(-32602),
+            "Invalid request parameters"
+        )));
+        assert!(not_modern(&f(
+            FailureKind::RpcError(-32600),
+            "Invalid Request"
+        )));
         assert!(!not_modern(&f(FailureKind::Timeout, "slow")));
     }
 

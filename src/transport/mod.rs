@@ -132,7 +132,10 @@ pub fn classify(bytes: &[u8], carrier: Carrier) -> Received {
             error,
             excerpt: excerpt(bytes),
             carrier,
-            request: crate::protocol::jsonrpc::stray_id(bytes).and_then(|id| id.as_own()),
+            // A malformed message fails the request it names, even under an id of the
+            // wrong type (that is one more thing wrong with it).
+            request: crate::protocol::jsonrpc::stray_id(bytes)
+                .and_then(|id| id.as_own().or_else(|| id.retyped_own())),
         },
     }
 }

@@ -377,5 +377,8 @@ async fn a_response_whose_id_changed_type_is_a_protocol_violation() {
         "{json:#}"
     );
     let text = json.to_string();
-    assert!(text.contains("JSON-RPC requires the same id, of the same type"), "{json:#}");
+    assert!(
+        text.contains("JSON-RPC requires the same id, of the same type"),
+        "{json:#}"
+    );
 }
