@@ -186,6 +186,24 @@ fn anchors(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether git ignores `path` (untracked, and a `.gitignore` rule covers it): the file is
+/// here but a fresh clone would not have it (results folders, a page not yet added).
+/// None when git cannot tell (no git, not a checkout).
+fn ignored_by_git(path: &Path) -> Option<bool> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root())
+        .args(["check-ignore", "--quiet"])
+        .arg(path)
+        .output()
+        .ok()?;
+    match out.status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    }
+}
+
 /// What is wrong with the relative links of `text` (a file at `path`), one line each.
 fn broken_links(path: &Path, text: &str) -> Vec<String> {
     let folder = path.parent().expect("a file in a folder");
@@ -217,6 +235,10 @@ fn broken_links(path: &Path, text: &str) -> Vec<String> {
             };
             if !linked.starts_with(root()) || linked.starts_with(root().join("target")) {
                 broken.push(format!("{where_}: outside the repository's files"));
+                continue;
+            }
+            if ignored_by_git(&linked) == Some(true) {
+                broken.push(format!("{where_}: ignored by git, so not in a fresh clone"));
                 continue;
             }
             let Some(anchor) = anchor else { continue };
