@@ -15,7 +15,7 @@
 #   BIN=target/debug/mcp-fleet benches/faults.sh      (any built binary; figures are counts)
 #
 # Output: results/faults-<time>/ with every run's results folder and faults.md (the
-# table committed in results/BENCHMARKS.md, "Faults").
+# table committed in results/history/faults.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -313,3 +313,117 @@ fn the_scanner_sees_what_the_rules_are_about() {
     );
     assert!(edges["lib"].contains_key("fleet"), "lib.rs uses fleet");
 }
+
+// The second rule of the house's shape: no file of `src/` is too long to read in one
+// sitting (issue 32; DESIGN.md, habit 10). A file that grows past the limit is a concept
+// asking for its own module.
+
+/// Most lines of code a file of `src/` may have: its physical lines, test files
+/// (`tests.rs`, `*_tests.rs`) not counted, nor an inline `#[cfg(test)] mod … { … }` block
+/// at its end.
+const MAX_CODE_LINES: usize = 500;
+
+/// Temporary: files over the limit that another change of issue 32 is splitting right
+/// now — removed when the split of issue 32 lands. An entry that is no longer over the
+/// limit (or no longer there) fails the test, so the list only shrinks.
+const OVER_THE_LIMIT_UNTIL_SPLIT: &[&str] = &["src/report/summary.rs", "src/transport/http.rs"];
+
+/// A file's lines of code: every physical line up to an inline `#[cfg(test)] mod … {`
+/// block, which is taken to run to the end of the file (unit tests sit at the end of a
+/// file). A `#[cfg(test)] mod tests;` declaration is code like any line.
+fn code_lines(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() != "#[cfg(test)]" {
+            continue;
+        }
+        let item = lines[i + 1..]
+            .iter()
+            .find(|l| !l.trim_start().starts_with("#["));
+        let opens_module = item.is_some_and(|l| {
+            l.trim_end().ends_with('{') && l.split_whitespace().any(|w| w == "mod")
+        });
+        if opens_module {
+            return i;
+        }
+    }
+    lines.len()
+}
+
+/// Every production file of `src/` with its lines of code, as `src/…` paths.
+fn code_line_counts() -> Vec<(String, usize)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    files
+        .iter()
+        .filter(|f| !is_test_file(f))
+        .map(|f| {
+            let rel = f.strip_prefix(root).expect("below the crate");
+            let shown = rel.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(f).expect("readable source");
+            (shown, code_lines(&text))
+        })
+        .collect()
+}
+
+#[test]
+fn no_file_has_more_than_500_lines_of_code() {
+    let counts = code_line_counts();
+    let over: Vec<String> = counts
+        .iter()
+        .filter(|(file, n)| {
+            *n > MAX_CODE_LINES && !OVER_THE_LIMIT_UNTIL_SPLIT.contains(&file.as_str())
+        })
+        .map(|(file, n)| format!("{file}: {n} lines of code"))
+        .collect();
+    assert!(
+        over.is_empty(),
+        "files over {MAX_CODE_LINES} lines of code: split each by concept, and move its \
+         unit tests to <module>/tests.rs (tests/README.md):\n  {}",
+        over.join("\n  ")
+    );
+    let stale: Vec<&str> = OVER_THE_LIMIT_UNTIL_SPLIT
+        .iter()
+        .copied()
+        .filter(|allowed| {
+            !counts
+                .iter()
+                .any(|(file, n)| file == allowed && *n > MAX_CODE_LINES)
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "no longer over {MAX_CODE_LINES} lines of code (or gone): remove from \
+         OVER_THE_LIMIT_UNTIL_SPLIT: {stale:?}"
+    );
+}
+
+#[test]
+fn the_line_count_sees_what_the_limit_is_about() {
+    // Guards against a count that sees nothing and so passes everything.
+    let text = "//! A module.\nfn f() {}\n\n#[cfg(test)]\nmod tests;\n#[cfg(test)]\n#[allow(dead_code)]\nmod more {\n    #[test]\n    fn t() {}\n}\n";
+    assert_eq!(
+        code_lines(text),
+        5,
+        "up to the inline test block, declarations counted"
+    );
+    let helper = "fn f() {}\n#[cfg(test)]\nfn only_in_tests() {}\n";
+    assert_eq!(
+        code_lines(helper),
+        3,
+        "a test-only item is not a test block"
+    );
+    assert_eq!(
+        code_lines(&"x\n".repeat(MAX_CODE_LINES + 1)),
+        MAX_CODE_LINES + 1
+    );
+    let counts = code_line_counts();
+    let lib = counts.iter().find(|(file, _)| file == "src/lib.rs");
+    assert!(lib.is_some_and(|(_, n)| *n > 50), "src/lib.rs is counted");
+    assert!(
+        !counts.iter().any(|(file, _)| file.ends_with("/tests.rs")),
+        "test files are not counted"
+    );
+}

@@ -9,19 +9,23 @@
 //! `patternProperties`, `minProperties`/`maxProperties`, `dependentRequired`). The
 //! values are plausible, not adversarial and not degenerate (no empty arrays or strings
 //! unless the schema asks): the point is load a server accepts.
+//!
+//! This file walks the schema (references, combinators, suggested values); each kind of
+//! value has its file: `objects`, `arrays`, `numbers`, `strings`; `schema` resolves and
+//! validates.
 
+mod arrays;
 mod numbers;
+mod objects;
 mod schema;
 mod strings;
 #[cfg(test)]
 mod tests;
 
-use std::borrow::Cow;
-
 use rand::Rng;
 use serde_json::{json, Map, Value};
 
-use schema::{has_type, resolve, same, valid};
+use schema::{has_type, resolve, valid};
 
 /// Deepest nesting followed; deeper schemas get an empty object.
 const MAX_DEPTH: usize = 16;
@@ -244,192 +248,6 @@ impl<R: Rng> Gen<'_, R> {
             return None;
         }
         Some(candidates[self.rng.random_range(0..candidates.len())].clone())
-    }
-
-    fn object(&mut self, s: &Value, pins: Option<&Map<String, Value>>) -> Value {
-        let empty = Map::new();
-        let props = s
-            .get("properties")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let patterns = s.get("patternProperties").and_then(Value::as_object);
-        let extra = s.get("additionalProperties");
-        let names = |k: &str| -> Vec<&str> {
-            s.get(k)
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default()
-        };
-        let required = names("required");
-        let pinned = |n: &str| pins.is_some_and(|p| p.contains_key(n));
-        let share = if self.shallow() { 0.0 } else { self.optional };
-        let mut chosen: Vec<String> = required.iter().map(|n| n.to_string()).collect();
-        let mut optional: Vec<&String> = Vec::new();
-        for name in props.keys() {
-            if required.contains(&name.as_str()) || pinned(name) {
-                continue;
-            }
-            if self.rng.random_bool(share) {
-                chosen.push(name.clone());
-            } else {
-                optional.push(name);
-            }
-        }
-        // Nested objects with properties are not sent empty when they can be filled.
-        if self.depth > 1 && chosen.is_empty() && !optional.is_empty() && !self.shallow() {
-            let i = self.rng.random_range(0..optional.len());
-            chosen.push(optional.remove(i).clone());
-        }
-        // A property present brings the ones it depends on.
-        let dependents = s
-            .get("dependentRequired")
-            .or_else(|| s.get("dependencies"))
-            .and_then(Value::as_object);
-        if let Some(deps) = dependents {
-            for _ in 0..deps.len() {
-                let mut added = false;
-                for (name, needs) in deps {
-                    let present = chosen.contains(name) || pinned(name);
-                    for need in needs
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                    {
-                        if present && !chosen.iter().any(|c| c == need) && !pinned(need) {
-                            chosen.push(need.to_string());
-                            optional.retain(|o| *o != need);
-                            added = true;
-                        }
-                    }
-                }
-                if !added {
-                    break;
-                }
-            }
-        }
-        let count = |k: &str| s.get(k).and_then(Value::as_u64).map(|n| n as usize);
-        let pinned_n = pins.map_or(0, |p| p.len());
-        if let Some(max) = count("maxProperties") {
-            while chosen.len() + pinned_n > max && chosen.len() > required.len() {
-                chosen.pop();
-            }
-        }
-        if let Some(min) = count("minProperties") {
-            while chosen.len() + pinned_n < min && !optional.is_empty() {
-                chosen.push(optional.remove(0).clone());
-            }
-            let open = extra != Some(&Value::Bool(false)) || patterns.is_some();
-            for i in 0..min.min(64) {
-                if chosen.len() + pinned_n >= min || !open {
-                    break;
-                }
-                let name = match patterns.and_then(|p| p.keys().next()) {
-                    Some(p) if extra == Some(&Value::Bool(false)) => {
-                        let s = json!({"type": "string", "pattern": p, "minLength": 1});
-                        strings::string(&s, self.rng)
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string()
-                    }
-                    _ => format!("extra{i}"),
-                };
-                if !name.is_empty() && !chosen.contains(&name) && !pinned(&name) {
-                    chosen.push(name);
-                }
-            }
-        }
-        let mut out = pins.cloned().unwrap_or_default();
-        for name in chosen {
-            if out.contains_key(&name) {
-                continue;
-            }
-            let mut parts: Vec<&Value> = props.get(&name).into_iter().collect();
-            for (p, ps) in patterns.into_iter().flatten() {
-                if strings::matches(p, &name) == Some(true) {
-                    parts.push(ps);
-                }
-            }
-            let schema: Cow<'_, Value> = match parts.as_slice() {
-                [] => match extra {
-                    Some(e @ Value::Object(_)) => Cow::Borrowed(e),
-                    _ => Cow::Owned(json!({"type": "string"})),
-                },
-                [one] => Cow::Borrowed(*one),
-                many => Cow::Owned(json!({ "allOf": many })),
-            };
-            let v = self.value(&schema, None);
-            out.insert(name, v);
-        }
-        Value::Object(out)
-    }
-
-    fn array(&mut self, s: &Value) -> Value {
-        let count = |k: &str| {
-            s.get(k)
-                .and_then(Value::as_u64)
-                .map(|n| n.min(1024) as usize)
-        };
-        let min = count("minItems").unwrap_or(0);
-        let mut max = count("maxItems").unwrap_or(min.max(1) + 2).max(min);
-        let prefix: &[Value] = s
-            .get("prefixItems")
-            .or_else(|| s.get("items").filter(|i| i.is_array()))
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice);
-        let rest = match (s.get("prefixItems"), s.get("items")) {
-            (Some(_), rest) => rest,
-            (None, Some(Value::Array(_))) => s.get("additionalItems"),
-            (None, rest) => rest,
-        };
-        if rest == Some(&Value::Bool(false)) {
-            max = max.min(prefix.len().max(min));
-        }
-        let lo = if self.shallow() {
-            min
-        } else {
-            min.max(1).min(max)
-        };
-        // Inside a recursive model each level adds fewer items, so a tree stays small.
-        let spread = if self.refs > 1 { 1 } else { 3 };
-        let hi = if self.shallow() {
-            lo
-        } else {
-            max.min(lo + spread)
-        };
-        let n = self.rng.random_range(lo..=hi.max(lo));
-        let unique = s.get("uniqueItems") == Some(&Value::Bool(true));
-        let any = json!({});
-        let mut out: Vec<Value> = Vec::with_capacity(n);
-        // `contains`: the first items (past a tuple's) are drawn from it.
-        let contains = s.get("contains").filter(|c| c.is_object());
-        let wanted = contains.map_or(0, |_| count("minContains").unwrap_or(1).min(max));
-        let n = n
-            .max(prefix.len().min(max))
-            .max((prefix.len() + wanted).min(max));
-        for i in 0..n {
-            let item = match contains {
-                Some(c) if i >= prefix.len() && i < prefix.len() + wanted => match rest {
-                    Some(r @ Value::Object(_)) => Cow::Owned(json!({"allOf": [r, c]})),
-                    _ => Cow::Borrowed(c),
-                },
-                _ => Cow::Borrowed(prefix.get(i).or(rest).unwrap_or(&any)),
-            };
-            let item = item.as_ref();
-            let mut v = self.value(item, None);
-            if unique {
-                let mut tries = 0;
-                while out.iter().any(|o| same(o, &v)) && tries < 16 && self.steps <= STEPS {
-                    v = self.value(item, None);
-                    tries += 1;
-                }
-                if out.iter().any(|o| same(o, &v)) {
-                    break;
-                }
-            }
-            out.push(v);
-        }
-        Value::Array(out)
     }
 }
 

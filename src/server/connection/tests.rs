@@ -4,6 +4,7 @@
 
 use super::*;
 use axum::routing::{get, post};
+use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -1,0 +1,213 @@
+//! A scenario's steps inside a session: lists followed to their last page (or served
+//! from the persona's cache), tool calls, weighted mixes (several in flight at once
+//! when asked), reads, prompts, pings and pauses; and lists the server announced as
+//! changed, fetched again. A call's arguments are the profile's pins with `${…}`
+//! rendered and the rest generated from the tool's `inputSchema` ([`Env::arguments`]);
+//! what a call captures from its result feeds later steps.
+//!
+//! One file per step kind (`list`, `call_tool`, `mix`, `read_resource`, `get_prompt`);
+//! this one runs the scenario and holds the tail every call step shares: how a failed
+//! call is counted and whether it ends the session.
+
+mod call_tool;
+mod get_prompt;
+mod list;
+mod mix;
+mod probe;
+mod read_resource;
+
+pub use probe::{probe_undeclared, Probe};
+
+use super::env::{Env, Vars};
+use super::timer::Timer;
+use crate::metrics::{Counter, Event, FailureKind, Phase, ToolId};
+use crate::plan::template::Template;
+use crate::plan::{OnError, Scenario, Step};
+use crate::protocol::{methods, Era};
+use crate::session::{Failure, Session};
+use serde_json::Value;
+use tokio::time::Instant;
+
+/// The variables a scenario's steps use, for [`Vars::for_steps`].
+pub fn variables(scenario: &Scenario) -> Vars {
+    let templates = scenario.steps.iter().flat_map(templates);
+    Vars::for_steps(templates.flat_map(|t| t.vars()))
+}
+
+/// Steps whose JSON-RPC errors follow the scenario's `on_error`.
+fn is_call(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::CallTool(_) | Step::Mix(_) | Step::ReadResource { .. } | Step::GetPrompt { .. }
+    )
+}
+
+/// The templates of a step.
+fn templates(step: &Step) -> Vec<&Template> {
+    match step {
+        Step::CallTool(c) => vec![&c.arguments],
+        Step::Mix(m) => m.calls.iter().map(|c| &c.arguments).collect(),
+        Step::ReadResource { uri, .. } => vec![uri],
+        Step::GetPrompt { name, arguments } => vec![name, arguments],
+        Step::List { .. } | Step::Ping | Step::Pause(_) => Vec::new(),
+    }
+}
+
+/// Run the scenario's steps once; `Err` when a failure ended the session.
+pub async fn run(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    scenario: &Scenario,
+    env: &mut Env<'_>,
+) -> Result<(), FailureKind> {
+    let on_error = scenario.on_error;
+    for step in &scenario.steps {
+        // `ping` does not exist in the 2026-07-28 era: skipped like an undeclared
+        // capability, not sent to fail.
+        let exists = !(matches!(step, Step::Ping) && session.era() == Era::Modern);
+        let declared = step
+            .required_capability()
+            .is_none_or(|cap| session.server.as_ref().is_some_and(|s| s.declares(cap)));
+        if !exists || !declared {
+            if let Some(phase) = step.phase() {
+                timer.recorder().send(Event::Skipped {
+                    persona: timer.persona(),
+                    phase,
+                });
+            }
+            continue;
+        }
+        for t in templates(step) {
+            list_what_variables_need(session, timer, env, t).await?;
+        }
+        let result = match step {
+            Step::Pause(d) => {
+                tokio::time::sleep(*d).await;
+                Ok(())
+            }
+            Step::List { phase, method } => {
+                list::list_all(session, timer, *phase, method, env).await
+            }
+            Step::CallTool(c) => call_tool::call_tool(session, timer, env, c, on_error).await,
+            Step::Mix(mix) => mix::run_mix(session, timer, mix, env, on_error).await,
+            Step::ReadResource { uri, capture } => {
+                read_resource::read_resource(session, timer, env, uri, capture, on_error).await
+            }
+            Step::GetPrompt { name, arguments } => {
+                get_prompt::get_prompt(session, timer, env, name, arguments, on_error).await
+            }
+            Step::Ping => timed(session, timer, Phase::Ping, methods::PING, None).await,
+        };
+        if let Err(kind) = result {
+            if kind.ends_session() || (is_call(step) && on_error == OnError::EndSession) {
+                return Err(kind);
+            }
+        }
+        refetch_changed_lists(session, timer, env).await?;
+    }
+    Ok(())
+}
+
+/// `${resource.uri}` and `${prompt.name}` need the session's listing: made once, timed
+/// as its list phase, before the first step that needs it.
+async fn list_what_variables_need(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    template: &Template,
+) -> Result<(), FailureKind> {
+    if template.is_fixed() {
+        return Ok(());
+    }
+    for var in template.vars() {
+        let Some(method) = env.vars.needs_listing(var) else {
+            continue;
+        };
+        env.vars.listing_tried(method);
+        let cap = methods::required_server_capability(method);
+        let declared = cap.is_none_or(|c| session.server.as_ref().is_some_and(|s| s.declares(c)));
+        if !declared {
+            continue; // the variable has no value; the call says so
+        }
+        let phase = Phase::from_name(method).unwrap_or(Phase::ResourcesList);
+        if let Err(kind) = list::list_all(session, timer, phase, method, env).await {
+            if kind.ends_session() {
+                return Err(kind);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lists the server announced as changed, fetched again (personas that honour it).
+async fn refetch_changed_lists(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+) -> Result<(), FailureKind> {
+    while let Some(method) = session.pending_refetch.pop() {
+        env.cache().invalidate(method);
+        let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
+        timer.recorder().count(Counter::ListRefetch);
+        if let Err(kind) = list::list_all(session, timer, phase, method, env).await {
+            if kind.ends_session() {
+                return Err(kind);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A call step's failure (`tools/call`, a mix call, `resources/read`, `prompts/get`)
+/// over `span`: counted with the session's diagnostics, and failing the session only as
+/// [`Timer::call_failed`] says.
+fn call_failed(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    phase: Phase,
+    tool: Option<ToolId>,
+    span: (Instant, Instant),
+    f: Failure,
+    on_error: OnError,
+) -> FailureKind {
+    let diagnostics = session.diagnostics();
+    timer.call_failed(phase, tool, span, f, diagnostics, on_error)
+}
+
+/// A call not sent because a `${…}` had no value: a `no_value` failure of its phase.
+fn no_value(
+    timer: &mut Timer<'_>,
+    phase: Phase,
+    tool: Option<ToolId>,
+    why: String,
+    on_error: OnError,
+) -> FailureKind {
+    let now = Instant::now();
+    let f = Failure::new(FailureKind::NoValue, why);
+    timer.call_failed(phase, tool, (now, now), f, None, on_error)
+}
+
+/// A template rendered with the session's generator.
+fn render(session: &mut Session<'_>, env: &mut Env<'_>, t: &Template) -> Result<Value, String> {
+    env.render(t, session.rng())
+}
+
+/// A keep-alive `ping`, timed as the `ping` phase.
+pub async fn ping(session: &mut Session<'_>, timer: &mut Timer<'_>) -> Result<(), FailureKind> {
+    timed(session, timer, Phase::Ping, methods::PING, None).await
+}
+
+/// One request timed as one phase; the result body is not needed.
+async fn timed(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    phase: Phase,
+    method: &str,
+    params: Option<Value>,
+) -> Result<(), FailureKind> {
+    let t = Instant::now();
+    let r = session.request(method, params).await;
+    timer
+        .finish(phase, None, t, r, || session.diagnostics())
+        .map(drop)
+}
