@@ -145,8 +145,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N|auto", display_order = 107)]
     pub shard: Option<String>,
     /// Prepare everything, wait, and start the schedule and the intervals at TIME (RFC
-    /// 3339, e.g. 2026-12-02T10:00:00Z, or +90s from now): every shard of a run starts
-    /// together. A shard ready later than 1 s after TIME fails (exit 2).
+    /// 3339, e.g. 2026-12-02T10:00:00Z; or +90s from now, for an unsharded run only):
+    /// every shard of a run starts together. A shard ready later than 1 s after TIME
+    /// fails (exit 2).
     #[arg(long, value_name = "TIME", display_order = 108)]
     pub start_at: Option<String>,
     /// Run the test as N local shard processes and merge their results (past one

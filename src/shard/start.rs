@@ -17,6 +17,8 @@ pub const START_TOLERANCE: Duration = Duration::from_secs(1);
 pub struct StartAt {
     pub at: SystemTime,
     pub text: String,
+    /// Given as `+DURATION`: a moment of this process's own, which no other shard shares.
+    pub relative: bool,
 }
 
 /// When a run's schedule began: its anchor (`--start-at`, or when it was ready) and how
@@ -37,9 +39,11 @@ impl Start {
 /// A `--start-at` that cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum StartError {
+    #[error("--start-at {0:?} with --shard: a time relative to when each shard process starts is a different moment in every shard, and merge refuses shards that did not start together\nfix: give every shard one absolute time, e.g. --start-at \"$(date -u -d +60sec +%Y-%m-%dT%H:%M:%SZ)\" (or run --processes N, which picks one for its shards)")]
+    RelativeSharded(String),
     #[error("--start-at {0:?}: not an RFC 3339 time nor +DURATION\nfix: e.g. --start-at 2026-12-02T10:00:00Z (UTC), 2026-12-02T11:00:00+01:00, or +90s (from now); give every shard the same time")]
     Syntax(String),
-    #[error("{who} was ready {late:.1} s after --start-at {at} (more than the {tolerance} s allowed): it would start behind the other shards\nfix: give every shard the same --start-at, far enough ahead for all of them to be ready (e.g. +60s when the driver starts them)")]
+    #[error("{who} was ready {late:.1} s after --start-at {at} (more than the {tolerance} s allowed): it would start behind the other shards\nfix: give every shard the same --start-at, far enough ahead for all of them to be ready (e.g. a minute ahead)")]
     Late {
         who: String,
         late: f64,
@@ -54,6 +58,7 @@ impl StartAt {
     pub fn parse(text: &str, now: SystemTime) -> Result<StartAt, StartError> {
         let t = text.trim();
         let bad = || StartError::Syntax(text.to_string());
+        let relative = t.starts_with('+');
         let at = if let Some(rel) = t.strip_prefix('+') {
             let d = humantime::parse_duration(rel.trim()).map_err(|_| bad())?;
             now.checked_add(d).ok_or_else(bad)?
@@ -63,12 +68,16 @@ impl StartAt {
         Ok(StartAt {
             at,
             text: t.to_string(),
+            relative,
         })
     }
 
     /// Whether `shard`, ready at `now`, may still start: `Ok(wait)` until TIME (zero when
     /// TIME has passed within the tolerance), else [`StartError::Late`].
     pub fn ready(&self, shard: Shard, now: SystemTime) -> Result<Duration, StartError> {
+        if self.relative && shard.is_sharded() {
+            return Err(StartError::RelativeSharded(self.text.clone()));
+        }
         match self.at.duration_since(now) {
             Ok(wait) => Ok(wait),
             Err(e) if e.duration() <= START_TOLERANCE => Ok(Duration::ZERO),
@@ -163,6 +172,21 @@ mod tests {
         assert_eq!(s.text, "+90s");
         let s = StartAt::parse("+2m", now).expect("parses");
         assert_eq!(s.at, now + Duration::from_secs(120));
+    }
+
+    #[test]
+    fn a_relative_time_is_refused_for_a_shard_and_kept_for_a_lone_run() {
+        // Three shard processes given +3s each counted from their own start: three
+        // moments, which merge then refused. An absolute time is the only shared one.
+        let now = utc("2026-12-02T10:00:00Z");
+        let s = StartAt::parse("+3s", now).expect("parses");
+        let shard = Shard { index: 1, count: 3 };
+        let refused = s.ready(shard, now).expect_err("refused");
+        assert_eq!(refused, StartError::RelativeSharded("+3s".into()));
+        assert!(refused.to_string().contains("\nfix: "), "{refused}");
+        assert_eq!(s.ready(Shard::ONE, now), Ok(Duration::from_secs(3)));
+        let absolute = StartAt::parse("2026-12-02T10:00:03Z", now).expect("parses");
+        assert_eq!(absolute.ready(shard, now), Ok(Duration::from_secs(3)));
     }
 
     #[test]
