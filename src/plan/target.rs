@@ -2,9 +2,9 @@
 //! built-in server), how (headers, timeout, TLS, source addresses, pooled connections),
 //! and each persona's own route to it.
 
+use super::error::PlanError;
 use super::quantity::{parse_duration, parse_size};
 use super::secrets::{expand, header_file, refuse_masked, url_is_masked};
-use super::PlanError;
 use crate::profile::{self, PersonaSection, TargetSection};
 use crate::protocol::TransportKind;
 use crate::redact;
