@@ -73,7 +73,7 @@ impl Plan {
             s,
             ", think {}, request timeout {}",
             self.load.think.describe(),
-            humantime::format_duration(self.timeout)
+            humantime::format_duration(self.connection.timeout)
         );
         let total: u32 = self.personas.iter().map(|p| p.weight).sum();
         for p in &self.personas {

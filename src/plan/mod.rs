@@ -7,6 +7,7 @@ mod auth;
 pub mod capture;
 mod checkpoint;
 mod client_faults;
+mod connection;
 pub mod data;
 mod describe;
 mod error;
@@ -29,6 +30,7 @@ mod watch;
 
 pub use auth::{AuthPlan, ClientCredentials, TokenSource};
 pub use client_faults::FaultMix;
+pub use connection::{Connection, DEFAULT_MAX_MESSAGE_BYTES};
 pub use error::{PlanError, SourceError};
 pub use habits::Habits;
 pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
@@ -39,7 +41,7 @@ pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
 pub use scenario::{Call, Mix, OnError, Scenario, Step};
 pub use session_kind::{EraMode, Shape};
 pub use soak::{SoakPlan, Span};
-pub use target::{Connection, Route, Target, DEFAULT_MAX_MESSAGE_BYTES};
+pub use target::{Route, Target};
 pub use tasks::{TaskCalls, TaskPolicy, MAX_TTL as MAX_TASK_TTL};
 pub use threshold::Threshold;
 pub use watch::Watch;
@@ -62,17 +64,9 @@ pub struct Plan {
     pub name: String,
     pub seed: u64,
     pub target: Target,
-    /// Extra HTTP headers (name, value), validated.
-    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
-    pub timeout: Duration,
-    /// The largest server message a session holds (`--max-message-size`).
-    pub max_message_bytes: usize,
-    /// Accept any TLS certificate.
-    pub insecure: bool,
-    /// Local addresses to connect from, in turn (empty: the system's choice).
-    pub source_addresses: Vec<std::net::IpAddr>,
-    /// Streamable HTTP connections outlive sessions and are reused.
-    pub keep_alive: bool,
+    /// How every session connects (headers, timeout, message limit, TLS, source
+    /// addresses, keep-alive); each endpoint embeds it.
+    pub connection: Connection,
     pub load: Load,
     pub personas: Vec<Persona>,
     pub persona_weights: WeightedIndex<u32>,
@@ -247,12 +241,7 @@ impl Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
             seed: profile.seed.unwrap_or_else(rand::random),
             target,
-            headers: connection.headers,
-            timeout: connection.timeout,
-            max_message_bytes: connection.max_message_bytes,
-            insecure: connection.insecure,
-            source_addresses: connection.source_addresses,
-            keep_alive: connection.keep_alive,
+            connection,
             load,
             personas,
             persona_weights,

@@ -68,7 +68,7 @@ fn overrides_win_over_the_profile() {
     assert_eq!(p.load.sessions, Some(5));
     assert_eq!(p.load.duration, Some(Duration::from_secs(2)));
     assert_eq!(p.seed, 9);
-    assert_eq!(p.headers[0].0.as_str(), "authorization");
+    assert_eq!(p.connection.headers[0].0.as_str(), "authorization");
     assert_eq!(p.effective_profile.load.clients, Some(7));
 }
 

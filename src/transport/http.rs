@@ -20,8 +20,10 @@ mod conn;
 mod flow;
 pub(crate) mod h1;
 
+use super::tcp::SourceAddrs;
 use super::{Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::plan::Connection;
 use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use conn::Pool;
 use flow::{Flow, Item};
@@ -46,18 +48,16 @@ pub struct HttpEndpoint {
     pub authority: HeaderValue,
     /// Request target in origin form (path and query).
     pub path: http::Uri,
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    pub connect_timeout: Duration,
-    /// Local addresses to connect from, in turn.
-    pub sources: Arc<super::tcp::SourceAddrs>,
-    /// `--keep-alive`: connections outlive sessions and are reused by later ones.
-    pub keep_alive: Option<Arc<conn::SharedIdle>>,
-    /// `--max-message-size`: the largest body, SSE event or response head we hold.
-    pub max_message: usize,
+    /// How sessions connect: headers, timeout, message limit (the largest body, SSE
+    /// event or response head we hold), `--insecure`, source addresses, keep-alive.
+    pub connection: Connection,
+    /// `connection.source_addresses`, taken in turn.
+    pub sources: SourceAddrs,
+    /// With `connection.keep_alive`: the idle connections that outlive sessions and are
+    /// reused by later ones.
+    pub shared_idle: Option<Arc<conn::SharedIdle>>,
     /// Set for `https://`.
     tls: Option<TlsTarget>,
-    /// `--insecure`, for the auth exchanges beside the session (metadata, tokens).
-    insecure: bool,
 }
 
 /// What every TLS handshake of an endpoint needs; the config is built once.
@@ -68,18 +68,13 @@ struct TlsTarget {
 }
 
 impl HttpEndpoint {
-    /// `insecure` accepts any server certificate (`--insecure`); only used for https.
-    pub fn new(
-        url: &url::Url,
-        headers: Vec<(HeaderName, HeaderValue)>,
-        connect_timeout: Duration,
-        insecure: bool,
-    ) -> Result<HttpEndpoint, TransportError> {
+    /// `connection.insecure` accepts any server certificate; only used for https.
+    pub fn new(url: &url::Url, connection: Connection) -> Result<HttpEndpoint, TransportError> {
         let bad = |what: String| TransportError::new(FailureKind::ConnectFailed, what);
         let address = super::address::Address::parse(url, ("http", "https")).map_err(bad)?;
         let tls = if address.secure {
             Some(TlsTarget {
-                config: super::tls::client_config(insecure),
+                config: super::tls::client_config(connection.insecure),
                 server_name: address
                     .server_name()
                     .map_err(|e| bad(format!("{}: {e}", crate::redact::url(url))))?,
@@ -91,13 +86,10 @@ impl HttpEndpoint {
             addr: address.connect,
             authority: address.authority,
             path: address.path,
-            headers,
-            connect_timeout,
-            sources: Arc::default(),
-            keep_alive: None,
-            max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
+            sources: SourceAddrs::new(connection.source_addresses.clone()),
+            shared_idle: connection.keep_alive.then(Arc::default),
+            connection,
             tls,
-            insecure,
         })
     }
 
@@ -105,26 +97,7 @@ impl HttpEndpoint {
     pub fn url(&self) -> Option<(url::Url, bool)> {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
         let text = format!("{scheme}://{}{}", self.authority.to_str().ok()?, self.path);
-        Some((url::Url::parse(&text).ok()?, self.insecure))
-    }
-
-    /// Reuse connections across sessions (a pooled HTTP agent) instead of one set per
-    /// session.
-    pub fn with_keep_alive(mut self, on: bool) -> Self {
-        self.keep_alive = on.then(Arc::default);
-        self
-    }
-
-    /// Refuse server messages larger than `bytes` (`--max-message-size`).
-    pub fn with_max_message(mut self, bytes: usize) -> Self {
-        self.max_message = bytes;
-        self
-    }
-
-    /// Connect from these local addresses, in turn.
-    pub fn with_sources(mut self, sources: Arc<super::tcp::SourceAddrs>) -> Self {
-        self.sources = sources;
-        self
+        Some((url::Url::parse(&text).ok()?, self.connection.insecure))
     }
 }
 
@@ -262,7 +235,10 @@ impl HttpTransport {
         let resp = lease.send(req).await?;
         let status = resp.status;
         let challenge = super::auth::challenge(status, &resp.headers);
-        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let body = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => {
@@ -288,7 +264,7 @@ impl HttpTransport {
     /// reopened with `Last-Event-ID`, up to three times in a row. A server that sits on
     /// the response head (or drips a refusal's body) is given the request timeout.
     pub async fn open_get_stream(&mut self) -> Result<GetStream, TransportError> {
-        let limit = self.pool.endpoint.connect_timeout;
+        let limit = self.pool.endpoint.connection.timeout;
         within(limit, "the GET stream", self.get_stream()).await
     }
 
@@ -304,7 +280,10 @@ impl HttpTransport {
         }
         let content_type = resp.headers.get(CONTENT_TYPE).cloned();
         let challenge = super::auth::challenge(status, &resp.headers);
-        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let body = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::METHOD_NOT_ALLOWED => Ok(GetStream::NotOffered),
@@ -342,7 +321,7 @@ impl HttpTransport {
             self.pool.give_back();
             return Ok(());
         }
-        let limit = self.pool.endpoint.connect_timeout;
+        let limit = self.pool.endpoint.connection.timeout;
         within(limit, "the DELETE", self.delete()).await
     }
 
@@ -351,7 +330,10 @@ impl HttpTransport {
         let req = self.request(Method::DELETE, &[], &[]);
         let resp = lease.send(req).await?;
         let status = resp.status;
-        let _ = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let _ = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         self.pool.give_back();
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
             Ok(())
@@ -436,7 +418,7 @@ fn build_request(
     );
     let resume = last_event_id.and_then(|id| HeaderValue::from_str(id).ok());
     let mut h: Vec<(&HeaderName, &HeaderValue)> =
-        Vec::with_capacity(6 + ep.headers.len() + extra.len());
+        Vec::with_capacity(6 + ep.connection.headers.len() + extra.len());
     let mut set = |k, v| match h.iter_mut().find(|(name, _)| *name == k) {
         Some(field) => field.1 = v,
         None => h.push((k, v)),
@@ -458,7 +440,7 @@ fn build_request(
     if let Some(v) = &session.version {
         set(&version, v);
     }
-    for (k, v) in &ep.headers {
+    for (k, v) in &ep.connection.headers {
         set(k, v);
     }
     if let Some(v) = &session.auth {

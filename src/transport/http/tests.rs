@@ -81,7 +81,12 @@ async fn serve(app: Router) -> SocketAddr {
 
 fn endpoint(url: &str, insecure: bool) -> Arc<HttpEndpoint> {
     let url = url::Url::parse(url).expect("test url");
-    Arc::new(HttpEndpoint::new(&url, Vec::new(), WAIT, insecure).expect("endpoint"))
+    let connection = Connection {
+        timeout: WAIT,
+        insecure,
+        ..Connection::default()
+    };
+    Arc::new(HttpEndpoint::new(&url, connection).expect("endpoint"))
 }
 
 async fn connect(addr: SocketAddr) -> HttpTransport {
