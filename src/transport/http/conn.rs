@@ -3,8 +3,8 @@
 //! a time and an SSE response can hold it for long. The connections are our own
 //! ([`super::h1`]): between exchanges one is its socket and nothing more.
 
+use super::endpoint::HttpEndpoint;
 use super::h1::{self, Conn};
-use super::HttpEndpoint;
 use crate::metrics::FailureKind;
 use crate::transport::TransportError;
 use bytes::Bytes;

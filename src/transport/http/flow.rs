@@ -4,8 +4,9 @@
 //! to resume the request it still owes an answer to (2025-11-25), the GET stream to
 //! keep listening. Each flow becomes one stream of [`Item`]s that `recv` polls.
 
+use super::answer::status_error;
 use super::conn::{Body, Pool, Response};
-use super::{build_request, status_error, SessionHeaders};
+use super::request::{build_request, SessionHeaders};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
