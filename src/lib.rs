@@ -159,7 +159,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
         ctx: client::SessionContext {
             endpoints: Arc::new(targets.endpoints.clone()),
             recorder: instruments.recorder.clone(),
-            timeout: plan.timeout,
+            timeout: plan.connection.timeout,
             conformance: Arc::new(
                 conformance::Tracker::new(args.probe_undeclared).probed_elsewhere(shard.index > 0),
             ),
@@ -263,7 +263,7 @@ fn apply_shard(plan: &mut Plan, shard: shard::Shard, local: bool) -> Sharded {
         plan.pools = std::sync::Arc::new(pools);
     }
     if local {
-        plan.source_addresses = shard.split_sources(&plan.source_addresses);
+        plan.connection.source_addresses = shard.split_sources(&plan.connection.source_addresses);
     }
     Sharded { seed_from_profile }
 }

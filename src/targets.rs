@@ -9,7 +9,6 @@ use crate::server::{self, HttpServer};
 use crate::transport::http::HttpEndpoint;
 use crate::transport::legacy_sse::SseEndpoint;
 use crate::transport::stdio::{ChildRegistry, StdioCommand};
-use crate::transport::tcp::SourceAddrs;
 use crate::transport::ws::WsEndpoint;
 use crate::transport::Endpoint;
 use anyhow::{bail, Context};
@@ -81,7 +80,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
             builtin_program,
             &children,
         )?;
-        preflight(&ep, plan.timeout).await?;
+        preflight(&ep, plan.connection.timeout).await?;
         distinct.push((persona.route.clone(), ep.clone(), desc));
         endpoints.push(ep);
     }
@@ -131,9 +130,6 @@ fn endpoint(
     builtin_program: Option<&Path>,
     children: &ChildRegistry,
 ) -> anyhow::Result<(Endpoint, String)> {
-    let headers = plan.headers.clone();
-    let (timeout, insecure) = (plan.timeout, plan.insecure);
-    let sources = SourceAddrs::new(plan.source_addresses.clone());
     let url = match &route.target {
         Target::Url(u) => u.clone(),
         Target::BuiltIn if route.transport == TransportKind::Stdio => {
@@ -156,7 +152,7 @@ fn endpoint(
                 args,
                 env: Vec::new(),
                 grace: STDIO_GRACE,
-                max_message: plan.max_message_bytes,
+                max_message_bytes: plan.connection.max_message_bytes,
                 children: children.clone(),
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), "built-in (stdio)".into()));
@@ -178,7 +174,7 @@ fn endpoint(
                 args: args.clone(),
                 env: env.clone(),
                 grace: STDIO_GRACE,
-                max_message: plan.max_message_bytes,
+                max_message_bytes: plan.connection.max_message_bytes,
                 children: children.clone(),
             };
             return Ok((Endpoint::Stdio(Arc::new(cmd)), route.target.describe()));
@@ -190,29 +186,14 @@ fn endpoint(
         ""
     };
     let desc = format!("{}{builtin_note}", crate::redact::url(&url));
+    // Every network endpoint embeds the plan's one connection config.
+    let connection = plan.connection.clone();
     let ep = match route.transport {
-        TransportKind::StreamableHttp => Endpoint::Http(Arc::new(
-            HttpEndpoint::new(&url, headers, timeout, insecure)?
-                .with_sources(sources.clone())
-                .with_keep_alive(plan.keep_alive)
-                .with_max_message(plan.max_message_bytes),
-        )),
-        TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint {
-            url,
-            headers,
-            connect_timeout: timeout,
-            insecure,
-            sources: sources.clone(),
-            max_message: plan.max_message_bytes,
-        })),
-        TransportKind::WebSocket => Endpoint::Ws(Arc::new(WsEndpoint {
-            url,
-            headers,
-            connect_timeout: timeout,
-            insecure,
-            sources,
-            max_message: plan.max_message_bytes,
-        })),
+        TransportKind::StreamableHttp => {
+            Endpoint::Http(Arc::new(HttpEndpoint::new(&url, connection)?))
+        }
+        TransportKind::Sse => Endpoint::Sse(Arc::new(SseEndpoint::new(url, connection))),
+        TransportKind::WebSocket => Endpoint::Ws(Arc::new(WsEndpoint::new(url, connection))),
         TransportKind::Stdio => bail!("a URL cannot be reached over stdio"),
     };
     Ok((ep, desc))

@@ -57,7 +57,13 @@ pub fn persona_with(name: &str, persona: &Persona) -> anyhow::Result<(ClientFaul
         );
     };
     let mut p = persona.clone();
-    p.faults = FaultMix::only(fault, persona).map_err(anyhow::Error::msg)?;
+    p.faults = FaultMix::only(
+        fault,
+        persona.era,
+        persona.route.transport,
+        &persona.capabilities,
+    )
+    .map_err(anyhow::Error::msg)?;
     Ok((fault, p))
 }
 

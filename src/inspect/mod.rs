@@ -303,7 +303,7 @@ async fn one_session(
     let ctx = SessionContext {
         endpoints: Arc::new(targets.endpoints.clone()),
         recorder,
-        timeout: plan.timeout,
+        timeout: plan.connection.timeout,
         conformance: Arc::new(Tracker::new(args.probe_undeclared)),
         transcript: Some(transcript.clone()),
         calls: client::CallData {

@@ -2,7 +2,7 @@
 //! (a tokens file, or the client-credentials grant) and whether a 401 walks the
 //! discovery. Secrets stay in memory: nothing here is ever rendered in clear.
 
-use super::PlanError;
+use super::error::PlanError;
 use crate::profile::PersonaSection;
 use crate::protocol::TransportKind;
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! `capture = { NAME = … }`: values a step takes from its result into the session's
 //! variables, for later steps' `${NAME}`.
 
+use super::error::PlanError;
 use super::template::is_identifier;
-use super::PlanError;
 use crate::profile::{CaptureSpec, Captures};
 use serde_json::Value;
 

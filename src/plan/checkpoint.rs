@@ -2,8 +2,8 @@
 //! figures so far, so a generator killed by SIGKILL, the OOM killer or a reboot leaves
 //! results at most one checkpoint old. Resolved once here; `None` means only at the end.
 
+use super::error::PlanError;
 use super::load::Load;
-use super::PlanError;
 use std::time::Duration;
 
 /// The checkpoint period when the profile does not say.

@@ -2,7 +2,8 @@
 //! and with what share. What a fault does lives in `client::faults`; its names in
 //! `metrics::ClientFault`.
 
-use super::{EraMode, PlanError};
+use super::error::PlanError;
+use super::session_kind::EraMode;
 use crate::metrics::{ClientFault, FaultEra};
 use crate::profile::PersonaSection;
 use crate::protocol::TransportKind;
@@ -35,10 +36,15 @@ impl FaultMix {
         None
     }
 
-    /// Every session commits `fault` (`inspect --client-fault`), when this persona can.
-    pub fn only(fault: ClientFault, persona: &super::Persona) -> Result<FaultMix, String> {
-        let transport = persona.route.transport;
-        match misfit(fault, persona.era, transport, &persona.capabilities) {
+    /// Every session commits `fault` (`inspect --client-fault`), when a persona of this
+    /// era, transport and capabilities can.
+    pub fn only(
+        fault: ClientFault,
+        era: EraMode,
+        transport: TransportKind,
+        capabilities: &Value,
+    ) -> Result<FaultMix, String> {
+        match misfit(fault, era, transport, capabilities) {
             Some(problem) => Err(format!("{}: {problem}; {}", fault.name(), fix_for(fault))),
             None => Ok(FaultMix {
                 faults: vec![(fault, 1.0)],

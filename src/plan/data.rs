@@ -2,7 +2,7 @@
 //! made and shared by every session of the run. How a session picks a row (its order)
 //! is the pool's; the session keeps its client's cursors.
 
-use super::PlanError;
+use super::error::PlanError;
 use crate::profile::DataSection;
 use crate::shard::Shard;
 use serde_json::Value;

@@ -2,14 +2,19 @@
 //! `validate` adds the rules and settings a run's banner leaves out (thresholds,
 //! checkpoints, storms, soak windows, persona habits, client faults, auth and tasks).
 
-use super::{Habits, Plan, Span, Step};
+use super::habits::Habits;
+use super::load::LoadModel;
+use super::scenario::Step;
+use super::soak::{SoakPlan, Span};
+use super::target::Target;
+use super::Plan;
 
 mod personas;
 
 impl Plan {
     /// What `[target]` turned on in the built-in server (`app_tools`, `tasks`, `auth`).
     fn builtin_extras(&self) -> String {
-        if self.target != super::Target::BuiltIn {
+        if self.target != Target::BuiltIn {
             return String::new();
         }
         let on: Vec<&str> = [
@@ -32,8 +37,8 @@ impl Plan {
     pub fn describe_shard(&self, shard: crate::shard::Shard, seed_from_profile: bool) -> String {
         let (i, n) = (shard.index, shard.count);
         let part = match self.load.model {
-            super::LoadModel::Open { .. } => format!("arrivals k with k mod {n} = {i}"),
-            super::LoadModel::Closed { .. } => format!("clients j with j mod {n} = {i}"),
+            LoadModel::Open { .. } => format!("arrivals k with k mod {n} = {i}"),
+            LoadModel::Closed { .. } => format!("clients j with j mod {n} = {i}"),
         };
         let seed = if seed_from_profile {
             format!(
@@ -68,7 +73,7 @@ impl Plan {
             s,
             ", think {}, request timeout {}",
             self.load.think.describe(),
-            humantime::format_duration(self.timeout)
+            humantime::format_duration(self.connection.timeout)
         );
         let total: u32 = self.personas.iter().map(|p| p.weight).sum();
         for p in &self.personas {
@@ -143,7 +148,7 @@ impl Plan {
             Some(d) => writeln!(s, "  checkpoint every {}", humantime::format_duration(d)),
             None => writeln!(s, "  checkpoint off (the results are written at the end)"),
         };
-        let default_soak = super::SoakPlan::default();
+        let default_soak = SoakPlan::default();
         if self.soak.warmup != default_soak.warmup || self.soak.window.is_some() {
             let window = match self.soak.window {
                 Some(w) => span(w),

@@ -4,10 +4,10 @@
 //! (`idle`), and how long one long-lived session lasts (`lifetime`). Checked here once,
 //! against the persona's era and shape.
 
+use super::error::PlanError;
 use super::pause::Think;
-use super::persona::{EraMode, Shape};
 use super::quantity::parse_duration;
-use super::PlanError;
+use super::session_kind::{EraMode, Shape};
 use crate::profile::PersonaSection;
 use std::time::Duration;
 

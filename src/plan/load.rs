@@ -3,9 +3,9 @@
 //! when to stop (and when to give up on a target that stays unreachable). The curves are
 //! plan data; the schedule maths over them lives in `fleet::schedule`.
 
+use super::error::PlanError;
 use super::pause::{Backoff, Think, DEFAULT_BACKOFF};
 use super::quantity::{parse_duration, parse_rate};
-use super::PlanError;
 use crate::profile::{EventSection, LoadSection, StageSection};
 use std::time::Duration;
 

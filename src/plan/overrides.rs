@@ -3,8 +3,8 @@
 //! folder's `profile.toml` shows what actually ran. The flag names and help texts are a
 //! contract (users and scripts rely on them), like the rest of `cli.rs`.
 
-use super::persona::EraMode;
-use super::PlanError;
+use super::error::PlanError;
+use super::session_kind::EraMode;
 use crate::profile::{self, Profile, StageSection};
 use crate::protocol::TransportKind;
 use clap::builder::PossibleValue;
@@ -281,7 +281,7 @@ impl ClientArgs {
             || self.client_name.is_some()
             || !capabilities.is_empty();
         if p.personas.is_empty() && touches_personas {
-            p.personas.push(super::Persona::default_section());
+            p.personas.push(super::persona::Persona::default_section());
         }
         for persona in &mut p.personas {
             self.apply_to_persona(persona, &capabilities);

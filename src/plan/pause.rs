@@ -5,8 +5,8 @@
 //! takes the longer of the two, and starts the backoff over after a session that reached
 //! the server.
 
+use super::error::PlanError;
 use super::quantity::parse_duration;
-use super::PlanError;
 use rand::Rng;
 use std::time::Duration;
 

@@ -1,10 +1,16 @@
 //! `[[persona]]` sections resolved: era, versions, identity, capabilities, route and
 //! replies — all checked here once and pre-built for the hot path.
 
+use super::auth::AuthPlan;
+use super::client_faults::FaultMix;
+use super::error::PlanError;
+use super::habits::Habits;
 use super::quantity::parse_rate;
 use super::reply::ReplyPolicy;
+use super::scenario::Scenario;
+use super::session_kind::{EraMode, Shape};
 use super::target::{Route, Target};
-use super::{PlanError, Scenario};
+use super::tasks::TaskPolicy;
 use crate::metrics::PersonaId;
 use crate::profile::PersonaSection;
 use crate::protocol::meta::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION};
@@ -12,43 +18,6 @@ use crate::protocol::version::{legacy_versions, Era, LATEST_LEGACY, LATEST_MODER
 use crate::protocol::ProtocolVersion;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
-
-/// Which handshake a persona uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EraMode {
-    /// `initialize` → `notifications/initialized` (≤ 2025-11-25).
-    Legacy,
-    /// `server/discover` and per-request `_meta` (2026-07-28).
-    Modern,
-    /// Probe with `server/discover`, fall back to the handshake.
-    Auto,
-}
-
-impl EraMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            EraMode::Legacy => "legacy",
-            EraMode::Modern => "modern",
-            EraMode::Auto => "auto",
-        }
-    }
-
-    pub const ALL: [EraMode; 3] = [EraMode::Legacy, EraMode::Modern, EraMode::Auto];
-
-    pub fn from_name(s: &str) -> Option<EraMode> {
-        EraMode::ALL.into_iter().find(|e| e.name() == s)
-    }
-}
-
-/// How a persona's sessions live.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Shape {
-    /// Open, run the scenario once, close (handshake throughput).
-    Churn,
-    /// Stay open for the whole run, repeating the scenario; `pace` iterations per second
-    /// per session (`None`: back to back, with the load's think time between).
-    LongLived { pace: Option<f64> },
-}
 
 /// A resolved persona: everything a session needs, pre-built.
 #[derive(Debug, Clone)]
@@ -82,13 +51,13 @@ pub struct Persona {
     pub scenarios: Vec<usize>,
     pub scenario_weights: WeightedIndex<u32>,
     /// Abandoned sessions, keep-alive pings, idle pauses.
-    pub habits: super::Habits,
+    pub habits: Habits,
     /// Client-side faults a share of the sessions commit (`faults = [...]`).
-    pub faults: super::FaultMix,
+    pub faults: FaultMix,
     /// Bearer tokens on HTTP transports (`auth = {...}`).
-    pub auth: Option<super::AuthPlan>,
+    pub auth: Option<AuthPlan>,
     /// Task-augmented tool calls (`tasks = {...}`).
-    pub tasks: super::TaskPolicy,
+    pub tasks: TaskPolicy,
 }
 
 impl Persona {
@@ -175,7 +144,7 @@ impl Persona {
         let accept_versions = accept_versions(p, key, origin)?;
         let capabilities = capabilities(p, key, origin)?;
         let client_info = client_info(p);
-        let tasks = super::TaskPolicy::from_section(p, key, origin)?;
+        let tasks = TaskPolicy::from_section(p, key, origin)?;
         let mut initialize_params = json!({
             "protocolVersion": versions.legacy.as_str(),
             "capabilities": capabilities,
@@ -200,7 +169,7 @@ impl Persona {
             }
         };
         let shape = shape(p, key, origin)?;
-        let habits = super::Habits::from_section(p, versions.era, shape, key, origin)?;
+        let habits = Habits::from_section(p, versions.era, shape, key, origin)?;
         let max_input_rounds = p.max_input_rounds.unwrap_or(8);
         if max_input_rounds == 0 {
             return Err(err(
@@ -210,15 +179,9 @@ impl Persona {
             ));
         }
         let (chosen, scenario_weights) = chosen_scenarios(p, scenarios, key, origin)?;
-        let faults = super::FaultMix::from_section(
-            p,
-            versions.era,
-            route.transport,
-            &capabilities,
-            key,
-            origin,
-        )?;
-        let auth = super::AuthPlan::from_section(p, route.transport, key, origin)?;
+        let faults =
+            FaultMix::from_section(p, versions.era, route.transport, &capabilities, key, origin)?;
+        let auth = AuthPlan::from_section(p, route.transport, key, origin)?;
         Ok(Persona {
             id,
             name: p.name.clone(),

@@ -2,7 +2,7 @@
 //! `"16MiB"`), read
 //! into numbers with an error that names the key.
 
-use super::PlanError;
+use super::error::PlanError;
 use std::time::Duration;
 
 /// `"250ms"`, `"10s"`, `"5m"` → a duration.

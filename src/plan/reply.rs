@@ -2,8 +2,8 @@
 //! elicitation, roots), resolved from the persona's section and checked against the
 //! capabilities it declares.
 
+use super::error::PlanError;
 use super::quantity::parse_duration;
-use super::PlanError;
 use crate::profile::{self, PersonaSection};
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};

@@ -2,9 +2,9 @@
 //! interned into [`ToolId`]s so the hot path indexes arrays instead of hashing names.
 
 use super::capture::Capture;
+use super::error::PlanError;
 use super::quantity::parse_duration;
 use super::template::{Template, TemplateContext};
-use super::PlanError;
 use crate::metrics::{Phase, ToolId};
 use crate::profile::{self, ScenarioSection, Step as RawStep};
 use crate::protocol::methods;

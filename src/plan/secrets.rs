@@ -3,7 +3,8 @@
 //! are expanded when the plan is resolved; the profile keeps what the user wrote, so the
 //! results folder's `profile.toml` names the variables and files, never their contents.
 
-use super::{Plan, PlanError};
+use super::error::PlanError;
+use super::Plan;
 use crate::profile::Profile;
 use crate::redact::{self, MASK};
 

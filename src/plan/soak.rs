@@ -3,7 +3,7 @@
 //! leak slopes and drift; the drift window is the length of the first and last steady
 //! windows compared.
 
-use super::PlanError;
+use super::error::PlanError;
 use crate::profile::SoakSection;
 use std::time::Duration;
 

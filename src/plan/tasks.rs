@@ -1,7 +1,7 @@
 //! `tasks = {...}` of a persona resolved: which tool calls become task-augmented
 //! (protocol 2025-11-25), how they are polled and how many are cancelled.
 
-use super::PlanError;
+use super::error::PlanError;
 use crate::profile::PersonaSection;
 use crate::protocol::version::LATEST_LEGACY;
 use serde_json::{json, Value};

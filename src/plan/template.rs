@@ -8,7 +8,7 @@
 //! (a string without its quotes, anything else as compact JSON). `$${` is a literal `${`.
 
 use super::data::{PoolId, Pools};
-use super::PlanError;
+use super::error::PlanError;
 use serde_json::Value;
 
 /// What a `${…}` names.

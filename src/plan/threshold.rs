@@ -9,7 +9,8 @@ mod series;
 
 pub use series::SERIES_PREFIXES;
 
-use super::{Persona, PlanError};
+use super::error::PlanError;
+use super::persona::Persona;
 use crate::metrics::Phase;
 use serde::{Deserialize, Serialize};
 

@@ -3,8 +3,8 @@
 //! processes and the cgroup exist is checked when the run starts (they may be started
 //! between `validate` and `run`).
 
+use super::error::PlanError;
 use super::secrets::{expand, refuse_masked, url_is_masked};
-use super::PlanError;
 use crate::profile::WatchSection;
 use crate::redact;
 use std::path::PathBuf;

@@ -677,7 +677,7 @@ fn load_info(plan: &Plan) -> LoadInfo {
         duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
         think: plan.load.think.describe(),
         description: plan.load.describe(),
-        timeout_ms: plan.timeout.as_secs_f64() * 1000.0,
+        timeout_ms: plan.connection.timeout.as_secs_f64() * 1000.0,
     }
 }
 

@@ -9,6 +9,7 @@ use super::stdio::{StdioCommand, StdioTransport};
 use super::ws::{WsEndpoint, WsTransport};
 use super::{Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::plan::Connection;
 use crate::protocol::jsonrpc::encode_request;
 use futures::stream::{self, BoxStream, StreamExt};
 use std::sync::Arc;
@@ -20,6 +21,15 @@ use tokio::net::{TcpListener, TcpStream};
 const LIMIT: usize = 1024;
 /// The request timeout the tests set.
 const TIMEOUT: Duration = Duration::from_millis(300);
+
+/// The connection the tests set: the small limit and the short timeout.
+fn limited() -> Connection {
+    Connection {
+        timeout: TIMEOUT,
+        max_message_bytes: LIMIT,
+        ..Connection::default()
+    }
+}
 /// Bound on any wait in these tests.
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -100,11 +110,7 @@ fn two_reads(first: String, later: Option<String>) -> BoxStream<'static, Vec<u8>
 
 fn http_endpoint(addr: &str) -> Arc<HttpEndpoint> {
     let url = url::Url::parse(&format!("http://{addr}/mcp")).expect("url");
-    Arc::new(
-        HttpEndpoint::new(&url, Vec::new(), TIMEOUT, false)
-            .expect("endpoint")
-            .with_max_message(LIMIT),
-    )
+    Arc::new(HttpEndpoint::new(&url, limited()).expect("endpoint"))
 }
 
 async fn http_request(addr: &str) -> HttpTransport {
@@ -237,14 +243,8 @@ async fn http_get_stream_and_delete_are_bounded_by_the_timeout() {
 }
 
 fn sse_endpoint(addr: &str) -> Arc<SseEndpoint> {
-    Arc::new(SseEndpoint {
-        url: format!("http://{addr}/sse").parse().expect("url"),
-        headers: Vec::new(),
-        connect_timeout: TIMEOUT,
-        insecure: false,
-        sources: Default::default(),
-        max_message: LIMIT,
-    })
+    let url = format!("http://{addr}/sse").parse().expect("url");
+    Arc::new(SseEndpoint::new(url, limited()))
 }
 
 /// Legacy SSE: the stream gives the endpoint, then `event` (if any); every POST is
@@ -316,14 +316,8 @@ async fn websocket_message_over_the_limit() {
         let _ = futures::SinkExt::send(&mut ws, big.into()).await;
         tokio::time::sleep(WAIT).await;
     });
-    let ep = Arc::new(WsEndpoint {
-        url: format!("ws://{addr}/ws").parse().expect("url"),
-        headers: Vec::new(),
-        connect_timeout: TIMEOUT,
-        insecure: false,
-        sources: Default::default(),
-        max_message: LIMIT,
-    });
+    let url = format!("ws://{addr}/ws").parse().expect("url");
+    let ep = Arc::new(WsEndpoint::new(url, limited()));
     let mut t = WsTransport::connect(ep, None).await.expect("connect");
     assert_too_large(&next(t.recv()).await, None);
 }
@@ -338,7 +332,7 @@ async fn stdio_line_over_the_limit() {
         ],
         env: Vec::new(),
         grace: Duration::from_millis(100),
-        max_message: LIMIT,
+        max_message_bytes: LIMIT,
         children: Default::default(),
     };
     let mut t = StdioTransport::spawn(&cmd).expect("spawn");

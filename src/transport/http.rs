@@ -15,118 +15,33 @@
 //! see connection setup as its own phase and must own its connections (a shared client
 //! pool hides both), and because hyper's fixed cost per connection (~29 KiB, a driver
 //! task) was most of a long-lived session's memory.
+//!
+//! Beside this file: [`endpoint`] (where sessions connect, resolved once per run),
+//! [`conn`] (a session's connections), [`request`] (one request, encoded), [`flow`]
+//! (one answer's items), [`answer`] (what an answer means) and [`h1`] (HTTP/1.1).
 
+mod answer;
 mod conn;
+mod endpoint;
 mod flow;
 pub(crate) mod h1;
+mod request;
+
+pub use answer::exchange_over;
+pub use endpoint::HttpEndpoint;
 
 use super::{Received, TransportError};
 use crate::metrics::FailureKind;
-use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use answer::{status_error, too_large_or_default, within};
 use conn::Pool;
 use flow::{Flow, Item};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
-use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
+use http::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use http::{Method, StatusCode};
-use rustls::pki_types::ServerName;
+use request::{build_request, SessionHeaders};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
-
-const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-const ACCEPT_SSE: &str = "text/event-stream";
-
-/// Where and how to reach the endpoint; shared by every session of a run.
-#[derive(Debug)]
-pub struct HttpEndpoint {
-    /// host:port to connect to.
-    pub addr: String,
-    /// Host header value.
-    pub authority: HeaderValue,
-    /// Request target in origin form (path and query).
-    pub path: http::Uri,
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    pub connect_timeout: Duration,
-    /// Local addresses to connect from, in turn.
-    pub sources: Arc<super::tcp::SourceAddrs>,
-    /// `--keep-alive`: connections outlive sessions and are reused by later ones.
-    pub keep_alive: Option<Arc<conn::SharedIdle>>,
-    /// `--max-message-size`: the largest body, SSE event or response head we hold.
-    pub max_message: usize,
-    /// Set for `https://`.
-    tls: Option<TlsTarget>,
-    /// `--insecure`, for the auth exchanges beside the session (metadata, tokens).
-    insecure: bool,
-}
-
-/// What every TLS handshake of an endpoint needs; the config is built once.
-#[derive(Debug)]
-struct TlsTarget {
-    config: Arc<rustls::ClientConfig>,
-    server_name: ServerName<'static>,
-}
-
-impl HttpEndpoint {
-    /// `insecure` accepts any server certificate (`--insecure`); only used for https.
-    pub fn new(
-        url: &url::Url,
-        headers: Vec<(HeaderName, HeaderValue)>,
-        connect_timeout: Duration,
-        insecure: bool,
-    ) -> Result<HttpEndpoint, TransportError> {
-        let bad = |what: String| TransportError::new(FailureKind::ConnectFailed, what);
-        let address = super::address::Address::parse(url, ("http", "https")).map_err(bad)?;
-        let tls = if address.secure {
-            Some(TlsTarget {
-                config: super::tls::client_config(insecure),
-                server_name: address
-                    .server_name()
-                    .map_err(|e| bad(format!("{}: {e}", crate::redact::url(url))))?,
-            })
-        } else {
-            None
-        };
-        Ok(HttpEndpoint {
-            addr: address.connect,
-            authority: address.authority,
-            path: address.path,
-            headers,
-            connect_timeout,
-            sources: Arc::default(),
-            keep_alive: None,
-            max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
-            tls,
-            insecure,
-        })
-    }
-
-    /// The endpoint's URL (the resource a token is for) and `--insecure`.
-    pub fn url(&self) -> Option<(url::Url, bool)> {
-        let scheme = if self.tls.is_some() { "https" } else { "http" };
-        let text = format!("{scheme}://{}{}", self.authority.to_str().ok()?, self.path);
-        Some((url::Url::parse(&text).ok()?, self.insecure))
-    }
-
-    /// Reuse connections across sessions (a pooled HTTP agent) instead of one set per
-    /// session.
-    pub fn with_keep_alive(mut self, on: bool) -> Self {
-        self.keep_alive = on.then(Arc::default);
-        self
-    }
-
-    /// Refuse server messages larger than `bytes` (`--max-message-size`).
-    pub fn with_max_message(mut self, bytes: usize) -> Self {
-        self.max_message = bytes;
-        self
-    }
-
-    /// Connect from these local addresses, in turn.
-    pub fn with_sources(mut self, sources: Arc<super::tcp::SourceAddrs>) -> Self {
-        self.sources = sources;
-        self
-    }
-}
 
 /// What the standalone GET stream request found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,15 +60,6 @@ pub struct HttpStats {
     pub resumptions: u32,
     /// Times the standalone GET stream was reopened after it ended or broke.
     pub get_stream_reconnects: u32,
-}
-
-/// The session headers every request after `initialize` carries.
-#[derive(Debug, Clone, Default)]
-struct SessionHeaders {
-    id: Option<HeaderValue>,
-    version: Option<HeaderValue>,
-    /// The session's `Authorization: Bearer …` (sensitive), on every request.
-    auth: Option<HeaderValue>,
 }
 
 pub struct HttpTransport {
@@ -262,7 +168,10 @@ impl HttpTransport {
         let resp = lease.send(req).await?;
         let status = resp.status;
         let challenge = super::auth::challenge(status, &resp.headers);
-        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let body = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT => {
@@ -288,7 +197,7 @@ impl HttpTransport {
     /// reopened with `Last-Event-ID`, up to three times in a row. A server that sits on
     /// the response head (or drips a refusal's body) is given the request timeout.
     pub async fn open_get_stream(&mut self) -> Result<GetStream, TransportError> {
-        let limit = self.pool.endpoint.connect_timeout;
+        let limit = self.pool.endpoint.connection.timeout;
         within(limit, "the GET stream", self.get_stream()).await
     }
 
@@ -304,7 +213,10 @@ impl HttpTransport {
         }
         let content_type = resp.headers.get(CONTENT_TYPE).cloned();
         let challenge = super::auth::challenge(status, &resp.headers);
-        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let body = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         let body = too_large_or_default(body)?;
         match status {
             StatusCode::METHOD_NOT_ALLOWED => Ok(GetStream::NotOffered),
@@ -342,7 +254,7 @@ impl HttpTransport {
             self.pool.give_back();
             return Ok(());
         }
-        let limit = self.pool.endpoint.connect_timeout;
+        let limit = self.pool.endpoint.connection.timeout;
         within(limit, "the DELETE", self.delete()).await
     }
 
@@ -351,7 +263,10 @@ impl HttpTransport {
         let req = self.request(Method::DELETE, &[], &[]);
         let resp = lease.send(req).await?;
         let status = resp.status;
-        let _ = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let _ = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         self.pool.give_back();
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
             Ok(())
@@ -361,156 +276,6 @@ impl HttpTransport {
                 format!("DELETE answered {status}"),
             ))
         }
-    }
-}
-
-/// One POST of `body` over `io` and its answer read as a session reads it (the head
-/// within the limits `limit` sets, the body up to `limit`): the status and the body's
-/// length. For the fuzz target (`fuzz/fuzz_targets/http_response.rs`).
-#[doc(hidden)]
-pub async fn exchange_over(
-    io: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    body: &[u8],
-    limit: usize,
-) -> Result<(u16, usize), TransportError> {
-    let host = HeaderValue::from_static("fuzz");
-    let request = h1::encode_request(&Method::POST, "/mcp", &[(&HOST, &host)], body);
-    let max_head = super::response_head_limit(limit);
-    let (head, mut body) = h1::Conn::over(io).exchange(&request, max_head).await?;
-    let mut read = 0;
-    while let Some(piece) = body.frame().await {
-        read += piece?.len();
-        if read > limit {
-            break;
-        }
-    }
-    Ok((head.status.as_u16(), read))
-}
-
-/// `exchange` within the request timeout, else a `timeout` failure naming `what`. A
-/// combinator, not an `async fn`: an `async fn` would hold `exchange` twice, as its
-/// argument and inside the timeout (BENCHMARKS, issue 15: future sizes).
-fn within<'a, T: 'a>(
-    limit: Duration,
-    what: &'a str,
-    exchange: impl std::future::Future<Output = Result<T, TransportError>> + 'a,
-) -> impl std::future::Future<Output = Result<T, TransportError>> + 'a {
-    use futures::FutureExt;
-    tokio::time::timeout(limit, exchange).map(move |r| {
-        r.unwrap_or_else(|_| {
-            Err(TransportError::new(
-                FailureKind::Timeout,
-                format!(
-                    "{what} was not answered within {}",
-                    humantime::format_duration(limit)
-                ),
-            ))
-        })
-    })
-}
-
-/// A request to the endpoint with the session's headers, encoded for one write. A GET
-/// asks for an event stream, resuming after `last_event_id` when given; `extra` fields
-/// come last and replace any of the same name.
-fn build_request(
-    ep: &HttpEndpoint,
-    method: Method,
-    body: &[u8],
-    session: &SessionHeaders,
-    last_event_id: Option<&str>,
-    extra: &[(HeaderName, HeaderValue)],
-) -> Vec<u8> {
-    // The fields in order, a later one replacing an earlier one of the same name (as
-    // a `HeaderMap` would, without building one for every request).
-    let (content_type, accept) = (CONTENT_TYPE, ACCEPT);
-    let json = HeaderValue::from_static("application/json");
-    let (both, sse) = (
-        HeaderValue::from_static(ACCEPT_BOTH),
-        HeaderValue::from_static(ACCEPT_SSE),
-    );
-    let (last_event, id, version, auth) = (
-        LAST_EVENT_ID,
-        MCP_SESSION_ID,
-        MCP_PROTOCOL_VERSION,
-        AUTHORIZATION,
-    );
-    let resume = last_event_id.and_then(|id| HeaderValue::from_str(id).ok());
-    let mut h: Vec<(&HeaderName, &HeaderValue)> =
-        Vec::with_capacity(6 + ep.headers.len() + extra.len());
-    let mut set = |k, v| match h.iter_mut().find(|(name, _)| *name == k) {
-        Some(field) => field.1 = v,
-        None => h.push((k, v)),
-    };
-    let host = HOST;
-    set(&host, &ep.authority);
-    if method == Method::POST {
-        set(&content_type, &json);
-        set(&accept, &both);
-    } else if method == Method::GET {
-        set(&accept, &sse);
-        if let Some(v) = &resume {
-            set(&last_event, v);
-        }
-    }
-    if let Some(v) = &session.id {
-        set(&id, v);
-    }
-    if let Some(v) = &session.version {
-        set(&version, v);
-    }
-    for (k, v) in &ep.headers {
-        set(k, v);
-    }
-    if let Some(v) = &session.auth {
-        set(&auth, v);
-    }
-    for (k, v) in extra {
-        set(k, v);
-    }
-    let target = ep.path.path_and_query().map_or("/", |pq| pq.as_str());
-    h1::encode_request(&method, target, &h, body)
-}
-
-/// What a non-2xx answer means. A 404 on a live session is the server forgetting it; a
-/// body that is a JSON-RPC error is that error (the 2026-07-28 era answers -32020…-32022
-/// with 400, and its `data` matters for version negotiation); anything else is the status.
-fn status_error(
-    status: StatusCode,
-    had_session: bool,
-    challenge: Option<&str>,
-    body: &[u8],
-) -> TransportError {
-    if status == StatusCode::NOT_FOUND && had_session {
-        return TransportError::new(
-            FailureKind::SessionExpired,
-            super::with_body("404 on a live session".into(), body),
-        );
-    }
-    if let Ok(crate::protocol::Incoming::Response {
-        outcome: Err(e), ..
-    }) = crate::protocol::Incoming::parse(body)
-    {
-        let mut err = TransportError::new(
-            FailureKind::RpcError(e.code),
-            format!("HTTP {status}: {} ({})", e.message, e.code),
-        );
-        err.data = e.data;
-        return err;
-    }
-    TransportError::new(
-        FailureKind::HttpStatus(status.as_u16()),
-        super::with_body(
-            super::auth::with_challenge(format!("HTTP {status}"), challenge),
-            body,
-        ),
-    )
-}
-
-/// A body over the limit fails the exchange; a broken one leaves only the status to go by.
-fn too_large_or_default(body: Result<Vec<u8>, TransportError>) -> Result<Vec<u8>, TransportError> {
-    match body {
-        Err(e) if e.kind == FailureKind::MessageTooLarge => Err(e),
-        other => Ok(other.unwrap_or_default()),
     }
 }
 

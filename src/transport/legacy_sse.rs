@@ -12,20 +12,21 @@
 pub(crate) mod conn;
 
 use super::sse::{SseError, SseEvent, SseParser};
+use super::tcp::SourceAddrs;
 use super::{classify, excerpt, too_large, Carrier, Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::plan::Connection;
 use crate::protocol::jsonrpc::Malformed;
 use bytes::Bytes;
 use conn::{connect_failed, open, send_failed, Target};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use http::{HeaderName, HeaderValue, Method, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use hyper::client::conn::http1::SendRequest;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Most of an error body we read (for the report's excerpt).
@@ -36,15 +37,21 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 pub struct SseEndpoint {
     /// The SSE URL (conventionally `/sse`).
     pub url: url::Url,
-    /// Extra headers on every request (GET and POSTs).
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    pub connect_timeout: Duration,
-    /// Skip TLS certificate verification (`--insecure`).
-    pub insecure: bool,
-    /// Local addresses to connect from, in turn.
-    pub sources: Arc<super::tcp::SourceAddrs>,
-    /// `--max-message-size`: the largest SSE event or response head we hold.
-    pub max_message: usize,
+    /// How sessions connect: headers (on the GET and every POST), timeout, message limit
+    /// (the largest SSE event or response head we hold), `--insecure`, source addresses.
+    pub connection: Connection,
+    /// `connection.source_addresses`, taken in turn.
+    pub sources: SourceAddrs,
+}
+
+impl SseEndpoint {
+    pub fn new(url: url::Url, connection: Connection) -> SseEndpoint {
+        SseEndpoint {
+            url,
+            sources: SourceAddrs::new(connection.source_addresses.clone()),
+            connection,
+        }
+    }
 }
 
 /// A connection for POSTs.
@@ -92,10 +99,12 @@ impl SseTransport {
     ) -> Result<SseTransport, TransportError> {
         let target = Target::new(&ep.url).map_err(connect_failed)?;
         let mut stage = "connecting";
-        let opened = tokio::time::timeout(ep.connect_timeout, async {
-            let mut sender = open(&target, ep.insecure, &ep.sources, ep.max_message).await?;
+        let connection = &ep.connection;
+        let opened = tokio::time::timeout(connection.timeout, async {
+            let limit = connection.max_message_bytes;
+            let mut sender = open(&target, connection.insecure, &ep.sources, limit).await?;
             stage = "waiting for the response to the GET";
-            let mut req = target.request(Method::GET, Vec::new(), &ep.headers);
+            let mut req = target.request(Method::GET, Vec::new(), &connection.headers);
             req.headers_mut()
                 .insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
             if let Some(v) = &bearer {
@@ -111,7 +120,7 @@ impl SseTransport {
             check_stream_response(&ep.url, resp.status(), resp.headers())?;
             let mut body = resp.into_body();
             stage = "waiting for the `endpoint` event";
-            let mut parser = SseParser::with_limit(ep.max_message);
+            let mut parser = SseParser::with_limit(connection.max_message_bytes);
             let mut pending = VecDeque::new();
             let post_url = loop {
                 let events = read_events(&mut body, &mut parser, &mut pending).await?;
@@ -147,7 +156,7 @@ impl SseTransport {
                     format!(
                         "{}: no `endpoint` event within {:?} ({stage})",
                         crate::redact::url(&ep.url),
-                        ep.connect_timeout
+                        ep.connection.timeout
                     ),
                 ))
             }
@@ -196,12 +205,12 @@ impl SseTransport {
         // state is large; inline, every request's future would carry it
         // (results/BENCHMARKS.md, issue 15: future sizes).
         let sender = tokio::time::timeout(
-            ep.connect_timeout,
+            ep.connection.timeout,
             Box::pin(open(
                 &self.post_target,
-                ep.insecure,
+                ep.connection.insecure,
                 &ep.sources,
-                ep.max_message,
+                ep.connection.max_message_bytes,
             )),
         )
         .await
@@ -227,9 +236,9 @@ impl SseTransport {
         TransportError,
     > {
         let i = self.ready_conn().await?;
-        let mut req = self
-            .post_target
-            .request(Method::POST, bytes, &self.endpoint.headers);
+        let mut req =
+            self.post_target
+                .request(Method::POST, bytes, &self.endpoint.connection.headers);
         req.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if let Some(v) = &self.bearer {
@@ -241,7 +250,7 @@ impl SseTransport {
         let response = conn.sender.send_request(req);
         // A server that never answers the POST, or drips its body, holds the task and
         // the connection no longer than the request timeout.
-        let limit = self.endpoint.connect_timeout;
+        let limit = self.endpoint.connection.timeout;
         Ok(async move {
             let outcome = match tokio::time::timeout(limit, finish_post(response)).await {
                 Ok(outcome) => outcome,

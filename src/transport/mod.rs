@@ -69,11 +69,11 @@ impl TransportError {
 }
 
 /// The largest response head an HTTP transport holds under the message limit
-/// `max_message`: hyper's bounds (an 8 KiB read buffer at least, its default of 8 KiB +
-/// 100 headers of 4 KiB at most), kept by our own HTTP/1.1 connection too. A larger head
-/// is `message_too_large`.
-pub(crate) fn response_head_limit(max_message: usize) -> usize {
-    max_message.clamp(8192, 8192 + 4096 * 100)
+/// `max_message_bytes`: hyper's bounds (an 8 KiB read buffer at least, its default of
+/// 8 KiB + 100 headers of 4 KiB at most), kept by our own HTTP/1.1 connection too. A
+/// larger head is `message_too_large`.
+pub(crate) fn response_head_limit(max_message_bytes: usize) -> usize {
+    max_message_bytes.clamp(8192, 8192 + 4096 * 100)
 }
 
 /// The failure a message over the limit becomes, on every transport alike.
@@ -296,8 +296,8 @@ impl Endpoint {
     pub fn auth_target(&self) -> Option<(url::Url, bool)> {
         match self {
             Endpoint::Http(ep) => ep.url(),
-            Endpoint::Sse(ep) => Some((ep.url.clone(), ep.insecure)),
-            Endpoint::Ws(ep) => Some((ep.url.clone(), ep.insecure)),
+            Endpoint::Sse(ep) => Some((ep.url.clone(), ep.connection.insecure)),
+            Endpoint::Ws(ep) => Some((ep.url.clone(), ep.connection.insecure)),
             Endpoint::Stdio(_) => None,
         }
     }

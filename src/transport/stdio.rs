@@ -32,9 +32,9 @@ pub struct StdioCommand {
     pub env: Vec<(String, String)>,
     /// How long to wait at each shutdown step (after closing stdin, after SIGTERM).
     pub grace: Duration,
-    /// `--max-message-size`: the longest line we hold; the rest of a longer one is
-    /// skipped unread into memory.
-    pub max_message: usize,
+    /// `--max-message-size` (the plan's `Connection::max_message_bytes`): the longest
+    /// line we hold; the rest of a longer one is skipped unread into memory.
+    pub max_message_bytes: usize,
     /// Where the live children are listed for the resource watcher.
     pub children: ChildRegistry,
 }
@@ -133,7 +133,7 @@ impl StdioTransport {
             child,
             pgid,
             stdin: Some(stdin),
-            stdout: FramedRead::new(stdout, StdoutLines::new(cmd.max_message)),
+            stdout: FramedRead::new(stdout, StdoutLines::new(cmd.max_message_bytes)),
             stderr: tail,
             stderr_task: Some(stderr_task),
             grace: cmd.grace,

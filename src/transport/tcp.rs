@@ -6,7 +6,6 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use tokio::net::{lookup_host, TcpSocket, TcpStream};
 
 /// The local addresses a run connects from, used in turn; empty = the system's choice.
@@ -17,11 +16,11 @@ pub struct SourceAddrs {
 }
 
 impl SourceAddrs {
-    pub fn new(addrs: Vec<IpAddr>) -> Arc<SourceAddrs> {
-        Arc::new(SourceAddrs {
+    pub fn new(addrs: Vec<IpAddr>) -> SourceAddrs {
+        SourceAddrs {
             addrs,
             next: AtomicUsize::new(0),
-        })
+        }
     }
 
     fn pick(&self, family_v6: bool) -> Option<IpAddr> {

@@ -10,6 +10,7 @@ use super::legacy_sse::{SseEndpoint, SseTransport};
 use super::ws::{WsEndpoint, WsTransport};
 use super::Received;
 use crate::metrics::FailureKind;
+use crate::plan::Connection;
 use crate::protocol::jsonrpc::encode_request;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -21,6 +22,15 @@ use tokio::net::{TcpListener, TcpStream};
 
 const LIMIT: usize = 1024;
 const TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The connection the tests set: the small limit and the short timeout.
+fn limited() -> Connection {
+    Connection {
+        timeout: TIMEOUT,
+        max_message_bytes: LIMIT,
+        ..Connection::default()
+    }
+}
 /// Most items one case reads before it must have ended.
 const MAX_ITEMS: usize = 64;
 
@@ -108,9 +118,7 @@ async fn one_shot(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> S
 async fn http_case(response: Vec<u8>) {
     let addr = one_shot(move |_| response.clone()).await;
     let url = url::Url::parse(&format!("http://{addr}/mcp")).expect("url");
-    let ep = HttpEndpoint::new(&url, Vec::new(), TIMEOUT, false)
-        .expect("endpoint")
-        .with_max_message(LIMIT);
+    let ep = HttpEndpoint::new(&url, limited()).expect("endpoint");
     let Ok(mut t) = HttpTransport::connect(Arc::new(ep)).await else {
         return;
     };
@@ -149,14 +157,8 @@ fn upgrade(head: &str) -> Vec<u8> {
 
 async fn ws_case(frames: Vec<u8>) -> Vec<Received> {
     let addr = one_shot(move |head| [upgrade(head), frames.clone()].concat()).await;
-    let ep = Arc::new(WsEndpoint {
-        url: format!("ws://{addr}/ws").parse().expect("url"),
-        headers: Vec::new(),
-        connect_timeout: TIMEOUT,
-        insecure: false,
-        sources: Default::default(),
-        max_message: LIMIT,
-    });
+    let url = format!("ws://{addr}/ws").parse().expect("url");
+    let ep = Arc::new(WsEndpoint::new(url, limited()));
     let mut t = WsTransport::connect(ep, None)
         .await
         .expect("the upgrade is valid");
@@ -182,14 +184,8 @@ async fn legacy_case(stream: Vec<u8>) {
         [head.as_bytes(), &stream].concat()
     })
     .await;
-    let ep = Arc::new(SseEndpoint {
-        url: format!("http://{addr}/sse").parse().expect("url"),
-        headers: Vec::new(),
-        connect_timeout: TIMEOUT,
-        insecure: false,
-        sources: Default::default(),
-        max_message: LIMIT,
-    });
+    let url = format!("http://{addr}/sse").parse().expect("url");
+    let ep = Arc::new(SseEndpoint::new(url, limited()));
     let Ok(mut t) = SseTransport::connect(ep, None).await else {
         return;
     };

@@ -6,11 +6,13 @@
 //! upgrade) so each failure names the step that failed; the connect timeout bounds all
 //! three. Binary frames are refused with close code 1003, as SEP-1288 drafts say.
 
+use super::tcp::SourceAddrs;
 use super::{classify, Carrier, Received, TransportError};
 use crate::metrics::FailureKind;
+use crate::plan::Connection;
 use crate::protocol::headers::WS_SUBPROTOCOL;
 use futures::{SinkExt, StreamExt};
-use http::{HeaderName, HeaderValue};
+use http::HeaderValue;
 use rustls::pki_types::ServerName;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,16 +38,23 @@ const READ_BUFFER_BYTES: usize = 2 * 1024;
 pub struct WsEndpoint {
     /// `ws://` or `wss://`.
     pub url: url::Url,
-    /// Extra headers on the upgrade request (e.g. Authorization).
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    pub connect_timeout: Duration,
-    /// Skip TLS certificate verification (`--insecure`).
-    pub insecure: bool,
-    /// Local addresses to connect from, in turn.
-    pub sources: Arc<super::tcp::SourceAddrs>,
-    /// `--max-message-size`: the largest message (and frame) we accept; tungstenite
-    /// refuses a longer frame from its header, before reading the payload.
-    pub max_message: usize,
+    /// How sessions connect: headers (on the upgrade request), timeout (TCP, TLS and
+    /// upgrade together), message limit (the largest message and frame we accept;
+    /// tungstenite refuses a longer frame from its header, before reading the payload),
+    /// `--insecure`, source addresses.
+    pub connection: Connection,
+    /// `connection.source_addresses`, taken in turn.
+    pub sources: SourceAddrs,
+}
+
+impl WsEndpoint {
+    pub fn new(url: url::Url, connection: Connection) -> WsEndpoint {
+        WsEndpoint {
+            url,
+            sources: SourceAddrs::new(connection.source_addresses.clone()),
+            connection,
+        }
+    }
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -83,22 +92,23 @@ impl WsTransport {
             let stream = match &target.tls {
                 None => MaybeTlsStream::Plain(tcp),
                 Some(name) => {
-                    let tls =
-                        tokio_rustls::TlsConnector::from(super::tls::client_config(ep.insecure))
-                            .connect(name.clone(), tcp)
-                            .await
-                            .map_err(|e| {
-                                connect_failed(format!("TLS handshake with {}: {e}", target.addr()))
-                            })?;
+                    let tls = tokio_rustls::TlsConnector::from(super::tls::client_config(
+                        ep.connection.insecure,
+                    ))
+                    .connect(name.clone(), tcp)
+                    .await
+                    .map_err(|e| {
+                        connect_failed(format!("TLS handshake with {}: {e}", target.addr()))
+                    })?;
                     MaybeTlsStream::Rustls(tls)
                 }
             };
-            let config = socket_config(ep.max_message);
+            let config = socket_config(ep.connection.max_message_bytes);
             tokio_tungstenite::client_async_with_config(request, stream, Some(config))
                 .await
                 .map_err(|e| upgrade_failed(&ep.url, e))
         };
-        let (ws, response) = match tokio::time::timeout(ep.connect_timeout, steps).await {
+        let (ws, response) = match tokio::time::timeout(ep.connection.timeout, steps).await {
             Ok(result) => result?,
             Err(_) => {
                 return Err(TransportError::new(
@@ -106,7 +116,7 @@ impl WsTransport {
                     format!(
                         "no WebSocket session with {} within {} ({})",
                         crate::redact::url(&ep.url),
-                        humantime::format_duration(ep.connect_timeout),
+                        humantime::format_duration(ep.connection.timeout),
                         if target.tls.is_some() {
                             "TCP, TLS and upgrade"
                         } else {
@@ -257,14 +267,14 @@ impl WsTransport {
 }
 
 /// The socket settings of every session: a small read buffer, and messages and frames
-/// up to `max_message` bytes (tungstenite refuses a longer frame from its header, before
+/// up to `max_message_bytes` (tungstenite refuses a longer frame from its header, before
 /// reading the payload). Public so that the parser tests and fuzz targets read frames
 /// exactly as sessions do.
-pub fn socket_config(max_message: usize) -> WebSocketConfig {
+pub fn socket_config(max_message_bytes: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
-        .max_message_size(Some(max_message))
-        .max_frame_size(Some(max_message))
+        .max_message_size(Some(max_message_bytes))
+        .max_frame_size(Some(max_message_bytes))
 }
 
 /// Where to connect and the TLS server name, taken from the URL once per connect.
@@ -304,7 +314,7 @@ fn upgrade_request(ep: &WsEndpoint) -> Result<http::Request<()>, TransportError>
         .into_client_request()
         .map_err(|e| connect_failed(format!("{}: {e}", crate::redact::url(&ep.url))))?;
     let headers = request.headers_mut();
-    for (k, v) in &ep.headers {
+    for (k, v) in &ep.connection.headers {
         headers.insert(k.clone(), v.clone());
     }
     headers.insert(

@@ -71,7 +71,7 @@ impl Credentials {
             anonymous_walked: Mutex::new(vec![false; personas.len()]),
             personas,
             audience_checked: Mutex::default(),
-            limit: plan.timeout,
+            limit: plan.connection.timeout,
         })
     }
 

@@ -2,7 +2,10 @@
 //! it commits (with their shares), how it authenticates (the kind of token source, the
 //! token URL and client id — never a token or a secret), its task policy.
 
-use crate::plan::{AuthPlan, FaultMix, Persona, TaskCalls, TaskPolicy, TokenSource};
+use crate::plan::auth::{AuthPlan, TokenSource};
+use crate::plan::client_faults::FaultMix;
+use crate::plan::persona::Persona;
+use crate::plan::tasks::{TaskCalls, TaskPolicy};
 use std::fmt::Write;
 
 /// The `faults`, `auth` and `tasks` lines of one persona (empty when it has none of

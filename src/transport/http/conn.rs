@@ -3,8 +3,8 @@
 //! a time and an SSE response can hold it for long. The connections are our own
 //! ([`super::h1`]): between exchanges one is its socket and nothing more.
 
+use super::endpoint::HttpEndpoint;
 use super::h1::{self, Conn};
-use super::HttpEndpoint;
 use crate::metrics::FailureKind;
 use crate::transport::TransportError;
 use bytes::Bytes;
@@ -64,7 +64,7 @@ impl Pool {
     /// Open a connection and keep it idle (the session's `connect` phase); with
     /// keep-alive, take a ready one from the endpoint's shared pool if there is one.
     pub async fn open_idle(self: &Arc<Self>) -> Result<(), TransportError> {
-        if let Some(shared) = &self.endpoint.keep_alive {
+        if let Some(shared) = &self.endpoint.shared_idle {
             if let Some(conn) = take_reusable(&mut shared.list()) {
                 self.idle().push(conn);
                 return Ok(());
@@ -78,7 +78,7 @@ impl Pool {
     /// The session is over: with keep-alive its idle connections go back to the
     /// endpoint's shared pool (bounded); without, they are dropped and closed.
     pub fn give_back(&self) {
-        if let Some(shared) = &self.endpoint.keep_alive {
+        if let Some(shared) = &self.endpoint.shared_idle {
             let mut mine = self.idle();
             let mut list = shared.list();
             let room = SHARED_IDLE_MAX.saturating_sub(list.len());
@@ -129,7 +129,7 @@ impl Pool {
                 }
             }
         };
-        let conn = match tokio::time::timeout(ep.connect_timeout, setup).await {
+        let conn = match tokio::time::timeout(ep.connection.timeout, setup).await {
             Ok(r) => r?,
             Err(_) => {
                 return Err(TransportError::new(
@@ -203,7 +203,8 @@ impl Lease {
                     "the connection was already used",
                 ));
             };
-            let max_head = crate::transport::response_head_limit(pool.endpoint.max_message);
+            let max_head =
+                crate::transport::response_head_limit(pool.endpoint.connection.max_message_bytes);
             let (head, body) = conn.exchange(&request, max_head).await?;
             Ok(Response {
                 status: head.status,

@@ -4,8 +4,9 @@
 //! to resume the request it still owes an answer to (2025-11-25), the GET stream to
 //! keep listening. Each flow becomes one stream of [`Item`]s that `recv` polls.
 
+use super::answer::status_error;
 use super::conn::{Body, Pool, Response};
-use super::{build_request, status_error, SessionHeaders};
+use super::request::{build_request, SessionHeaders};
 use crate::metrics::FailureKind;
 use crate::protocol::headers::MCP_SESSION_ID;
 use crate::protocol::jsonrpc::Malformed;
@@ -97,7 +98,10 @@ impl Flow {
 
     /// The standalone GET stream, whose 200 `text/event-stream` head has arrived.
     pub fn listen(pool: Arc<Pool>, session: SessionHeaders, body: Body) -> Flow {
-        let state = State::sse(body, SseParser::with_limit(pool.endpoint.max_message));
+        let state = State::sse(
+            body,
+            SseParser::with_limit(pool.endpoint.connection.max_message_bytes),
+        );
         Flow::new(pool, Purpose::Listen, session, state)
     }
 
@@ -245,11 +249,14 @@ impl Flow {
             counter.fetch_add(1, Ordering::Relaxed);
             return State::sse(
                 resp.body,
-                SseParser::with_limit(self.pool.endpoint.max_message),
+                SseParser::with_limit(self.pool.endpoint.connection.max_message_bytes),
             );
         }
         // The server refused the stream: asking again would not change its mind.
-        let body = resp.body.read_all(self.pool.endpoint.max_message).await;
+        let body = resp
+            .body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await;
         let e = status_error(
             status,
             self.had_session,
@@ -345,7 +352,7 @@ impl Flow {
         let event_stream = is_event_stream(&resp.headers);
         let challenge = crate::transport::auth::challenge(status, &resp.headers);
         let body = resp.body;
-        let limit = self.pool.endpoint.max_message;
+        let limit = self.pool.endpoint.connection.max_message_bytes;
         if status != StatusCode::OK {
             return self.refused(status, challenge, body).await;
         }
@@ -387,7 +394,10 @@ impl Flow {
         challenge: Option<String>,
         body: Body,
     ) -> State {
-        let bytes = match body.read_all(self.pool.endpoint.max_message).await {
+        let bytes = match body
+            .read_all(self.pool.endpoint.connection.max_message_bytes)
+            .await
+        {
             Ok(bytes) => bytes,
             Err(e) if e.kind == FailureKind::MessageTooLarge => {
                 self.fail(e.kind, e.detail);

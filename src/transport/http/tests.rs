@@ -2,7 +2,9 @@
 //! of the protocol: TLS, the GET stream, its reconnect, POST stream resumption, and
 //! session reset.
 
+use super::request::ACCEPT_SSE;
 use super::*;
+use crate::plan::Connection;
 use crate::protocol::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::protocol::Incoming;
 use axum::body::Body as ServerBody;
@@ -13,6 +15,7 @@ use bytes::Bytes;
 use futures::stream;
 use std::net::SocketAddr;
 use std::sync::Mutex;
+use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -81,7 +84,12 @@ async fn serve(app: Router) -> SocketAddr {
 
 fn endpoint(url: &str, insecure: bool) -> Arc<HttpEndpoint> {
     let url = url::Url::parse(url).expect("test url");
-    Arc::new(HttpEndpoint::new(&url, Vec::new(), WAIT, insecure).expect("endpoint"))
+    let connection = Connection {
+        timeout: WAIT,
+        insecure,
+        ..Connection::default()
+    };
+    Arc::new(HttpEndpoint::new(&url, connection).expect("endpoint"))
 }
 
 async fn connect(addr: SocketAddr) -> HttpTransport {

@@ -62,13 +62,13 @@ pub(crate) async fn open(
     target: &Target,
     insecure: bool,
     sources: &crate::transport::tcp::SourceAddrs,
-    max_message: usize,
+    max_message_bytes: usize,
 ) -> Result<SendRequest<Full<Bytes>>, TransportError> {
     let tcp = crate::transport::tcp::connect(&target.addr, sources)
         .await
         .map_err(|e| connect_failed(format!("connect to {}: {e}", target.addr)))?;
     if !target.https {
-        return handshake(tcp, max_message).await;
+        return handshake(tcp, max_message_bytes).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| connect_failed(format!("{}: not a TLS server name: {e}", target.host)))?;
@@ -76,19 +76,19 @@ pub(crate) async fn open(
         .connect(name, tcp)
         .await
         .map_err(|e| connect_failed(format!("TLS with {}: {e}", target.addr)))?;
-    handshake(tls, max_message).await
+    handshake(tls, max_message_bytes).await
 }
 
 /// The driver task ends when the server closes or the sender and every response body
 /// are dropped; the head size is bounded by the message limit, as for Streamable HTTP.
 async fn handshake<IO>(
     io: IO,
-    max_message: usize,
+    max_message_bytes: usize,
 ) -> Result<SendRequest<Full<Bytes>>, TransportError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    http1_handshake(io, max_message)
+    http1_handshake(io, max_message_bytes)
         .await
         .map_err(|e| connect_failed(format!("HTTP handshake: {e}")))
 }
@@ -98,12 +98,15 @@ where
 /// larger head fails the request as `message_too_large`. (Streamable HTTP has its own
 /// connection, `transport/http/h1.rs`; a legacy session holds one connection, so hyper's
 /// per-connection cost matters less here.)
-async fn http1_handshake<IO>(io: IO, max_message: usize) -> hyper::Result<SendRequest<Full<Bytes>>>
+async fn http1_handshake<IO>(
+    io: IO,
+    max_message_bytes: usize,
+) -> hyper::Result<SendRequest<Full<Bytes>>>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .max_buf_size(crate::transport::response_head_limit(max_message))
+        .max_buf_size(crate::transport::response_head_limit(max_message_bytes))
         .handshake(hyper_util::rt::TokioIo::new(io))
         .await?;
     tokio::spawn(async move {

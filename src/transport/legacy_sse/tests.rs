@@ -9,25 +9,24 @@ use crate::server::{spawn_http, HttpServer, ServerOptions};
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
+use http::HeaderName;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(5);
 
-fn endpoint(url: &str, connect_timeout: Duration) -> Arc<SseEndpoint> {
-    Arc::new(SseEndpoint {
-        url: url.parse().expect("url"),
+fn endpoint(url: &str, timeout: Duration) -> Arc<SseEndpoint> {
+    let connection = Connection {
         headers: vec![(
             HeaderName::from_static("x-test"),
             HeaderValue::from_static("1"),
         )],
-        connect_timeout,
-        insecure: false,
-        sources: Default::default(),
-        max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
-    })
+        timeout,
+        ..Connection::default()
+    };
+    Arc::new(SseEndpoint::new(url.parse().expect("url"), connection))
 }
 
 async fn reference() -> HttpServer {

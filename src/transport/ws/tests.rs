@@ -15,17 +15,16 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 const LIMIT: Duration = Duration::from_secs(5);
 
 fn endpoint(url: &str, insecure: bool) -> Arc<WsEndpoint> {
-    Arc::new(WsEndpoint {
-        url: url.parse().expect("test URL"),
+    let connection = Connection {
         headers: vec![(
             http::header::AUTHORIZATION,
             HeaderValue::from_static("Bearer test"),
         )],
-        connect_timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(2),
         insecure,
-        sources: Default::default(),
-        max_message: crate::plan::DEFAULT_MAX_MESSAGE_BYTES,
-    })
+        ..Connection::default()
+    };
+    Arc::new(WsEndpoint::new(url.parse().expect("test URL"), connection))
 }
 
 async fn connect(ep: Arc<WsEndpoint>) -> Result<WsTransport, TransportError> {
@@ -307,7 +306,7 @@ async fn ws_connect_timeout_and_refusal() {
     let (l, url) = listener().await;
     let mut ep = endpoint(&url, false);
     if let Some(ep) = Arc::get_mut(&mut ep) {
-        ep.connect_timeout = Duration::from_millis(300);
+        ep.connection.timeout = Duration::from_millis(300);
     }
     let e = connect(ep).await.err().expect("timeout");
     assert_eq!(e.kind, FailureKind::Timeout, "{}", e.detail);
