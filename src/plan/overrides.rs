@@ -24,11 +24,11 @@ pub struct Overrides {
     #[arg(long, value_name = "\"CMD ARGS...\"")]
     pub stdio: Option<String>,
     /// Concurrent virtual clients (closed model). Default: the profile's, else 10.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
     pub clients: Option<u32>,
     /// Stop after N sessions in total. Default: the profile's, else 100 when no
     /// duration is given.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>)]
     pub sessions: Option<u64>,
     /// Stop after this long, e.g. 30s. Default: the profile's, else no time limit.
     #[arg(long, value_name = "DURATION")]
@@ -38,7 +38,7 @@ pub struct Overrides {
     pub rate: Option<String>,
     /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
     /// Default 10000.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
     pub max_in_flight: Option<u32>,
     /// Closed model in stages, 'CLIENTS:DURATION,...' (linear from 0), e.g. '50:30s,50:1m,0:10s'.
     #[arg(long, value_name = "STAGES", conflicts_with = "clients")]
@@ -341,6 +341,16 @@ impl ClientArgs {
 }
 
 /// `--capability KEY=JSON` (the value defaults to `{}`).
+/// A count on the command line: `--clients -1` says what is wrong with it, instead of
+/// clap's tip to pass `-1` after `--` (which would make it the PROFILE argument).
+fn count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    match text.trim().parse::<i128>() {
+        Ok(n) if n < 0 => Err("must be 1 or more".into()),
+        Ok(_) => text.trim().parse().map_err(|_| "is too large".into()),
+        Err(_) => Err("not a whole number (e.g. 8)".into()),
+    }
+}
+
 fn parse_capabilities(items: &[String], origin: &str) -> Result<Vec<(String, Value)>, PlanError> {
     items
         .iter()

@@ -118,7 +118,7 @@ pub struct Threshold {
 }
 
 const LATENCY_FIX: &str =
-    "write e.g. p99(initialize) < 50ms (metrics: p50 p90 p95 p99 p999 max mean; units: us ms s)";
+    "write e.g. p99(initialize) < 50ms (metrics: p50 p90 p95 p99 p999 max mean; units: us ms s min h)";
 const FORMS: &str = "write METRIC(PHASE) OP VALUE, e.g. p99(initialize) < 50ms, error_rate < 0.1%, rate(sessions) > 500";
 
 fn metric_of(name: &str) -> Option<Metric> {
@@ -191,6 +191,9 @@ pub fn latency_scale(unit: &str) -> Option<f64> {
         "us" | "µs" => 1.0,
         "ms" => 1_000.0,
         "s" => 1_000_000.0,
+        // As every duration flag takes them (`--duration 5m`).
+        "m" | "min" => 60_000_000.0,
+        "h" => 3_600_000_000.0,
         _ => return None,
     })
 }

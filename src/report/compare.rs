@@ -126,8 +126,9 @@ impl FailIf {
             "" if !measure.is_latency() => Change::Absolute(value),
             u if measure.is_latency() => Change::Absolute(
                 value
-                    * latency_scale(u)
-                        .ok_or_else(|| err(format!("unknown unit `{u}` (use %, us, ms or s)")))?,
+                    * latency_scale(u).ok_or_else(|| {
+                        err(format!("unknown unit `{u}` (use %, us, ms, s, min or h)"))
+                    })?,
             ),
             u => return Err(err(format!("unknown unit `{u}` (use % or a plain number)"))),
         };

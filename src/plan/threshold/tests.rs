@@ -56,7 +56,7 @@ fn bad_expressions_name_the_text_and_a_fix() {
         ("p99(initialise) < 50ms", "unknown phase `initialise`"),
         ("p98(initialize) < 50ms", "unknown metric `p98`"),
         ("p99(initialize) < 50", "a latency needs a unit"),
-        ("p99(initialize) < 50min", "unknown latency unit `min`"),
+        ("p99(initialize) < 50d", "unknown latency unit `d`"),
         ("p99(initialize) = 50ms", "no comparison"),
         ("p99 < 50ms", "`p99` needs a phase"),
         ("rate > 5", "`rate` needs sessions or a phase"),
@@ -81,4 +81,15 @@ fn bad_expressions_name_the_text_and_a_fix() {
         "the fix lists the phases: {}",
         e.fix
     );
+}
+
+#[test]
+fn latencies_take_the_units_every_duration_flag_takes() {
+    let limit = |text: &str| Threshold::parse(text).map(|t| t.limit);
+    assert_eq!(limit("p99(session) < 2min"), Ok(120_000_000.0));
+    assert_eq!(limit("p99(session) < 2m"), Ok(120_000_000.0));
+    assert_eq!(limit("max(session) < 1h"), Ok(3_600_000_000.0));
+    assert_eq!(limit("p99(session) < 250us"), Ok(250.0));
+    let unknown = Threshold::parse("p99(session) < 2d").expect_err("no days");
+    assert!(unknown.to_string().contains("min h"), "{unknown}");
 }

@@ -50,7 +50,7 @@ fn unit_mismatch(name: &str, series: SeriesUnit) -> String {
         SeriesUnit::Bytes => "a size: B, KiB, MiB, GiB (per s/min/h for a slope)",
         SeriesUnit::Count => "a plain number (per s/min/h for a slope)",
         SeriesUnit::Cores => "cores (per s/min/h for a slope)",
-        SeriesUnit::Seconds => "a duration: us, ms, s",
+        SeriesUnit::Seconds => "a duration: us, ms, s, min, h",
     };
     format!("{name} is not in that unit: write the limit as {write}")
 }
