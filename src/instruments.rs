@@ -4,7 +4,7 @@
 
 use crate::cli::RunArgs;
 use crate::client::StopSignals;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{self, Recorder, Stats};
 use crate::plan::Plan;
 use crate::report;

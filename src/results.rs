@@ -3,7 +3,7 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::instruments::Measured;
 use crate::metrics::{Series, Snapshots, Stats};
 use crate::plan::Plan;

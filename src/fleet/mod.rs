@@ -16,14 +16,12 @@
 //! anchored on `start` (the run's `--start-at`), so the N shards together make exactly
 //! the sessions and the choices of one process.
 
-pub mod progress;
 pub mod schedule;
 pub mod traffic;
 
-pub use progress::LiveCounters;
-
 use crate::client::ClientMemory;
 use crate::client::{StopSignals, Work};
+use crate::metrics::LiveCounters;
 use crate::plan::Curve;
 use crate::plan::{Backoff, Load, LoadModel, Think};
 use crate::shard::Shard;

@@ -9,7 +9,7 @@
 use super::state::{Part, State, StatsState};
 use super::*;
 use crate::conformance::Check;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{
     ClientFault, Collector, Counter, Event, FailureKind, IntervalSink, LeftOut, Origin, Outcome,
     Phase, Recorder, Sample, SessionOutcome, Span, Stats, Verdict,

@@ -6,15 +6,18 @@ mod collector;
 mod counter;
 mod histogram;
 pub mod interval;
+mod live;
 mod phase;
 pub mod resources;
 mod stats;
+pub mod traffic;
 
 pub use client_fault::{ClientFault, FaultEra, Verdict};
 pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapshots};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
+pub use live::LiveCounters;
 pub use phase::Phase;
 pub use resources::{Series, SeriesUnit};
 pub use stats::{

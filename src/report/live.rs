@@ -6,7 +6,7 @@
 //! logs), one line every few seconds; nothing with `--quiet`.
 
 use super::text::format_us;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
 use crate::watch::Latest;
 use std::fmt::Write as _;

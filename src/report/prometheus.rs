@@ -2,7 +2,7 @@
 //! (`GET /metrics`), so a Grafana dashboard can follow a soak run. Loopback only: the
 //! figures describe the target and nothing authenticates the scrape.
 
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
 use crate::watch::Latest;
 use axum::extract::State;
