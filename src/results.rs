@@ -3,8 +3,8 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
-use crate::metrics::LiveCounters;
 use crate::instruments::Measured;
+use crate::metrics::LiveCounters;
 use crate::metrics::{Series, Snapshots, Stats};
 use crate::plan::Plan;
 use crate::report;

@@ -1,8 +1,8 @@
 //! What a run leaves behind: the terminal summary and the results folder
 //! (`summary.json`, `summary.txt`, the effective `profile.toml`, per-phase `.hlog`
 //! interval logs, `intervals.csv`, `report.html`, `thresholds.xml`), plus thresholds
-//! and run-to-run comparison, and the views while it runs (the live view, `/metrics`).
-//! Files are written atomically.
+//! and run-to-run comparison. Files are written atomically. The views of a run still
+//! going (the live view, `/metrics`) are `instruments`'.
 
 pub mod compare;
 pub mod csv;
@@ -10,8 +10,6 @@ pub mod diagnosis;
 pub mod hlog;
 pub mod html;
 pub mod junit;
-pub mod live;
-pub mod prometheus;
 pub mod soak;
 pub mod soak_traffic;
 pub mod style;

@@ -1,6 +1,10 @@
 //! What watches a run while the fleet works: the collector (histograms, interval files),
-//! the live view, the Prometheus endpoint and the stop signals. `lib::run` starts them
-//! before the fleet and stops them after it; stopping hands back everything measured.
+//! the live view ([`live`]), the Prometheus endpoint ([`prometheus`]) and the stop
+//! signals. `lib::run` starts them before the fleet and stops them after it; stopping
+//! hands back everything measured.
+
+pub mod live;
+pub mod prometheus;
 
 use crate::cli::RunArgs;
 use crate::client::StopSignals;
@@ -121,7 +125,7 @@ impl Instruments {
             .context("installing the signal handlers")?;
         let views_done = CancellationToken::new();
         if let Some(addr) = args.metrics_listen {
-            let bound = report::prometheus::serve(
+            let bound = prometheus::serve(
                 addr,
                 figures.clone(),
                 live.clone(),
@@ -135,15 +139,15 @@ impl Instruments {
         }
         let live_view = (!args.quiet).then(|| {
             let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                report::live::Mode::Terminal
+                live::Mode::Terminal
             } else {
-                report::live::Mode::Lines {
+                live::Mode::Lines {
                     every: Duration::from_secs(5),
                 }
             };
-            tokio::spawn(report::live::show(
+            tokio::spawn(live::show(
                 mode,
-                report::live::Goal::of(plan),
+                live::Goal::of(plan),
                 live.clone(),
                 figures,
                 resources,
