@@ -109,7 +109,7 @@ pub fn write(
     facts: &report::RunFacts,
 ) -> anyhow::Result<report::Summary> {
     let dir = &run.dir;
-    let summary = report::Summary::build(&run.plan, stats, facts);
+    let summary = report::assemble::summary(&run.plan, stats, facts);
     // The raw state first: a run killed between the two leaves a state at least as new
     // as its summary, never older.
     let shard = run.shard;

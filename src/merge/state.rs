@@ -13,8 +13,8 @@ use crate::metrics::{
     PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, ToolId, Verdict,
 };
 use crate::protocol::{Era, TransportKind, VersionId};
+use crate::report::assemble::PlanBasis;
 use crate::report::soak::Soak;
-use crate::report::summary::PlanBasis;
 use crate::report::RunFacts;
 use crate::shard::Shard;
 use anyhow::{bail, Context};

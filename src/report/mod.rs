@@ -4,6 +4,7 @@
 //! and run-to-run comparison. Files are written atomically. The views of a run still
 //! going (the live view, `/metrics`) are `instruments`'.
 
+pub mod assemble;
 pub mod compare;
 pub mod csv;
 pub mod diagnosis;
@@ -17,7 +18,8 @@ pub mod summary;
 pub mod text;
 pub mod threshold;
 
-pub use summary::{RunFacts, Summary, SCHEMA_VERSION};
+pub use assemble::RunFacts;
+pub use summary::{Summary, SCHEMA_VERSION};
 
 use crate::metrics::IntervalRow;
 use hdrhistogram::Histogram;
