@@ -35,6 +35,7 @@ pub mod server;
 pub mod session;
 pub mod shard;
 pub mod stop;
+pub mod summary;
 pub mod targets;
 pub mod transport;
 pub mod watch;
@@ -52,7 +53,7 @@ pub use plan::QUICKSTART;
 /// What a finished run hands back to `main` and to tests.
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub summary: report::Summary,
+    pub summary: summary::Summary,
     pub results_dir: PathBuf,
     /// How the run ended; a signal makes `main` exit 128 + its number.
     pub stopped_by: stop::StopReason,

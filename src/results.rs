@@ -8,6 +8,8 @@ use crate::metrics::LiveCounters;
 use crate::metrics::{Series, Snapshots, Stats};
 use crate::plan::Plan;
 use crate::report;
+use crate::report::assemble::RunFacts;
+use crate::summary::Summary;
 use crate::watch;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -69,12 +71,7 @@ impl Moment {
 
 /// The run's facts at `moment`. The resource series and the soak verdicts join here, so
 /// checkpoints carry them too.
-pub fn facts(
-    run: &Run,
-    stats: &Stats,
-    moment: &Moment,
-    resources: Vec<Series>,
-) -> report::RunFacts {
+pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) -> RunFacts {
     let mut soak = report::soak::verdicts(
         &run.plan.soak,
         &run.dir,
@@ -84,7 +81,7 @@ pub fn facts(
     );
     (soak.outages, soak.storms) =
         report::soak_traffic::outages_and_storms(&run.live.traffic(), moment.elapsed);
-    report::RunFacts {
+    RunFacts {
         started_at: run.started_at,
         finished_at: moment.at,
         duration: moment.elapsed,
@@ -103,11 +100,7 @@ pub fn facts(
 /// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml) and the
 /// run's raw state (`state.json`, what `mcp-fleet merge` adds), each atomically; the
 /// interval files are written while the run goes.
-pub fn write(
-    run: &Run,
-    stats: &Stats,
-    facts: &report::RunFacts,
-) -> anyhow::Result<report::Summary> {
+pub fn write(run: &Run, stats: &Stats, facts: &RunFacts) -> anyhow::Result<Summary> {
     let dir = &run.dir;
     let summary = report::assemble::summary(&run.plan, stats, facts);
     // The raw state first: a run killed between the two leaves a state at least as new

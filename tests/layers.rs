@@ -39,6 +39,8 @@ const LAYERS: &[&[&str]] = &[
     &["conformance"],
     &["session"],
     &["client"],
+    // The results contract: the shape of `summary.json`, which every report reads.
+    &["summary"],
     // The fleet, and what a run leaves behind: neither uses the other (an output never
     // imports the scheduler; what both need, the live counters, is in `metrics`).
     &["fleet", "report"],

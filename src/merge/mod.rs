@@ -14,7 +14,7 @@ pub mod intervals;
 pub mod state;
 
 use crate::cli::MergeArgs;
-use crate::report::{self, RunFacts};
+use crate::report::{self, assemble::RunFacts};
 use anyhow::{bail, Context};
 use state::{Part, State};
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ pub const STATE_FILE: &str = "state.json";
 /// What `merge` made.
 #[derive(Debug)]
 pub struct Merged {
-    pub summary: crate::report::Summary,
+    pub summary: crate::summary::Summary,
     pub dir: PathBuf,
     /// The spread of the shards' start lateness (how late after `--start-at` each
     /// schedule began): the run's start skew.

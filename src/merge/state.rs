@@ -14,9 +14,9 @@ use crate::metrics::{
 };
 use crate::protocol::{Era, TransportKind, VersionId};
 use crate::report::assemble::PlanBasis;
-use crate::report::soak::Soak;
-use crate::report::RunFacts;
+use crate::report::assemble::RunFacts;
 use crate::shard::Shard;
+use crate::summary::soak::Soak;
 use anyhow::{bail, Context};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};

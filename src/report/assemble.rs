@@ -3,18 +3,18 @@
 //! way from figures to the results contract (`crate::summary`): at the end of a run, at
 //! each checkpoint, and in `merge` (from [`PlanBasis`], without the plan).
 
-use super::soak::Soak;
-use super::summary::{
-    ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo, PersonaSummary,
-    PhaseSummary, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo, INVALID_PARAMS,
-    SCHEMA_VERSION,
-};
 use super::{diagnosis, threshold};
 use crate::conformance::Check;
 use crate::metrics::{
     FailureKind, PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, Verdict,
 };
 use crate::plan::{LoadModel, Plan, Threshold};
+use crate::summary::soak::Soak;
+use crate::summary::{
+    ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo, PersonaSummary,
+    PhaseSummary, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo, INVALID_PARAMS,
+    SCHEMA_VERSION,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

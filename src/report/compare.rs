@@ -2,12 +2,12 @@
 //! `--fail-if 'p99 > +10%'` rules that turn a regression into exit code 1 in CI; warnings
 //! when the runs differ, a tool's accepted share fell or the server got less robust.
 
-use super::summary::{PhaseSummary, Summary, ToolAcceptance};
 use super::text::format_us;
 use crate::metrics::Phase;
 use crate::plan::threshold::{
     latency_scale, split_call, split_number, split_op, Op, ThresholdError,
 };
+use crate::summary::{PhaseSummary, Summary, ToolAcceptance};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_tool_whose_accepted_share_fell_is_warned_about() {
-        use crate::report::summary::ToolAcceptance;
+        use crate::summary::ToolAcceptance;
         let calls = |n: u64, ok: u64| ToolAcceptance {
             calls: n,
             accepted: ok,

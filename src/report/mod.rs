@@ -14,20 +14,14 @@ pub mod junit;
 pub mod soak;
 pub mod soak_traffic;
 pub mod style;
-pub mod summary;
 pub mod text;
 pub mod threshold;
 
-pub use assemble::RunFacts;
-pub use summary::{Summary, SCHEMA_VERSION};
-
 use crate::metrics::IntervalRow;
+use crate::summary::Summary;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The committed JSON schema of `summary.json`.
-pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
 
 /// Write `bytes` to `path` via a temporary file (`NAME.tmp` beside it) and a rename, so
 /// a reader never sees a half-written file.

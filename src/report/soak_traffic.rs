@@ -1,8 +1,8 @@
 //! The outages and reconnect storms the fleet followed (`metrics::traffic`), in the form
 //! `summary.soak` reports them, and as the live view's one-line notes.
 
-use super::soak::{Outage, Storm};
 use crate::metrics::traffic::TrafficLog;
+use crate::summary::soak::{Outage, Storm};
 use std::time::Duration;
 
 /// `summary.soak.outages` and `summary.soak.storms`; `end` is the run's length (an outage

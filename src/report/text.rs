@@ -11,7 +11,7 @@ pub(crate) mod faults;
 mod table;
 
 use super::style::Style;
-use super::summary::Summary;
+use crate::summary::Summary;
 use std::fmt::Write;
 
 /// Format microseconds with a unit a person reads at a glance.
@@ -243,14 +243,14 @@ fn thresholds(out: &mut String, s: &Summary, st: Style) {
 
 /// The findings section: code, severity, count, the fix, the spec section and the
 /// first example. Shared with `inspect`.
-pub fn render_findings(out: &mut String, findings: &[super::summary::FindingSummary]) {
+pub fn render_findings(out: &mut String, findings: &[crate::summary::FindingSummary]) {
     render_findings_styled(out, findings, Style::PLAIN);
 }
 
 /// [`render_findings`] in a style: errors red, warnings yellow.
 pub fn render_findings_styled(
     out: &mut String,
-    findings: &[super::summary::FindingSummary],
+    findings: &[crate::summary::FindingSummary],
     st: Style,
 ) {
     if findings.is_empty() {

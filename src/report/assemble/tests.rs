@@ -3,7 +3,7 @@
 use super::tool_acceptance;
 use crate::metrics::{FailureKind, LeftOut, Outcome, Phase, Sample, Stats};
 use crate::protocol::{Era, VersionId};
-use crate::report::summary::ToolAcceptance;
+use crate::summary::ToolAcceptance;
 
 fn call(tool: u16, outcome: Outcome) -> Sample {
     let t = tokio::time::Instant::now();

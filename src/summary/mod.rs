@@ -6,11 +6,13 @@
 
 mod findings;
 mod phase;
+pub mod soak;
+mod threshold;
 
 pub use findings::{ClientFaultExample, ClientFaultSummary, FindingSummary};
 pub use phase::{Latency, PhaseSummary, ToolAcceptance, INVALID_PARAMS};
+pub use threshold::ThresholdResult;
 
-use super::threshold::ThresholdResult;
 use crate::conformance::Severity;
 use crate::metrics::Series;
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,9 @@ use std::collections::BTreeMap;
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
 /// run is one shard of a sharded run) and `run.shards` (a merged report of N shards).
 pub const SCHEMA_VERSION: u32 = 11;
+
+/// The committed JSON schema of `summary.json`.
+pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
@@ -81,7 +86,7 @@ pub struct Summary {
     /// Soak verdicts: leak slopes, drift, outages, storms, the generator's load.
     /// Absent before schema 7.
     #[serde(default)]
-    pub soak: super::soak::Soak,
+    pub soak: soak::Soak,
     /// When most sessions failed: the likeliest cause, in words, with its fix. The
     /// summary leads with it. Absent before schema 8 and when most sessions worked.
     #[serde(default, skip_serializing_if = "Option::is_none")]

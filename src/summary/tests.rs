@@ -1,8 +1,8 @@
 //! The contract against its committed schema: the names the code writes are exactly
 //! the ones `summary.schema.json` lists.
 
+use super::SUMMARY_SCHEMA;
 use crate::metrics::{Counter, LeftOut};
-use crate::report::SUMMARY_SCHEMA;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
