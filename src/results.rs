@@ -3,16 +3,19 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
-use crate::instruments::Measured;
+use crate::instruments::{Instruments, Measured};
 use crate::metrics::LiveCounters;
 use crate::metrics::{Series, Snapshots, Stats};
 use crate::plan::Plan;
 use crate::report;
 use crate::report::assemble::RunFacts;
+use crate::shard::{Shard, Start};
+use crate::stop::StopReason;
 use crate::summary::Summary;
+use crate::targets::Targets;
 use crate::watch;
 use anyhow::Context;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::task::JoinHandle;
@@ -29,10 +32,34 @@ pub struct Run {
     /// The fleet's live counters: the outages and storms it lived through.
     pub live: Arc<LiveCounters>,
     /// Which shard of the run this process is ([`crate::shard::Shard::ONE`] unsharded).
-    pub shard: crate::shard::Shard,
+    pub shard: Shard,
     /// How late after its start (`--start-at`) the schedule really began, µs: this
     /// shard's part of the start skew (0 without `--start-at`).
     pub start_late_us: u64,
+}
+
+impl Run {
+    /// The run of `plan` into `dir` against `targets`, as its instruments follow it,
+    /// begun at `start` (shard `shard`'s part of it).
+    pub fn new(
+        plan: &Arc<Plan>,
+        dir: &Path,
+        targets: &Targets,
+        instruments: &Instruments,
+        shard: Shard,
+        start: &Start,
+    ) -> Run {
+        Run {
+            plan: plan.clone(),
+            dir: dir.to_path_buf(),
+            target: targets.description.clone(),
+            transport: targets.transports.clone(),
+            started_at: start.at,
+            live: instruments.live.clone(),
+            shard,
+            start_late_us: start.late_us(),
+        }
+    }
 }
 
 /// The moment the figures describe: the end of the run, or a checkpoint.
@@ -49,7 +76,7 @@ pub struct Moment {
 
 impl Moment {
     /// The end of the run, as the instruments measured it.
-    pub fn end(measured: &Measured, stopped_by: &crate::stop::StopReason) -> Moment {
+    pub fn end(measured: &Measured, stopped_by: &StopReason) -> Moment {
         Moment {
             at: measured.finished_at,
             elapsed: measured.elapsed,
@@ -94,6 +121,18 @@ pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) 
         shard: run.shard.is_sharded().then(|| run.shard.to_string()),
         shards: None,
     }
+}
+
+/// The results at the end of the run: its facts joined to what the instruments
+/// measured, written ([`write`]).
+pub fn write_end(
+    run: &Run,
+    measured: &Measured,
+    stopped_by: &StopReason,
+) -> anyhow::Result<Summary> {
+    let moment = Moment::end(measured, stopped_by);
+    let facts = facts(run, &measured.stats, &moment, measured.resources.clone());
+    write(run, &measured.stats, &facts)
 }
 
 /// Build the summary from `stats` and `facts` and write the results folder's summary
@@ -142,13 +181,9 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Start writing checkpoints every `plan.checkpoint` (nothing when it is off), the
-    /// first one period after `started`.
-    pub fn start(
-        run: Arc<Run>,
-        snapshots: Snapshots,
-        started: tokio::time::Instant,
-        quiet: bool,
-    ) -> Checkpoints {
+    /// first one period after the run's start, from the figures the instruments collect.
+    pub fn start(run: Arc<Run>, instruments: &Instruments, quiet: bool) -> Checkpoints {
+        let (snapshots, started) = (instruments.snapshots.clone(), instruments.started().1);
         let done = CancellationToken::new();
         let task = run.plan.checkpoint.map(|every| {
             tokio::spawn(write_every(

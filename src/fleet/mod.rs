@@ -120,6 +120,15 @@ pub struct Anchor {
 }
 
 impl Anchor {
+    /// Shard `shard`'s part of the schedule from `start` (`--start-at`, waited for), or,
+    /// without one, from now: when the fleet starts, as it always has.
+    pub fn new(shard: Shard, start: Option<Instant>) -> Anchor {
+        Anchor {
+            shard,
+            start: start.unwrap_or_else(Instant::now),
+        }
+    }
+
     /// The whole schedule, from now.
     pub fn now() -> Anchor {
         Anchor {
