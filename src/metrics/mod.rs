@@ -1,5 +1,6 @@
 //! Measurement vocabulary: phases, outcomes and samples, and the collector that turns a
-//! stream of samples into histograms. Sessions only ever create small `Copy` samples.
+//! stream of samples into histograms; the fleet's live counters and traffic records.
+//! Sessions only ever create small `Copy` samples.
 
 pub mod client_fault;
 mod collector;

@@ -1,8 +1,10 @@
-//! What a run leaves behind: the terminal summary and the results folder
-//! (`summary.json`, `summary.txt`, the effective `profile.toml`, per-phase `.hlog`
-//! interval logs, `intervals.csv`, `report.html`, `thresholds.xml`), plus thresholds
-//! and run-to-run comparison. Files are written atomically. The views of a run still
-//! going (the live view, `/metrics`) are `instruments`'.
+//! What a run leaves behind: the summary assembled from its figures ([`assemble`], into
+//! the results contract of `crate::summary`), diagnosed and judged by its thresholds, and
+//! shown in the terminal and the results folder (`summary.json`, `summary.txt`, the
+//! effective `profile.toml`, per-phase `.hlog` interval logs, `intervals.csv`,
+//! `report.html`, `thresholds.xml`), plus run-to-run comparison. Files are written
+//! atomically. The views of a run still going (the live view, `/metrics`) are
+//! `instruments`'.
 
 pub mod assemble;
 pub mod compare;
