@@ -10,7 +10,6 @@ mod drift;
 pub mod fit;
 mod observe;
 mod rebuild;
-pub mod text;
 mod verdicts;
 
 pub use drift::{drift, Window};

@@ -8,6 +8,7 @@
 pub(crate) mod acceptance;
 mod breakdowns;
 pub(crate) mod faults;
+mod soak;
 mod table;
 
 use super::style::Style;
@@ -71,7 +72,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
     if view.verbose {
         breakdowns::events(&mut out, s);
     }
-    super::soak::text::render(&mut out, &s.soak);
+    soak::render(&mut out, &s.soak);
     thresholds(&mut out, s, st);
     if !view.verbose {
         let mut hidden = breakdowns::hidden(s);

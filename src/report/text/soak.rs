@@ -5,8 +5,8 @@
 //! watched no server and lived through nothing has no block: every run has drift
 //! figures and generator slopes in `summary.json`, and a short run's are noise.
 
-use super::fit::rate_text;
-use crate::report::text::format_us;
+use super::format_us;
+use crate::report::soak::fit::rate_text;
 use crate::summary::soak::{Slope, Soak};
 use std::fmt::Write;
 
