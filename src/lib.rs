@@ -5,14 +5,15 @@
 //! ```text
 //! profile.toml ─load─▶ Profile ─resolve(+CLI overrides)─▶ Plan ─▶ fleet (load model)
 //!   ─▶ client (one session: connect, handshake, steps, close) ─▶ session (JSON-RPC)
-//!   ─▶ transport (stdio | Streamable HTTP)
-//! session ─samples─▶ metrics::Collector ─▶ Stats ─▶ report (terminal, summary.json,
-//!   report.html, thresholds.xml)
-//!               └─ every interval ─▶ .hlog + intervals.csv, live view, /metrics
+//!   ─▶ transport (stdio | Streamable HTTP | legacy HTTP+SSE | WebSocket)
+//! session ─samples─▶ metrics::Collector ─▶ Stats ─▶ report::assemble ─▶ summary::Summary
+//!   ─▶ report (terminal, summary.json, report.html, thresholds.xml)
+//!               └─ every interval ─▶ .hlog + intervals.csv; instruments: live view, /metrics
 //! ```
 //!
-//! [`run`] is that pipeline; [`serve`] runs the built-in reference server; [`validate`]
-//! stops after the plan; [`report`] and [`compare`] read results folders.
+//! [`run`] is that pipeline, in named steps; [`serve`] runs the built-in reference
+//! server; [`validate`] stops after the plan; [`report`] and [`compare`] read results
+//! folders.
 
 pub mod cli;
 pub mod client;
@@ -35,13 +36,16 @@ pub mod server;
 pub mod session;
 pub mod shard;
 pub mod stop;
+pub mod summary;
 pub mod targets;
 pub mod transport;
 pub mod watch;
 
 use anyhow::Context;
 use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
+use instruments::Instruments;
 use plan::{Overrides, Plan};
+use shard::{Shard, StartAt};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -52,183 +56,211 @@ pub use plan::QUICKSTART;
 /// What a finished run hands back to `main` and to tests.
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub summary: report::Summary,
+    pub summary: summary::Summary,
     pub results_dir: PathBuf,
     /// How the run ended; a signal makes `main` exit 128 + its number.
     pub stopped_by: stop::StopReason,
     /// Which shard of the run this was ([`shard::Shard::ONE`] unsharded).
-    pub shard: shard::Shard,
+    pub shard: Shard,
     /// When the schedule began: `--start-at` (or when the run was ready) and how late
     /// after it the schedule really began (the start skew, for the state file).
     pub start: shard::Start,
 }
 
-/// `mcp-fleet run`: the whole pipeline. Errors mean the run could not be done.
+/// `mcp-fleet run`: the whole pipeline. The shard and its start, the plan with its
+/// targets and results folder, the instruments, the wait for `--start-at`, the fleet
+/// (with checkpoints), then the results written and printed. Errors mean the run could
+/// not be done.
 pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     if let Some(n) = args.processes {
         return run_processes(&args, n).await;
     }
     // The shard and the start time first: a bad one stops the run before anything starts.
-    let shard = match args.shard.as_deref() {
-        Some(text) => shard::Shard::parse(text)?,
-        None => shard::Shard::ONE,
-    };
-    let start_at = match args.start_at.as_deref() {
-        Some(text) => {
-            let at = shard::StartAt::parse(text, SystemTime::now())?;
-            at.ready(shard, SystemTime::now())?;
-            Some(at)
-        }
-        None => None,
-    };
-    let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
-    let mut plan = Plan::from_source(&source, &args.overrides)?;
-    let local = std::env::var_os(shard::LOCAL_SHARDS).is_some();
-    let sharded = apply_shard(&mut plan, shard, local);
-    let plan = Arc::new(plan);
-    let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
-    let results_dir = results_dir(&plan, args.out.as_deref())?;
-    let open_files = transport::tcp::raise_open_file_limit();
-    if !args.quiet {
-        console::err(format_args!("{}", plan.describe()));
-        if shard.is_sharded() {
-            console::err(format_args!(
-                "{}",
-                plan.describe_shard(shard, sharded.seed_from_profile)
-            ));
-        }
-        if let Some(at) = &start_at {
-            console::errln(format_args!("  start at {}", at.text));
-        }
-        console::errln(format_args!("  open-file limit {open_files}"));
-    }
-
-    let instruments = instruments::Instruments::start(
+    let (shard, start_at) = shard_and_start(&args)?;
+    let Prepared { plan, targets, dir } = prepare(&args, shard, start_at.as_ref()).await?;
+    let instruments = Instruments::start(
         &plan,
-        &args,
-        &results_dir,
+        &instruments_options(&args),
+        &dir,
         &targets.children,
         start_at.as_ref().map(|a| a.at),
     )
     .await?;
-    // Everything is ready: wait for --start-at (or fail if it is too late for it). Ctrl-C
-    // during the wait ends it; the fleet then sees the drain and starts no session.
-    let (started_at, anchor) = instruments.started();
-    if let Some(at) = &start_at {
-        if let Err(late) = at.ready(shard, SystemTime::now()) {
+    // Everything is ready: wait for --start-at (or fail if it is too late for it).
+    let start = match instruments.wait_for_start(start_at.as_ref(), shard).await {
+        Ok(start) => start,
+        Err(late) => {
             let _ = instruments.stop().await;
             targets.shutdown().await;
             return Err(late.into());
         }
-        let drain = instruments.stop.drain.clone();
-        tokio::select! {
-            () = tokio::time::sleep_until(anchor) => {}
-            () = drain.cancelled() => {}
-        }
-    }
-    let start = shard::Start {
-        at: started_at,
-        late: SystemTime::now()
-            .duration_since(started_at)
-            .unwrap_or_default(),
     };
-    if start_at.is_some() && !args.quiet {
-        console::errln(format_args!(
-            "  started {:.3} ms after --start-at",
-            start.late.as_secs_f64() * 1e3
-        ));
-    }
-    let run = Arc::new(results::Run {
-        plan: plan.clone(),
-        dir: results_dir.clone(),
-        target: targets.description.clone(),
-        transport: targets.transports.clone(),
-        started_at,
-        live: instruments.live.clone(),
+    let run = Arc::new(results::Run::new(
+        &plan,
+        &dir,
+        &targets,
+        &instruments,
         shard,
-        start_late_us: u64::try_from(start.late.as_micros()).unwrap_or(u64::MAX),
-    });
-    let checkpoints = results::Checkpoints::start(
-        run.clone(),
-        instruments.snapshots.clone(),
-        instruments.started().1,
-        args.quiet,
-    );
-    let work = Arc::new(client::FleetWork {
-        plan: plan.clone(),
-        ctx: client::SessionContext {
-            endpoints: Arc::new(targets.endpoints.clone()),
-            recorder: instruments.recorder.clone(),
-            timeout: plan.connection.timeout,
-            conformance: Arc::new(
-                conformance::Tracker::new(args.probe_undeclared).probed_elsewhere(shard.index > 0),
-            ),
-            transcript: None,
-            calls: client::CallData {
-                pools: plan.pools.clone(),
-                policy: plan.arguments,
-            },
-            auth: client::auth::Credentials::new(&plan),
-        },
-    });
+        &start,
+    ));
+    let checkpoints = results::Checkpoints::start(run.clone(), &instruments, args.quiet);
+    let work = fleet_work(&plan, &targets, &instruments, args.probe_undeclared, shard);
+    let scheduled = start_at.is_some().then_some(instruments.started().1);
+    let anchor = fleet::Anchor::new(shard, scheduled);
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
-    let anchor = fleet::Anchor {
-        shard,
-        // Without --start-at the schedule starts when the fleet does, as it always has.
-        start: if start_at.is_some() {
-            anchor
-        } else {
-            tokio::time::Instant::now()
-        },
-    };
     let fleet_end = fleet::run(&plan.load, plan.seed, anchor, work, live, stop).await;
     checkpoints.stop().await;
     let measured = instruments.stop().await?;
     targets.shutdown().await;
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
-    let moment = results::Moment::end(&measured, &stopped_by);
-    let facts = results::facts(&run, &measured.stats, &moment, measured.resources.clone());
-    let summary = results::write(&run, &measured.stats, &facts)?;
-    if args.quiet {
-        console::outln(format_args!("{}", results_dir.display()));
-    } else {
-        console::outln(format_args!(
-            "{}",
-            report::text::render_view(&summary, args.view.summary_view())
-        ));
-        console::outln(format_args!("results: {}", results_dir.display()));
-    }
+    let summary = results::write_end(&run, &measured, &stopped_by)?;
+    print_summary(&summary, &dir, &args);
     Ok(RunOutcome {
         summary,
-        results_dir,
+        results_dir: dir,
         stopped_by,
         shard,
         start,
     })
 }
 
+/// `--shard` and `--start-at`, read and checked: a start already too late fails here.
+fn shard_and_start(args: &RunArgs) -> anyhow::Result<(Shard, Option<StartAt>)> {
+    let shard = match args.shard.as_deref() {
+        Some(text) => Shard::parse(text)?,
+        None => Shard::ONE,
+    };
+    let start_at = match args.start_at.as_deref() {
+        Some(text) => {
+            let at = StartAt::parse(text, SystemTime::now())?;
+            at.ready(shard, SystemTime::now())?;
+            Some(at)
+        }
+        None => None,
+    };
+    Ok((shard, start_at))
+}
+
+/// What a run needs before its instruments start.
+struct Prepared {
+    /// This shard's plan.
+    plan: Arc<Plan>,
+    targets: targets::Targets,
+    /// The results folder, created.
+    dir: PathBuf,
+}
+
+/// The plan (this shard's part of it), its targets and its results folder; the plan
+/// described on stderr unless `--quiet`.
+async fn prepare(
+    args: &RunArgs,
+    shard: Shard,
+    start_at: Option<&StartAt>,
+) -> anyhow::Result<Prepared> {
+    let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
+    let mut plan = Plan::from_source(&source, &args.overrides)?;
+    let local = std::env::var_os(shard::LOCAL_SHARDS).is_some();
+    let sharded = apply_shard(&mut plan, shard, local);
+    let plan = Arc::new(plan);
+    let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
+    let dir = results_dir(&plan, args.out.as_deref())?;
+    let open_files = transport::tcp::raise_open_file_limit();
+    if !args.quiet {
+        console::err(format_args!("{}", plan.describe()));
+        if shard.is_sharded() {
+            let seed_from_profile = sharded.seed_from_profile;
+            console::err(format_args!(
+                "{}",
+                plan.describe_shard(shard, seed_from_profile)
+            ));
+        }
+        if let Some(at) = start_at {
+            console::errln(format_args!("  start at {}", at.text));
+        }
+        console::errln(format_args!("  open-file limit {open_files}"));
+    }
+    Ok(Prepared { plan, targets, dir })
+}
+
+/// What the instruments take of the command line.
+fn instruments_options(args: &RunArgs) -> instruments::Options {
+    instruments::Options {
+        quiet: args.quiet,
+        metrics_listen: args.metrics_listen,
+    }
+}
+
+/// The fleet's work: MCP sessions as `plan` describes them, against `targets`, recorded
+/// by `instruments`. Only shard 0 probes what every shard would (`--probe-undeclared`).
+fn fleet_work(
+    plan: &Arc<Plan>,
+    targets: &targets::Targets,
+    instruments: &Instruments,
+    probe_undeclared: bool,
+    shard: Shard,
+) -> Arc<client::FleetWork> {
+    let conformance = conformance::Tracker::new(probe_undeclared).probed_elsewhere(shard.index > 0);
+    Arc::new(client::FleetWork {
+        plan: plan.clone(),
+        ctx: client::SessionContext {
+            endpoints: Arc::new(targets.endpoints.clone()),
+            recorder: instruments.recorder.clone(),
+            timeout: plan.connection.timeout,
+            conformance: Arc::new(conformance),
+            transcript: None,
+            calls: client::CallData {
+                pools: plan.pools.clone(),
+                policy: plan.arguments,
+            },
+            auth: client::auth::Credentials::new(plan),
+        },
+    })
+}
+
+/// The run's summary on stdout, and where its results are (only that with `--quiet`).
+fn print_summary(summary: &summary::Summary, dir: &std::path::Path, args: &RunArgs) {
+    if args.quiet {
+        console::outln(format_args!("{}", dir.display()));
+    } else {
+        let view = args.view.summary_view();
+        console::outln(format_args!("{}", report::text::render_view(summary, view)));
+        console::outln(format_args!("results: {}", dir.display()));
+    }
+}
+
 /// `run --processes N`: the plan and the results folder once, then N shard processes
 /// of this program and their merge ([`processes`]).
 async fn run_processes(args: &RunArgs, n: u32) -> anyhow::Result<RunOutcome> {
-    processes::check(args, n)?;
+    processes::check(n, args.shard.is_some())?;
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
     let plan = Plan::from_source(&source, &args.overrides)?;
     let dir = results_dir(&plan, args.out.as_deref())?;
-    // This command's own arguments after `run`, for the children.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os()
-        .skip(1)
-        .skip_while(|a| a != "run")
-        .skip(1)
-        .collect();
-    let done = processes::run(args, n, &argv, &plan, &dir).await?;
+    let done = processes::run(&processes_options(args, n), &plan, &dir).await?;
     Ok(RunOutcome {
         summary: done.merged.summary,
         results_dir: done.merged.dir,
         stopped_by: done.stopped_by,
-        shard: shard::Shard::ONE,
+        shard: Shard::ONE,
         start: done.start,
     })
+}
+
+/// What `run --processes N` takes of the command line.
+fn processes_options(args: &RunArgs, n: u32) -> processes::Options {
+    processes::Options {
+        count: n,
+        start_at: args.start_at.clone(),
+        program: args.builtin_program.clone(),
+        quiet: args.quiet,
+        view: args.view,
+        // This command's own arguments after `run`, for the children.
+        argv: std::env::args_os()
+            .skip(1)
+            .skip_while(|a| a != "run")
+            .skip(1)
+            .collect(),
+    }
 }
 
 /// What running as `shard` changed in a plan.
@@ -242,7 +274,7 @@ struct Sharded {
 /// [`shard::profile_seed`] of the written profile), `unique` rows drawn as this shard, and, when
 /// the shards share one machine (`local`), this shard's part of the source addresses.
 /// Before the plan is shared (its pools must be ours alone).
-fn apply_shard(plan: &mut Plan, shard: shard::Shard, local: bool) -> Sharded {
+fn apply_shard(plan: &mut Plan, shard: Shard, local: bool) -> Sharded {
     let mut seed_from_profile = false;
     if shard.is_sharded() && plan.effective_profile.seed.is_none() {
         plan.seed = shard::profile_seed(&plan.profile_toml());

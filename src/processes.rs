@@ -10,7 +10,7 @@
 //! merged into DIR ([`crate::merge::merge_dirs`]). A child that could not do its part
 //! fails the whole run (exit 2), naming its shard and its log.
 
-use crate::cli::RunArgs;
+use crate::cli::ViewArgs;
 use crate::console;
 use crate::merge::Merged;
 use crate::plan::Plan;
@@ -102,14 +102,34 @@ pub struct Done {
     pub start: Start,
 }
 
-/// `--processes N` with the other options: a count in range, and no `--shard`.
-pub fn check(args: &RunArgs, n: u32) -> anyhow::Result<()> {
+/// What `run --processes N` takes of the command line, read once by `lib` from the flags.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// N: how many shard processes.
+    pub count: u32,
+    /// `--start-at` as written: the shared start (read when the children are started),
+    /// else [`PREPARE`] from then.
+    pub start_at: Option<String>,
+    /// The program the children run (the library's caller's mcp-fleet binary); `None`:
+    /// this program.
+    pub program: Option<PathBuf>,
+    /// `--quiet`: only the merged folder's path and errors.
+    pub quiet: bool,
+    /// How the merged summary is printed.
+    pub view: ViewArgs,
+    /// This command's own arguments after `run`, which every child gets again.
+    pub argv: Vec<OsString>,
+}
+
+/// `--processes N` with the other options: a count in range, and no `--shard`
+/// (`sharded`: one was given).
+pub fn check(n: u32, sharded: bool) -> anyhow::Result<()> {
     if n == 0 || n > MAX_PROCESSES {
         anyhow::bail!(
             "--processes {n}: not from 1 to {MAX_PROCESSES}\nfix: e.g. --processes 4 (one per core, or as many as the open-file limit asks for)"
         );
     }
-    if args.shard.is_some() {
+    if sharded {
         anyhow::bail!(
             "--processes and --shard together: --processes makes its own shards\nfix: give one of them (--shard I/N on each machine, --processes N on one)"
         );
@@ -117,25 +137,19 @@ pub fn check(args: &RunArgs, n: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `run --processes N` of `plan` into `dir` (`argv`: this command's arguments after
-/// `run`, which the children get again).
-pub async fn run(
-    args: &RunArgs,
-    n: u32,
-    argv: &[OsString],
-    plan: &Plan,
-    dir: &Path,
-) -> anyhow::Result<Done> {
-    let start_at = match args.start_at.as_deref() {
+/// `run --processes N` of `plan` into `dir`.
+pub async fn run(options: &Options, plan: &Plan, dir: &Path) -> anyhow::Result<Done> {
+    let n = options.count;
+    let start_at = match options.start_at.as_deref() {
         Some(text) => crate::shard::StartAt::parse(text, SystemTime::now())?.at,
         None => SystemTime::now() + PREPARE,
     };
     let start_text = humantime::format_rfc3339_micros(start_at).to_string();
-    let program = match &args.builtin_program {
+    let program = match &options.program {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("finding this program to start the shards")?,
     };
-    if !args.quiet {
+    if !options.quiet {
         console::errln(format_args!(
             "{n} shard processes of {:?}, starting at {start_text}; logs in {}",
             plan.name,
@@ -150,18 +164,8 @@ pub async fn run(
         let log_path = dir.join(format!("shard-{index}.log"));
         let log = std::fs::File::create(&log_path)
             .with_context(|| format!("creating {}", log_path.display()))?;
-        let child = tokio::process::Command::new(&program)
-            .arg("run")
-            .args(child_args(argv, shard, &start_text, &out))
-            .env(crate::shard::LOCAL_SHARDS, "1")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(log)
-            // Their own process group: a terminal's Ctrl-C reaches the parent only, which
-            // passes it on once (a second SIGINT would abandon their sessions at once).
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
+        let args = child_args(&options.argv, shard, &start_text, &out);
+        let child = spawn(&program, &args, log)
             .with_context(|| format!("starting shard {shard} ({})", program.display()))?;
         children.push((shard, child, log_path));
         dirs.push(out);
@@ -172,7 +176,7 @@ pub async fn run(
         check_child(*shard, status, log, forwarded)?;
     }
     let merged = crate::merge::merge_dirs(&dirs, dir)?;
-    crate::merge::print(&merged, args.quiet, &args.view);
+    crate::merge::print(&merged, options.quiet, &options.view);
     let stopped_by = match forwarded {
         Some(s) => StopReason::Signal(s),
         None if plan.load.sessions.is_some() => StopReason::Sessions,
@@ -186,6 +190,26 @@ pub async fn run(
             late: Duration::ZERO,
         },
     })
+}
+
+/// Start `program run ARGS` as a shard process, its stderr into `log`.
+fn spawn(
+    program: &Path,
+    args: &[OsString],
+    log: std::fs::File,
+) -> std::io::Result<tokio::process::Child> {
+    tokio::process::Command::new(program)
+        .arg("run")
+        .args(args)
+        .env(crate::shard::LOCAL_SHARDS, "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        // Their own process group: a terminal's Ctrl-C reaches the parent only, which
+        // passes it on once (a second SIGINT would abandon their sessions at once).
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
 }
 
 /// Wait until every child has ended, passing SIGINT and SIGTERM on to them; the first

@@ -3,14 +3,19 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
-use crate::fleet::LiveCounters;
-use crate::instruments::Measured;
+use crate::instruments::{Instruments, Measured};
+use crate::metrics::LiveCounters;
 use crate::metrics::{Series, Snapshots, Stats};
 use crate::plan::Plan;
 use crate::report;
+use crate::report::assemble::RunFacts;
+use crate::shard::{Shard, Start};
+use crate::stop::StopReason;
+use crate::summary::Summary;
+use crate::targets::Targets;
 use crate::watch;
 use anyhow::Context;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::task::JoinHandle;
@@ -27,10 +32,34 @@ pub struct Run {
     /// The fleet's live counters: the outages and storms it lived through.
     pub live: Arc<LiveCounters>,
     /// Which shard of the run this process is ([`crate::shard::Shard::ONE`] unsharded).
-    pub shard: crate::shard::Shard,
+    pub shard: Shard,
     /// How late after its start (`--start-at`) the schedule really began, µs: this
     /// shard's part of the start skew (0 without `--start-at`).
     pub start_late_us: u64,
+}
+
+impl Run {
+    /// The run of `plan` into `dir` against `targets`, as its instruments follow it,
+    /// begun at `start` (shard `shard`'s part of it).
+    pub fn new(
+        plan: &Arc<Plan>,
+        dir: &Path,
+        targets: &Targets,
+        instruments: &Instruments,
+        shard: Shard,
+        start: &Start,
+    ) -> Run {
+        Run {
+            plan: plan.clone(),
+            dir: dir.to_path_buf(),
+            target: targets.description.clone(),
+            transport: targets.transports.clone(),
+            started_at: start.at,
+            live: instruments.live.clone(),
+            shard,
+            start_late_us: start.late_us(),
+        }
+    }
 }
 
 /// The moment the figures describe: the end of the run, or a checkpoint.
@@ -47,7 +76,7 @@ pub struct Moment {
 
 impl Moment {
     /// The end of the run, as the instruments measured it.
-    pub fn end(measured: &Measured, stopped_by: &crate::stop::StopReason) -> Moment {
+    pub fn end(measured: &Measured, stopped_by: &StopReason) -> Moment {
         Moment {
             at: measured.finished_at,
             elapsed: measured.elapsed,
@@ -69,12 +98,7 @@ impl Moment {
 
 /// The run's facts at `moment`. The resource series and the soak verdicts join here, so
 /// checkpoints carry them too.
-pub fn facts(
-    run: &Run,
-    stats: &Stats,
-    moment: &Moment,
-    resources: Vec<Series>,
-) -> report::RunFacts {
+pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) -> RunFacts {
     let mut soak = report::soak::verdicts(
         &run.plan.soak,
         &run.dir,
@@ -84,7 +108,7 @@ pub fn facts(
     );
     (soak.outages, soak.storms) =
         report::soak_traffic::outages_and_storms(&run.live.traffic(), moment.elapsed);
-    report::RunFacts {
+    RunFacts {
         started_at: run.started_at,
         finished_at: moment.at,
         duration: moment.elapsed,
@@ -99,17 +123,25 @@ pub fn facts(
     }
 }
 
+/// The results at the end of the run: its facts joined to what the instruments
+/// measured, written ([`write`]).
+pub fn write_end(
+    run: &Run,
+    measured: &Measured,
+    stopped_by: &StopReason,
+) -> anyhow::Result<Summary> {
+    let moment = Moment::end(measured, stopped_by);
+    let facts = facts(run, &measured.stats, &moment, measured.resources.clone());
+    write(run, &measured.stats, &facts)
+}
+
 /// Build the summary from `stats` and `facts` and write the results folder's summary
 /// files (summary.json, summary.txt, profile.toml, report.html, thresholds.xml) and the
 /// run's raw state (`state.json`, what `mcp-fleet merge` adds), each atomically; the
 /// interval files are written while the run goes.
-pub fn write(
-    run: &Run,
-    stats: &Stats,
-    facts: &report::RunFacts,
-) -> anyhow::Result<report::Summary> {
+pub fn write(run: &Run, stats: &Stats, facts: &RunFacts) -> anyhow::Result<Summary> {
     let dir = &run.dir;
-    let summary = report::Summary::build(&run.plan, stats, facts);
+    let summary = report::assemble::summary(&run.plan, stats, facts);
     // The raw state first: a run killed between the two leaves a state at least as new
     // as its summary, never older.
     let shard = run.shard;
@@ -149,13 +181,9 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Start writing checkpoints every `plan.checkpoint` (nothing when it is off), the
-    /// first one period after `started`.
-    pub fn start(
-        run: Arc<Run>,
-        snapshots: Snapshots,
-        started: tokio::time::Instant,
-        quiet: bool,
-    ) -> Checkpoints {
+    /// first one period after the run's start, from the figures the instruments collect.
+    pub fn start(run: Arc<Run>, instruments: &Instruments, quiet: bool) -> Checkpoints {
+        let (snapshots, started) = (instruments.snapshots.clone(), instruments.started().1);
         let done = CancellationToken::new();
         let task = run.plan.checkpoint.map(|every| {
             tokio::spawn(write_every(

@@ -16,14 +16,12 @@
 //! anchored on `start` (the run's `--start-at`), so the N shards together make exactly
 //! the sessions and the choices of one process.
 
-pub mod progress;
 pub mod schedule;
 pub mod traffic;
 
-pub use progress::LiveCounters;
-
 use crate::client::ClientMemory;
 use crate::client::{StopSignals, Work};
+use crate::metrics::LiveCounters;
 use crate::plan::Curve;
 use crate::plan::{Backoff, Load, LoadModel, Think};
 use crate::shard::Shard;
@@ -122,6 +120,15 @@ pub struct Anchor {
 }
 
 impl Anchor {
+    /// Shard `shard`'s part of the schedule from `start` (`--start-at`, waited for), or,
+    /// without one, from now: when the fleet starts, as it always has.
+    pub fn new(shard: Shard, start: Option<Instant>) -> Anchor {
+        Anchor {
+            shard,
+            start: start.unwrap_or_else(Instant::now),
+        }
+    }
+
     /// The whole schedule, from now.
     pub fn now() -> Anchor {
         Anchor {

@@ -1,52 +1,20 @@
 //! What the run's traffic did to its long-lived sessions, over time: fires the `[load]
 //! events` reconnect storms at their times, and follows the live long-lived sessions
 //! (sampled every [`TICK`]) through storms and unreachable spells, to tell how many came
-//! back and how long that took. The records land in [`LiveCounters`] as they change, so
-//! the live view shows them and nothing is lost when the fleet stops this task.
+//! back and how long that took. The records (`metrics::traffic`) land in [`LiveCounters`]
+//! as they change, so the live view shows them and nothing is lost when the fleet stops
+//! this task.
 
-use super::LiveCounters;
 use crate::client::StopSignals;
-use crate::plan::{LoadEvent, Storm};
+use crate::metrics::traffic::{OutageRecord, StormRecord};
+use crate::metrics::LiveCounters;
+use crate::plan::LoadEvent;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// How often the live count is read: the resolution of every recovery time.
 pub const TICK: Duration = Duration::from_millis(50);
-
-/// A storm the profile asked for, and how the fleet came back from it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StormRecord {
-    /// From the start of the fleet.
-    pub at: Duration,
-    pub storm: Storm,
-    /// Long-lived sessions live when it struck.
-    pub dropped: u64,
-    /// The most of them live again (established since the storm) at one time.
-    pub recovered: u64,
-    /// From the storm until as many were back as were dropped.
-    pub recovery: Option<Duration>,
-}
-
-/// A span when sessions could not reach the target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutageRecord {
-    /// The first long-lived session lost, or the first session that could not connect.
-    pub from: Duration,
-    /// The first session that reached the target again (`None`: not yet).
-    pub to: Option<Duration>,
-    /// From `to` until as many long-lived sessions were live as before.
-    pub recovery: Option<Duration>,
-    /// Long-lived sessions live just before.
-    pub sessions_before: u64,
-}
-
-/// The storms and outages so far.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TrafficLog {
-    pub storms: Vec<StormRecord>,
-    pub outages: Vec<OutageRecord>,
-}
 
 /// Long-lived sessions lost (the live count fell) and not back yet: maybe the start of
 /// an outage, whose `from` it then is.
@@ -83,7 +51,7 @@ pub(super) async fn follow(
             let dropped = storm.fire();
             log.storms.push(StormRecord {
                 at: now,
-                storm: e.storm,
+                kind: e.storm.name(),
                 dropped,
                 recovered: 0,
                 recovery: None,

@@ -14,7 +14,7 @@ pub mod intervals;
 pub mod state;
 
 use crate::cli::MergeArgs;
-use crate::report::{self, RunFacts, Summary};
+use crate::report::{self, assemble::RunFacts};
 use anyhow::{bail, Context};
 use state::{Part, State};
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ pub const STATE_FILE: &str = "state.json";
 /// What `merge` made.
 #[derive(Debug)]
 pub struct Merged {
-    pub summary: crate::report::Summary,
+    pub summary: crate::summary::Summary,
     pub dir: PathBuf,
     /// The spread of the shards' start lateness (how late after `--start-at` each
     /// schedule began): the run's start skew.
@@ -232,7 +232,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         .map(|t| crate::plan::Threshold::parse(t))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("{}/{STATE_FILE}: a threshold: {e}", first_dir.display()))?;
-    let mut summary = Summary::build_from(&first.plan, &thresholds, &stats, &facts);
+    let mut summary = report::assemble::summary_from(&first.plan, &thresholds, &stats, &facts);
     let profile_toml = std::fs::read_to_string(first_dir.join("profile.toml")).unwrap_or_default();
     // The soak verdicts (drift) read the merged interval files, as `report DIR` does.
     report::soak::refresh(&mut summary, out, &stats.timeline, Some(&profile_toml));

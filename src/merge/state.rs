@@ -13,10 +13,10 @@ use crate::metrics::{
     PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, ToolId, Verdict,
 };
 use crate::protocol::{Era, TransportKind, VersionId};
-use crate::report::soak::Soak;
-use crate::report::summary::PlanBasis;
-use crate::report::RunFacts;
+use crate::report::assemble::PlanBasis;
+use crate::report::assemble::RunFacts;
 use crate::shard::Shard;
+use crate::summary::soak::Soak;
 use anyhow::{bail, Context};
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};

@@ -9,7 +9,7 @@
 use super::state::{Part, State, StatsState};
 use super::*;
 use crate::conformance::Check;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{
     ClientFault, Collector, Counter, Event, FailureKind, IntervalSink, LeftOut, Origin, Outcome,
     Phase, Recorder, Sample, SessionOutcome, Span, Stats, Verdict,
@@ -192,7 +192,7 @@ fn collector(plan: &Plan, dir: &Path) -> (tokio::task::JoinHandle<Stats>, Record
     (tokio::spawn(c.with_intervals(EVERY, sinks).run()), rec)
 }
 
-fn write(plan: &Arc<Plan>, dir: &Path, shard: Shard, stats: &Stats) -> crate::report::Summary {
+fn write(plan: &Arc<Plan>, dir: &Path, shard: Shard, stats: &Stats) -> crate::summary::Summary {
     let run = Run {
         plan: plan.clone(),
         dir: dir.to_path_buf(),

@@ -1,5 +1,5 @@
 //! The events a run counts without timing them (`summary.json`'s `counters`): one closed
-//! set with stable names, also listed in `report/summary.schema.json` (a test keeps the
+//! set with stable names, also listed in `summary/summary.schema.json` (a test keeps the
 //! two equal). Interned like phases: the collector adds into an array indexed by the
 //! counter, with no string hashing per event.
 

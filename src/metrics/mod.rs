@@ -1,20 +1,24 @@
 //! Measurement vocabulary: phases, outcomes and samples, and the collector that turns a
-//! stream of samples into histograms. Sessions only ever create small `Copy` samples.
+//! stream of samples into histograms; the fleet's live counters and traffic records.
+//! Sessions only ever create small `Copy` samples.
 
 pub mod client_fault;
 mod collector;
 mod counter;
 mod histogram;
 pub mod interval;
+mod live;
 mod phase;
 pub mod resources;
 mod stats;
+pub mod traffic;
 
 pub use client_fault::{ClientFault, FaultEra, Verdict};
 pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapshots};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
+pub use live::LiveCounters;
 pub use phase::Phase;
 pub use resources::{Series, SeriesUnit};
 pub use stats::{

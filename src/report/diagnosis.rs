@@ -1,10 +1,10 @@
 //! Why most sessions failed, or why most tool calls with generated arguments were
 //! rejected: the likeliest cause read from a summary's failure kinds, examples, target
-//! and per-tool acceptance, in words, with what to do. `Summary::build` fills
+//! and per-tool acceptance, in words, with what to do. `assemble::summary` fills
 //! `Summary.diagnosis` with it; the terminal and the HTML report lead with it.
 
-use super::summary::{Diagnosis, PhaseSummary, Summary, ToolAcceptance, INVALID_PARAMS};
 use crate::metrics::Phase;
+use crate::summary::{Diagnosis, PhaseSummary, Summary, ToolAcceptance, INVALID_PARAMS};
 use std::collections::BTreeMap;
 
 /// The stable cause codes, as they appear in `summary.json` (`diagnosis.cause`).

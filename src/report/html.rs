@@ -4,8 +4,8 @@
 //! to at most [`MAX_POINTS`] points per series with min/max buckets, so hours of data
 //! stay small and fast while peaks stay visible.
 
-use super::summary::Summary;
 use crate::metrics::IntervalRow;
+use crate::summary::Summary;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! `thresholds.xml`: the thresholds as a JUnit XML test suite, the format CI systems
 //! (GitLab, Jenkins, GitHub test reporters) show as passed and failed tests.
 
-use super::summary::Summary;
+use crate::summary::Summary;
 use std::fmt::Write;
 
 pub const FILE_NAME: &str = "thresholds.xml";

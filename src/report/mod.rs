@@ -1,33 +1,29 @@
-//! What a run leaves behind: the terminal summary and the results folder
-//! (`summary.json`, `summary.txt`, the effective `profile.toml`, per-phase `.hlog`
-//! interval logs, `intervals.csv`, `report.html`, `thresholds.xml`), plus thresholds
-//! and run-to-run comparison, and the views while it runs (the live view, `/metrics`).
-//! Files are written atomically.
+//! What a run leaves behind: the summary assembled from its figures ([`assemble`], into
+//! the results contract of `crate::summary`), diagnosed and judged by its thresholds, and
+//! shown in the terminal and the results folder (`summary.json`, `summary.txt`, the
+//! effective `profile.toml`, per-phase `.hlog` interval logs, `intervals.csv`,
+//! `report.html`, `thresholds.xml`), plus run-to-run comparison. Files are written
+//! atomically. The views of a run still going (the live view, `/metrics`) are
+//! `instruments`'.
 
+pub mod assemble;
 pub mod compare;
 pub mod csv;
 pub mod diagnosis;
 pub mod hlog;
 pub mod html;
 pub mod junit;
-pub mod live;
-pub mod prometheus;
 pub mod soak;
 pub mod soak_traffic;
 pub mod style;
-pub mod summary;
 pub mod text;
 pub mod threshold;
 
-pub use summary::{RunFacts, Summary, SCHEMA_VERSION};
-
 use crate::metrics::IntervalRow;
+use crate::summary::Summary;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The committed JSON schema of `summary.json`.
-pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
 
 /// Write `bytes` to `path` via a temporary file (`NAME.tmp` beside it) and a rename, so
 /// a reader never sees a half-written file.

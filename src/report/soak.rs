@@ -3,14 +3,13 @@
 //! and a 95 % confidence interval), latency and error drift per phase (the first steady
 //! window against the last), the outages and reconnect storms the run lived through, and
 //! whether the generator itself was the bottleneck. `summary.json` keeps them under
-//! `soak`; thresholds (`slope(server.rss) < 5MiB/h`, `drift(p99(tools/call)) < 20%`) read
-//! them there.
+//! `soak` (their types are `summary::soak`'s); thresholds (`slope(server.rss) < 5MiB/h`,
+//! `drift(p99(tools/call)) < 20%`) read them there.
 
 mod drift;
 pub mod fit;
 mod observe;
 mod rebuild;
-pub mod text;
 mod verdicts;
 
 pub use drift::{drift, Window};
@@ -18,128 +17,3 @@ pub use fit::{slope, slopes};
 pub use observe::observe;
 pub use rebuild::refresh;
 pub use verdicts::{generator, verdicts};
-
-use crate::metrics::SeriesUnit;
-use serde::{Deserialize, Serialize};
-
-/// Everything the soak verdicts found. Empty (the default) for a run that watched
-/// nothing and lived through no outage.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Soak {
-    /// The steady part of the run, after the warm-up: seconds from the start.
-    pub steady_from_s: f64,
-    pub steady_to_s: f64,
-    /// One per resource series with enough points in the steady part.
-    #[serde(default)]
-    pub slopes: Vec<Slope>,
-    /// One per phase with samples in both windows.
-    #[serde(default)]
-    pub drift: Vec<Drift>,
-    /// Spans when the target could not be reached, and how the fleet came back.
-    #[serde(default)]
-    pub outages: Vec<Outage>,
-    /// Reconnect storms the profile asked for (`events`), and how long recovery took.
-    #[serde(default)]
-    pub storms: Vec<Storm>,
-    /// Whether the generator limited the figures.
-    #[serde(default)]
-    pub generator: GeneratorLoad,
-}
-
-/// A least-squares line through one series over the steady part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Slope {
-    /// The series' name (`server.rss`, `server.fds`, `scrape.mcp_active_sessions` …).
-    pub series: String,
-    pub unit: SeriesUnit,
-    /// Change per second, in the series' unit.
-    pub per_s: f64,
-    /// The 95 % confidence interval of `per_s`: `[low, high]`.
-    pub ci95_per_s: [f64; 2],
-    /// Coefficient of determination of the fit (0 … 1); 0 for a flat series.
-    pub r2: f64,
-    /// Points the fit used, and the span they cover (seconds from the start).
-    pub points: u64,
-    pub from_s: f64,
-    pub to_s: f64,
-    /// For people, e.g. `RSS +42 MiB/h (R² 0.97)`.
-    pub text: String,
-}
-
-/// One phase's first steady window against its last.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Drift {
-    pub phase: String,
-    pub first: DriftWindow,
-    pub last: DriftWindow,
-    /// `last / first − 1` of the service-time p50 and p99 (`None` when a window has no
-    /// successful sample): 0.2 means 20 % slower at the end.
-    pub p50_change: Option<f64>,
-    pub p99_change: Option<f64>,
-    /// `last − first` of the error rate (a difference of ratios).
-    pub error_rate_change: Option<f64>,
-}
-
-/// The figures of one window (service times of successful samples, µs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DriftWindow {
-    pub from_s: f64,
-    pub to_s: f64,
-    /// Samples that ended in the window (successful + failed).
-    pub count: u64,
-    pub errors: u64,
-    pub p50_us: Option<u64>,
-    pub p99_us: Option<u64>,
-    pub error_rate: Option<f64>,
-}
-
-/// A span when sessions could not reach the target (a server restart, a crash).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outage {
-    /// When the first session failed to reach the target, seconds from the start.
-    pub from_s: f64,
-    /// When a session first reached it again (`None`: still down when the run ended).
-    pub to_s: Option<f64>,
-    /// `to_s − from_s`, or until the end of the run.
-    pub downtime_s: f64,
-    /// From `to_s` until as many sessions were live as just before the outage (`None`:
-    /// never recovered, or nothing was live before).
-    pub recovery_s: Option<f64>,
-    /// Long-lived sessions live just before the outage.
-    pub sessions_before: u64,
-}
-
-/// A reconnect storm: every long-lived session dropped at once and reconnected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Storm {
-    /// When it happened, seconds from the start.
-    pub at_s: f64,
-    /// `reconnect`.
-    pub kind: String,
-    /// Sessions dropped.
-    pub dropped: u64,
-    /// Of those, how many were live again before the run ended.
-    pub recovered: u64,
-    /// From the storm until as many sessions were live as before it (`None`: never).
-    pub recovery_s: Option<f64>,
-}
-
-/// The generator's own load, and whether it limited the figures.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GeneratorLoad {
-    /// The highest CPU share of the cores the generator may use (0 … 1), over intervals.
-    pub cpu_share_max: Option<f64>,
-    /// The p99 over intervals of the scheduler lag, milliseconds.
-    pub lag_p99_ms: Option<f64>,
-    /// The generator's RSS slope, bytes per second, over the steady part.
-    pub rss_per_s: Option<f64>,
-    /// True when the figures describe the generator rather than the server.
-    pub bottleneck: bool,
-    /// The built-in server ran inside the generator's process: its CPU share counts
-    /// both, so a busy process is not called a starved generator (lag still is).
-    #[serde(default)]
-    pub server_inside: bool,
-    /// Why, in plain words (empty when it was not the bottleneck).
-    #[serde(default)]
-    pub reasons: Vec<String>,
-}

@@ -1,8 +1,8 @@
-//! The outages and reconnect storms the fleet followed (`fleet::traffic`), in the form
+//! The outages and reconnect storms the fleet followed (`metrics::traffic`), in the form
 //! `summary.soak` reports them, and as the live view's one-line notes.
 
-use super::soak::{Outage, Storm};
-use crate::fleet::traffic::TrafficLog;
+use crate::metrics::traffic::TrafficLog;
+use crate::summary::soak::{Outage, Storm};
 use std::time::Duration;
 
 /// `summary.soak.outages` and `summary.soak.storms`; `end` is the run's length (an outage
@@ -25,7 +25,7 @@ pub fn outages_and_storms(log: &TrafficLog, end: Duration) -> (Vec<Outage>, Vec<
         .iter()
         .map(|t| Storm {
             at_s: s(t.at),
-            kind: t.storm.name().to_string(),
+            kind: t.kind.to_string(),
             dropped: t.dropped,
             recovered: t.recovered,
             recovery_s: t.recovery.map(s),
@@ -83,8 +83,7 @@ fn clock(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::traffic::{OutageRecord, StormRecord};
-    use crate::plan::Storm as Kind;
+    use crate::metrics::traffic::{OutageRecord, StormRecord};
 
     #[test]
     fn records_become_summary_entries_and_live_notes() {
@@ -92,7 +91,7 @@ mod tests {
         let log = TrafficLog {
             storms: vec![StormRecord {
                 at: Duration::from_secs(600),
-                storm: Kind::Reconnect,
+                kind: "reconnect",
                 dropped: 2000,
                 recovered: 1998,
                 recovery: None,

@@ -8,10 +8,11 @@
 pub(crate) mod acceptance;
 mod breakdowns;
 pub(crate) mod faults;
+mod soak;
 mod table;
 
 use super::style::Style;
-use super::summary::Summary;
+use crate::summary::Summary;
 use std::fmt::Write;
 
 /// Format microseconds with a unit a person reads at a glance.
@@ -71,7 +72,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
     if view.verbose {
         breakdowns::events(&mut out, s);
     }
-    super::soak::text::render(&mut out, &s.soak);
+    soak::render(&mut out, &s.soak);
     thresholds(&mut out, s, st);
     if !view.verbose {
         let mut hidden = breakdowns::hidden(s);
@@ -243,14 +244,14 @@ fn thresholds(out: &mut String, s: &Summary, st: Style) {
 
 /// The findings section: code, severity, count, the fix, the spec section and the
 /// first example. Shared with `inspect`.
-pub fn render_findings(out: &mut String, findings: &[super::summary::FindingSummary]) {
+pub fn render_findings(out: &mut String, findings: &[crate::summary::FindingSummary]) {
     render_findings_styled(out, findings, Style::PLAIN);
 }
 
 /// [`render_findings`] in a style: errors red, warnings yellow.
 pub fn render_findings_styled(
     out: &mut String,
-    findings: &[super::summary::FindingSummary],
+    findings: &[crate::summary::FindingSummary],
     st: Style,
 ) {
     if findings.is_empty() {

@@ -1,24 +1,11 @@
 //! Thresholds evaluated: each parsed rule (`plan::threshold`) read against the finished
-//! [`Summary`], giving the verdicts stored in `summary.json` and `thresholds.xml`.
+//! [`Summary`], giving the verdicts (`summary::ThresholdResult`) stored in `summary.json`
+//! and `thresholds.xml`.
 
-use super::summary::{PhaseSummary, Summary, ToolAcceptance};
 use crate::metrics::Phase;
 use crate::metrics::SeriesUnit;
 use crate::plan::threshold::{DriftFigure, Metric, Subject, Threshold, Unit};
-use serde::{Deserialize, Serialize};
-
-/// A threshold's verdict, as stored in `summary.json`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ThresholdResult {
-    pub expression: String,
-    /// `None` when there was nothing to measure (no samples): that fails.
-    pub observed: Option<f64>,
-    pub limit: f64,
-    pub unit: Unit,
-    pub passed: bool,
-    /// The observed value for people, e.g. `63.2ms`, `0.25%`, or why there is none.
-    pub observed_text: String,
-}
+use crate::summary::{Latency, PhaseSummary, Summary, ThresholdResult, ToolAcceptance};
 
 /// The observed value, or why there is none.
 fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
@@ -62,7 +49,7 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
                 .ok_or_else(|| format!("every {} sample failed", p.name()))
         })
     };
-    let ok_latency = |p: Phase| -> Result<&super::summary::Latency, String> {
+    let ok_latency = |p: Phase| -> Result<&Latency, String> {
         ok_phase(p)?
             .service
             .as_ref()
@@ -266,7 +253,7 @@ pub(crate) mod tests {
 
     #[test]
     fn accepted_reads_tool_acceptance_or_the_tool_figures() {
-        use crate::report::summary::ToolAcceptance;
+        use crate::summary::ToolAcceptance;
         let mut s = summary();
         s.tool_acceptance.insert(
             "get_time".into(),

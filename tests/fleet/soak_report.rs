@@ -4,8 +4,9 @@
 
 use crate::support::{builtin_http, FleetRun};
 use mcp_fleet::metrics::{Series, SeriesUnit};
-use mcp_fleet::report::{self, soak};
+use mcp_fleet::report;
 use mcp_fleet::server::ServerOptions;
+use mcp_fleet::summary::{soak, Summary};
 use std::path::Path;
 use std::process::Command;
 
@@ -53,7 +54,7 @@ fn series(name: &str, unit: SeriesUnit, f: impl Fn(f64) -> f64) -> Series {
     s
 }
 
-fn render(summary: &report::Summary, dir: &Path, name: &str) -> std::path::PathBuf {
+fn render(summary: &Summary, dir: &Path, name: &str) -> std::path::PathBuf {
     let page = dir.join(name);
     let timeline = report::csv::read(&dir.join(report::csv::FILE_NAME)).expect("intervals");
     let html = report::html::render(&report::html::ReportInput {
@@ -132,7 +133,7 @@ async fn the_soak_section_draws_the_server_series_and_is_absent_without_them() {
 
 /// `summary` with server and generator series and soak verdicts, as the watcher and
 /// the verdicts would fill them.
-fn soaked(summary: &report::Summary) -> report::Summary {
+fn soaked(summary: &Summary) -> Summary {
     let mut summary = summary.clone();
     summary.resources = vec![
         series("server.rss", SeriesUnit::Bytes, |t| 5e7 + t * 1e5),

@@ -3,8 +3,8 @@
 //! user runs it, and readers for `summary.json`.
 
 use mcp_fleet::cli::RunArgs;
-use mcp_fleet::report::Summary;
 use mcp_fleet::server::{spawn_http, Fault, HttpServer, ServerOptions};
+use mcp_fleet::summary::Summary;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -163,7 +163,7 @@ pub fn count(json: &Value, name: &str) -> u64 {
 /// `summary.json` keeps the schema it publishes.
 pub fn check_schema(json: &Value) {
     let schema: Value =
-        serde_json::from_str(mcp_fleet::report::SUMMARY_SCHEMA).expect("schema is JSON");
+        serde_json::from_str(mcp_fleet::summary::SUMMARY_SCHEMA).expect("schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(json)

@@ -4,7 +4,7 @@
 
 use crate::conformance::Check;
 use crate::metrics::Verdict;
-use crate::report::summary::Summary;
+use crate::summary::Summary;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The finding code that reports a verdict.
@@ -65,7 +65,7 @@ pub fn robustness_losses(base: &Summary, new: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::ClientFaultSummary;
+    use crate::summary::ClientFaultSummary;
 
     fn fault(name: &str, handled: u64, crashed: u64, hung: u64) -> ClientFaultSummary {
         ClientFaultSummary {

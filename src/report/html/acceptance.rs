@@ -3,8 +3,8 @@
 //! the calls left out and the first error texts. Shown beside the per-tool latencies.
 
 use super::esc;
-use crate::report::summary::Summary;
 use crate::report::text::acceptance::{generated, left_out, share, troubled};
+use crate::summary::Summary;
 use std::fmt::Write;
 
 pub(super) fn table(out: &mut String, s: &Summary) {

@@ -4,8 +4,8 @@
 use super::esc;
 use crate::conformance::Severity;
 use crate::metrics::Phase;
-use crate::report::summary::Summary;
 use crate::report::text::format_opt_us;
+use crate::summary::Summary;
 use serde_json::Value;
 use std::fmt::Write;
 

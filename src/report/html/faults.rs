@@ -4,9 +4,9 @@
 //! others. No section when no client fault was committed.
 
 use super::esc;
-use crate::report::summary::Summary;
 use crate::report::text::faults::{committed, first_mistakes, mistakes, persona_rows, share};
 use crate::report::text::format_opt_us;
+use crate::summary::Summary;
 use std::fmt::Write;
 
 /// The verdict columns: (summary name, heading).

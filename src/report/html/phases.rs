@@ -4,8 +4,8 @@
 
 use super::esc;
 use crate::metrics::Phase;
-use crate::report::summary::{Latency, PhaseSummary, Summary};
 use crate::report::text::format_opt_us;
+use crate::summary::{Latency, PhaseSummary, Summary};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -6,8 +6,8 @@
 
 use super::{decimate, esc, MAX_POINTS};
 use crate::metrics::SeriesUnit;
-use crate::report::soak::Soak;
-use crate::report::summary::Summary;
+use crate::summary::soak::Soak;
+use crate::summary::Summary;
 use serde_json::{json, Value};
 use std::fmt::Write;
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::metrics::{Phase, Series, SeriesUnit};
-use crate::report::summary::{Diagnosis, Latency, PhaseSummary};
+use crate::summary::{Diagnosis, Latency, PhaseSummary};
 
 fn summary() -> Summary {
     crate::report::threshold::tests::summary()
@@ -236,7 +236,7 @@ fn the_chart_data_has_sessions_in_flight_a_histogram_and_partial_intervals() {
 
 #[test]
 fn the_tool_calls_table_follows_the_per_tool_latencies() {
-    use crate::report::summary::ToolAcceptance;
+    use crate::summary::ToolAcceptance;
     let mut s = summary();
     assert!(
         !page(&s, &[]).contains("id=tool-acceptance"),

@@ -2,9 +2,9 @@
 //! come from the exact interval histograms of the phase's `.hlog` file, summed over the
 //! window (percentiles are never averaged); counts and errors from the interval rows.
 
-use super::{Drift, DriftWindow};
 use crate::metrics::{IntervalRow, Phase, LATENCY_BOUND_US};
 use crate::report::hlog::{self, LoggedInterval};
+use crate::summary::soak::{Drift, DriftWindow};
 use hdrhistogram::Histogram;
 use std::path::Path;
 

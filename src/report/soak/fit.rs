@@ -2,8 +2,8 @@
 //! steady part, with R² and a 95 % confidence interval, and the words people read
 //! ("RSS +42 MiB/h (R² 0.97)").
 
-use super::Slope;
 use crate::metrics::{Series, SeriesUnit};
+use crate::summary::soak::Slope;
 
 /// Fewer points than this give no slope (two points always fit a line exactly).
 pub const MIN_POINTS: usize = 3;

@@ -4,7 +4,7 @@
 
 use crate::metrics::SeriesUnit;
 use crate::plan::threshold::{DriftFigure, Metric, Subject, Threshold, Unit};
-use crate::report::Summary;
+use crate::summary::Summary;
 
 /// The observed value of a soak threshold (or why there is none); `None` for the others.
 pub fn observe(t: &Threshold, s: &Summary) -> Option<Result<f64, String>> {
@@ -119,9 +119,11 @@ fn drift(t: &Threshold, s: &Summary, figure: DriftFigure) -> Result<f64, String>
 mod tests {
     use crate::metrics::{Series, SeriesUnit};
     use crate::plan::Threshold;
-    use crate::report::soak::{slopes, Drift, DriftWindow};
-    use crate::report::threshold::{evaluate, tests::summary, ThresholdResult};
-    use crate::report::Summary;
+    use crate::report::soak::slopes;
+    use crate::report::threshold::{evaluate, tests::summary};
+    use crate::summary::soak::{Drift, DriftWindow};
+    use crate::summary::Summary;
+    use crate::summary::ThresholdResult;
 
     /// The fixture with a server leaking 1 MiB/min and 1 descriptor per 10 s over 100 s,
     /// and tools/call 30 % slower at the end.

@@ -8,7 +8,7 @@ use crate::metrics::IntervalRow;
 use crate::plan::{SoakPlan, Threshold};
 use crate::profile::Profile;
 use crate::report::threshold::evaluate;
-use crate::report::Summary;
+use crate::summary::Summary;
 use std::path::Path;
 use std::time::Duration;
 

@@ -3,9 +3,10 @@
 //! leak slopes, drift, and the generator's load. Outages and storms are the traffic's.
 
 use super::drift::{self, Window};
-use super::{fit, GeneratorLoad, Soak};
+use super::fit;
 use crate::metrics::{IntervalRow, Series};
 use crate::plan::SoakPlan;
+use crate::summary::soak::{GeneratorLoad, Soak};
 use std::path::Path;
 
 /// CPU share at or above this in an interval counts as a saturated interval.

@@ -5,7 +5,7 @@
 //! called; the compact one only when some tool did not accept every call (else a line).
 
 use crate::report::style::Style;
-use crate::report::summary::{Summary, ToolAcceptance};
+use crate::summary::{Summary, ToolAcceptance};
 use std::fmt::Write;
 
 /// Whether a tool has anything to look at: a call not accepted, or one left out.

@@ -4,7 +4,7 @@
 
 use super::table::{header, ordered, row};
 use crate::report::style::Style;
-use crate::report::summary::{PhaseSummary, Summary};
+use crate::summary::{PhaseSummary, Summary};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

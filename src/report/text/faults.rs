@@ -7,7 +7,7 @@
 use super::format_opt_us;
 use crate::metrics::Verdict;
 use crate::report::style::Style;
-use crate::report::summary::{ClientFaultSummary, Summary};
+use crate::summary::{ClientFaultSummary, Summary};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

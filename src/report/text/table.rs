@@ -4,7 +4,7 @@
 
 use super::format_opt_us;
 use crate::report::style::Style;
-use crate::report::summary::{Latency, PhaseSummary, Summary};
+use crate::summary::{Latency, PhaseSummary, Summary};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

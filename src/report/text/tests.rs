@@ -2,11 +2,11 @@
 
 use super::*;
 use crate::plan::threshold::Unit;
-use crate::report::summary::{
+use crate::summary::ThresholdResult;
+use crate::summary::{
     Diagnosis, Latency, LoadInfo, PersonaSummary, PhaseSummary, RunInfo, Sessions, ToolAcceptance,
     ToolInfo,
 };
-use crate::report::threshold::ThresholdResult;
 use std::collections::BTreeMap;
 
 pub(super) fn latency(base: u64) -> Latency {
@@ -68,7 +68,7 @@ pub(super) fn summary(model: &str) -> Summary {
     let mut failures = BTreeMap::new();
     failures.insert("http_404".to_string(), 40);
     Summary {
-        schema_version: crate::report::SCHEMA_VERSION,
+        schema_version: crate::summary::SCHEMA_VERSION,
         tool: ToolInfo {
             name: "mcp-fleet".into(),
             version: "0.1.0".into(),

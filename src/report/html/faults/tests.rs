@@ -2,7 +2,7 @@
 //! cells, mistakes marked, examples escaped, nothing without faults.
 
 use super::super::{render, ReportInput};
-use crate::report::summary::{ClientFaultExample, ClientFaultSummary, PersonaSummary, Summary};
+use crate::summary::{ClientFaultExample, ClientFaultSummary, PersonaSummary, Summary};
 
 fn page(s: &Summary) -> String {
     render(&ReportInput {

@@ -3,7 +3,7 @@
 use super::super::tests::{latency, line_of, phase, strip, summary, COMPACT};
 use super::super::{render, render_view, View};
 use crate::report::style::Style;
-use crate::report::summary::{ClientFaultExample, ClientFaultSummary, Summary};
+use crate::summary::{ClientFaultExample, ClientFaultSummary, Summary};
 
 fn fault(
     persona: &str,

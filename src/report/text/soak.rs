@@ -5,9 +5,9 @@
 //! watched no server and lived through nothing has no block: every run has drift
 //! figures and generator slopes in `summary.json`, and a short run's are noise.
 
-use super::fit::rate_text;
-use super::Soak;
-use crate::report::text::format_us;
+use super::format_us;
+use crate::report::soak::fit::rate_text;
+use crate::summary::soak::{Slope, Soak};
 use std::fmt::Write;
 
 /// A p99 change above this is worth a line.
@@ -54,7 +54,7 @@ pub fn render(out: &mut String, soak: &Soak) {
         soak.steady_from_s, soak.steady_to_s
     );
     // A flat count (threads that never changed) says nothing.
-    let moved = |s: &&super::Slope| s.per_s != 0.0 || s.series != "server.threads";
+    let moved = |s: &&Slope| s.per_s != 0.0 || s.series != "server.threads";
     for s in soak
         .slopes
         .iter()
@@ -122,7 +122,7 @@ fn generator_warning(out: &mut String, soak: &Soak, indent: &str) {
 mod tests {
     use super::*;
     use crate::metrics::{Series, SeriesUnit};
-    use crate::report::soak::{Drift, DriftWindow};
+    use crate::summary::soak::{Drift, DriftWindow};
 
     fn window(p99: u64) -> DriftWindow {
         DriftWindow {

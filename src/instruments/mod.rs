@@ -1,17 +1,22 @@
 //! What watches a run while the fleet works: the collector (histograms, interval files),
-//! the live view, the Prometheus endpoint and the stop signals. `lib::run` starts them
-//! before the fleet and stops them after it; stopping hands back everything measured.
+//! the live view ([`live`]), the Prometheus endpoint ([`prometheus`]) and the stop
+//! signals. `lib::run` starts them before the fleet and stops them after it; stopping
+//! hands back everything measured.
 
-use crate::cli::RunArgs;
+pub mod live;
+pub mod prometheus;
+
 use crate::client::StopSignals;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{self, Recorder, Stats};
 use crate::plan::Plan;
 use crate::report;
+use crate::shard::{Shard, Start, StartAt, StartError};
 use crate::stop::{SignalWatch, StopSignal};
 use crate::transport::stdio::ChildRegistry;
 use crate::watch::Watcher;
 use anyhow::Context;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -46,6 +51,15 @@ pub fn anchor(at: Option<SystemTime>) -> (SystemTime, tokio::time::Instant) {
     (at, mono_at.unwrap_or(mono))
 }
 
+/// What the command line asks of the instruments, read once by `lib` from the flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// `--quiet`: no live view, no notes on stderr.
+    pub quiet: bool,
+    /// `--metrics-listen`: serve the live figures for Prometheus on this address.
+    pub metrics_listen: Option<SocketAddr>,
+}
+
 /// The running instruments of one run.
 pub struct Instruments {
     pub recorder: Recorder,
@@ -61,6 +75,8 @@ pub struct Instruments {
     started: tokio::time::Instant,
     /// The resource sampler (server and generator), one point per interval.
     watcher: Watcher,
+    /// `--quiet`: no notes on stderr.
+    quiet: bool,
 }
 
 /// What the instruments measured, once stopped.
@@ -78,12 +94,12 @@ pub struct Measured {
 impl Instruments {
     /// Start the collector (writing interval files into `dir` every plan interval), the
     /// signal handlers, the resource watcher (the plan's sources and the stdio
-    /// `children`), and the live views the arguments ask for. `start_at` (`--start-at`)
+    /// `children`), and the live views the options ask for. `start_at` (`--start-at`)
     /// anchors the run's start, its intervals and the hlog's base time on that moment,
     /// perhaps ahead of now; without it, the run starts now.
     pub async fn start(
         plan: &Plan,
-        args: &RunArgs,
+        options: &Options,
         dir: &Path,
         children: &ChildRegistry,
         start_at: Option<SystemTime>,
@@ -117,11 +133,11 @@ impl Instruments {
             close_spread: plan.load.grace / 2,
             ..StopSignals::default()
         };
-        let signals = SignalWatch::start(stop.clone(), plan.load.grace, args.quiet)
+        let signals = SignalWatch::start(stop.clone(), plan.load.grace, options.quiet)
             .context("installing the signal handlers")?;
         let views_done = CancellationToken::new();
-        if let Some(addr) = args.metrics_listen {
-            let bound = report::prometheus::serve(
+        if let Some(addr) = options.metrics_listen {
+            let bound = prometheus::serve(
                 addr,
                 figures.clone(),
                 live.clone(),
@@ -129,21 +145,21 @@ impl Instruments {
                 views_done.clone(),
             )
             .await?;
-            if !args.quiet {
+            if !options.quiet {
                 crate::console::errln(format_args!("live metrics: http://{bound}/metrics"));
             }
         }
-        let live_view = (!args.quiet).then(|| {
+        let live_view = (!options.quiet).then(|| {
             let mode = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                report::live::Mode::Terminal
+                live::Mode::Terminal
             } else {
-                report::live::Mode::Lines {
+                live::Mode::Lines {
                     every: Duration::from_secs(5),
                 }
             };
-            tokio::spawn(report::live::show(
+            tokio::spawn(live::show(
                 mode,
-                report::live::Goal::of(plan),
+                live::Goal::of(plan),
                 live.clone(),
                 figures,
                 resources,
@@ -162,12 +178,46 @@ impl Instruments {
             started_at,
             started,
             watcher,
+            quiet: options.quiet,
         })
     }
 
     /// When the run started (wall clock, and the clock its elapsed time is measured on).
     pub fn started(&self) -> (SystemTime, tokio::time::Instant) {
         (self.started_at, self.started)
+    }
+
+    /// Wait for `start_at` (`--start-at`), which the run's start is anchored on, or fail
+    /// if it is already too late for it (the caller then stops everything). Ctrl-C during
+    /// the wait ends it; the fleet then sees the drain and starts no session. Without
+    /// `start_at`, no wait. Hands back when the schedule began and how late after its
+    /// start (noted on stderr after a wait, unless `--quiet`).
+    pub async fn wait_for_start(
+        &self,
+        start_at: Option<&StartAt>,
+        shard: Shard,
+    ) -> Result<Start, StartError> {
+        if let Some(at) = start_at {
+            at.ready(shard, SystemTime::now())?;
+            let drain = self.stop.drain.clone();
+            tokio::select! {
+                () = tokio::time::sleep_until(self.started) => {}
+                () = drain.cancelled() => {}
+            }
+        }
+        let start = Start {
+            at: self.started_at,
+            late: SystemTime::now()
+                .duration_since(self.started_at)
+                .unwrap_or_default(),
+        };
+        if start_at.is_some() && !self.quiet {
+            crate::console::errln(format_args!(
+                "  started {:.3} ms after --start-at",
+                start.late.as_secs_f64() * 1e3
+            ));
+        }
+        Ok(start)
     }
 
     /// Stop the views and the collector; the recorder's last clones must be gone (the

@@ -5,9 +5,10 @@
 //! …" while the latest sessions all fail to connect); when stderr is not a terminal (CI
 //! logs), one line every few seconds; nothing with `--quiet`.
 
-use super::text::format_us;
-use crate::fleet::LiveCounters;
+use crate::metrics::LiveCounters;
 use crate::metrics::{LiveFigures, Phase};
+use crate::report::soak_traffic::live_notes;
+use crate::report::text::format_us;
 use crate::watch::Latest;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -234,7 +235,7 @@ fn details(view: &View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = Vec::new();
     lines.extend(view.unreachable(now));
     lines.extend(view.resources.as_deref().and_then(resources_line));
-    lines.extend(super::soak_traffic::live_notes(&view.live.traffic()));
+    lines.extend(live_notes(&view.live.traffic()));
     lines.push(format!(
         "  {:<26} {:>9} {:>9} {:>9} {:>8}",
         "phase (last interval)", "p50", "p99", "per s", "errors"
@@ -271,7 +272,7 @@ fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     if let Some(r) = view.resources.as_deref().and_then(resources_line) {
         let _ = write!(s, " · {r}");
     }
-    for note in super::soak_traffic::live_notes(&view.live.traffic()) {
+    for note in live_notes(&view.live.traffic()) {
         let _ = write!(s, " · {note}");
     }
     let key: Vec<String> = f
@@ -357,157 +358,4 @@ pub async fn show(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::{IntervalRow, SessionOutcome};
-
-    #[tokio::test]
-    async fn block_shows_rates_latency_and_errors() {
-        let live = Arc::new(LiveCounters::default());
-        live.completed.store(90, Ordering::Relaxed);
-        live.failed.store(10, Ordering::Relaxed);
-        let started = Instant::now();
-        let mut view = View {
-            goal: Goal {
-                duration: None,
-                sessions: Some(400),
-                target: "8 clients".into(),
-            },
-            live,
-            started,
-            last: (started, 0),
-            resources: None,
-        };
-        let mut f = LiveFigures {
-            totals: vec![(0, 0); Phase::COUNT],
-            ..LiveFigures::default()
-        };
-        f.totals[Phase::Initialize.index()] = (100, 2);
-        f.failures.insert("timeout".into(), 2);
-        f.last.push(IntervalRow {
-            start_s: 0.0,
-            len_s: 1.0,
-            phase: Phase::Initialize,
-            count: 50,
-            errors: 1,
-            p50_us: 1_200,
-            p90_us: 2_000,
-            p95_us: 2_000,
-            p99_us: 4_500,
-            max_us: 9_000,
-        });
-        let now = started + Duration::from_secs(1);
-        let rate = view.rate(now);
-        let text = bar_message(&view, &f, now, rate);
-        assert!(text.starts_with("target 8 clients · "), "{text}");
-        assert!(text.contains("100.0 sessions/s"), "{text}");
-        assert!(text.contains("1.20ms") && text.contains("4.50ms"), "{text}");
-        assert!(text.contains("errors: timeout 2"), "{text}");
-        let one = line(&mut view, &f, started + Duration::from_secs(2));
-        assert!(
-            one.starts_with("[mcp-fleet]") && !one.contains('\n'),
-            "{one}"
-        );
-        assert!(one.contains("p99 initialize 4.50ms"), "{one}");
-        assert!(one.contains("(300 sessions left"), "{one}");
-        assert!(one.contains("target 8 clients"), "{one}");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_unreachable_target_is_named_while_it_lasts() {
-        let live = Arc::new(LiveCounters::default());
-        let started = Instant::now();
-        let mut view = View {
-            goal: Goal {
-                duration: None,
-                sessions: Some(100),
-                target: "2 clients".into(),
-            },
-            live: live.clone(),
-            started,
-            last: (started, 0),
-            resources: None,
-        };
-        let f = LiveFigures::default();
-        live.session_ended(SessionOutcome::Completed);
-        tokio::time::advance(Duration::from_secs(3)).await;
-        live.session_ended(SessionOutcome::Unreachable);
-        live.session_ended(SessionOutcome::Unreachable);
-        let now = started + Duration::from_secs(5);
-        let text = bar_message(&view, &f, now, 0.0);
-        assert!(
-            text.contains("TARGET UNREACHABLE since 3.0s (for 2.0s)"),
-            "{text}"
-        );
-        assert!(text.contains("1 ok 0 failed 2 unreachable"), "{text}");
-        assert!(
-            line(&mut view, &f, now).contains("97 sessions left"),
-            "the budget pays for them"
-        );
-        assert_eq!(view.progress(Duration::from_secs(5)), Some(0.03));
-        assert!(line(&mut view, &f, now).contains("TARGET UNREACHABLE since 3.0s"));
-        live.session_ended(SessionOutcome::Completed);
-        let text = bar_message(&view, &f, now, 0.0);
-        assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
-    }
-
-    #[test]
-    fn progress_is_whichever_of_time_and_sessions_ends_first() {
-        let live = Arc::new(LiveCounters::default());
-        let started = Instant::now();
-        let view = |duration: Option<u64>, sessions: Option<u64>| View {
-            goal: Goal {
-                duration: duration.map(Duration::from_secs),
-                sessions,
-                target: "4 clients".into(),
-            },
-            live: live.clone(),
-            started,
-            last: (started, 0),
-            resources: None,
-        };
-        live.completed.store(30, Ordering::Relaxed);
-        let at = Duration::from_secs(5);
-        assert_eq!(view(Some(10), None).progress(at), Some(0.5));
-        assert_eq!(view(None, Some(40)).progress(at), Some(0.75));
-        assert_eq!(view(Some(10), Some(40)).progress(at), Some(0.75));
-        assert_eq!(view(Some(4), Some(40)).progress(at), Some(1.0));
-        assert_eq!(view(None, None).progress(at), None, "a spinner");
-        let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
-        assert_eq!(secs(view(Some(10), None).eta(at, 0.0)), Some(5.0));
-        assert_eq!(secs(view(None, Some(40)).eta(at, 2.0)), Some(5.0));
-        assert_eq!(secs(view(None, Some(40)).eta(at, 0.0)), None, "no rate yet");
-        assert_eq!(secs(view(Some(100), Some(40)).eta(at, 5.0)), Some(2.0));
-    }
-
-    #[test]
-    fn watched_resources_and_a_busy_generator_are_one_line() {
-        use crate::metrics::resources::SeriesUnit;
-        let r = Latest {
-            t_s: 3.0,
-            values: vec![
-                ("server.rss".into(), SeriesUnit::Bytes, 50.0 * 1048576.0),
-                ("server.cpu".into(), SeriesUnit::Cores, 0.25),
-                ("server.fds".into(), SeriesUnit::Count, 42.0),
-                ("server.processes".into(), SeriesUnit::Count, 1.0),
-                ("generator.cpu_share".into(), SeriesUnit::Count, 0.97),
-                ("generator.lag".into(), SeriesUnit::Seconds, 0.002),
-            ],
-            scrape_failures: 0,
-            bottleneck: Some(
-                "the generator is at 97 % CPU: figures describe mcp-fleet, not the server".into(),
-            ),
-        };
-        let line = resources_line(&r).unwrap_or_default();
-        assert!(
-            line.contains("server rss 50.0MiB cpu 0.25 fds 42"),
-            "{line}"
-        );
-        assert!(line.contains("generator cpu 97% lag 2.00ms"), "{line}");
-        assert!(
-            line.contains("WARNING: the generator is at 97 % CPU: figures describe mcp-fleet"),
-            "{line}"
-        );
-        assert_eq!(resources_line(&Latest::default()), None);
-    }
-}
+mod tests;

@@ -1,8 +1,10 @@
-//! Live counters shared by the virtual clients; the live view (`live.rs`), the metrics
-//! endpoint and the fleet's own watch on an unreachable target read them.
+//! Live counters the fleet keeps as sessions start and end, and the traffic records it
+//! follows: what the instruments show while a run goes (the live view, `/metrics`), the
+//! fleet's own watch on an unreachable target and the soak verdicts read. Measurement
+//! vocabulary, so that what reads them need not know the fleet.
 
 use super::traffic::TrafficLog;
-use crate::metrics::SessionOutcome;
+use super::SessionOutcome;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::watch;
@@ -86,7 +88,8 @@ impl LiveCounters {
         self.traffic_mut().clone()
     }
 
-    pub(super) fn traffic_mut(&self) -> MutexGuard<'_, TrafficLog> {
+    /// The records, for the fleet's follower to update.
+    pub fn traffic_mut(&self) -> MutexGuard<'_, TrafficLog> {
         // Poisoned only if the follower panicked mid-update; the log is still readable.
         self.traffic.lock().unwrap_or_else(|e| e.into_inner())
     }
