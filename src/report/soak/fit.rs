@@ -108,12 +108,31 @@ pub fn label(series: &str) -> String {
 /// A change per second for people: bytes per hour in KiB/MiB/GiB, counts per minute
 /// (per hour when that reads better), cores and seconds per hour.
 pub fn rate_text(per_s: f64, unit: SeriesUnit) -> String {
+    rate_text_like(per_s, per_s, unit)
+}
+
+/// An interval of changes per second in one unit, the one its wider end reads best in
+/// (`-1.20 … +5.71 MiB/h`, never `-1.2/min … +5.71/h`).
+pub fn interval_text(lo: f64, hi: f64, unit: SeriesUnit) -> String {
+    let like = if lo.abs() > hi.abs() { lo } else { hi };
+    format!(
+        "{} … {}",
+        rate_text_like(lo, like, unit),
+        rate_text_like(hi, like, unit)
+    )
+}
+
+/// `per_s` in the unit [`rate_text`] would choose for `like`.
+fn rate_text_like(per_s: f64, like: f64, unit: SeriesUnit) -> String {
     let per_h = per_s * 3600.0;
     match unit {
-        SeriesUnit::Bytes => format!("{}/h", bytes_text(per_h, true)),
+        SeriesUnit::Bytes => {
+            let (scale, name) = byte_scale(like * 3600.0);
+            format!("{}/h", bytes_in(per_h, scale, name, true))
+        }
         SeriesUnit::Count => {
             let per_min = per_s * 60.0;
-            if per_min.abs() >= 0.1 || per_s == 0.0 {
+            if (like * 60.0).abs() >= 0.1 || like == 0.0 {
                 format!("{per_min:+.1}/min")
             } else {
                 format!("{per_h:+.2}/h")
@@ -126,12 +145,21 @@ pub fn rate_text(per_s: f64, unit: SeriesUnit) -> String {
 
 /// Bytes in binary units (`42 MiB`), with a sign when `signed`.
 pub fn bytes_text(bytes: f64, signed: bool) -> String {
-    let (scale, unit) = match bytes.abs() {
+    let (scale, unit) = byte_scale(bytes);
+    bytes_in(bytes, scale, unit, signed)
+}
+
+/// The binary unit `bytes` reads best in, and its size.
+fn byte_scale(bytes: f64) -> (f64, &'static str) {
+    match bytes.abs() {
         b if b >= 1024.0 * 1024.0 * 1024.0 => (1024.0 * 1024.0 * 1024.0, "GiB"),
         b if b >= 1024.0 * 1024.0 => (1024.0 * 1024.0, "MiB"),
         b if b >= 1024.0 => (1024.0, "KiB"),
         _ => (1.0, "B"),
-    };
+    }
+}
+
+fn bytes_in(bytes: f64, scale: f64, unit: &str, signed: bool) -> String {
     let v = bytes / scale;
     let digits = if v.abs() >= 100.0 || scale == 1.0 {
         0
@@ -234,5 +262,14 @@ mod tests {
         // Exact: df 60 → 2.000, df 120 → 1.980.
         assert!((t95(60) - 2.000).abs() < 0.002, "{}", t95(60));
         assert!((t95(120) - 1.980).abs() < 0.002, "{}", t95(120));
+    }
+
+    #[test]
+    fn an_interval_reads_in_one_unit() {
+        // Before: `95% CI -1.2/min … +5.71/h` and `-512 B/h … +3.52 MiB/h`.
+        let count = interval_text(-0.02, 0.0001, SeriesUnit::Count);
+        assert_eq!(count, "-1.2/min … +0.0/min");
+        let bytes = interval_text(-0.1, 1024.0, SeriesUnit::Bytes);
+        assert_eq!(bytes, "-0.00 MiB/h … +3.52 MiB/h");
     }
 }

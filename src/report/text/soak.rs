@@ -6,7 +6,7 @@
 //! figures and generator slopes in `summary.json`, and a short run's are noise.
 
 use super::format_us;
-use crate::report::soak::fit::rate_text;
+use crate::report::soak::fit::interval_text;
 use crate::summary::soak::{Slope, Soak};
 use std::fmt::Write;
 
@@ -63,10 +63,9 @@ pub fn render(out: &mut String, soak: &Soak) {
     {
         let _ = writeln!(
             out,
-            "  {}, 95% CI {} … {}",
+            "  {}, 95% CI {}",
             s.text,
-            rate_text(s.ci95_per_s[0], s.unit),
-            rate_text(s.ci95_per_s[1], s.unit)
+            interval_text(s.ci95_per_s[0], s.ci95_per_s[1], s.unit)
         );
     }
     for d in drifts {
