@@ -77,10 +77,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     }
     // The shard and the start time first: a bad one stops the run before anything starts.
     let (shard, start_at) = shard_and_start(&args)?;
-    let Prepared { plan, targets, dir } = prepare(&args, shard, start_at.as_ref()).await?;
+    let Prepared {
+        plan,
+        targets,
+        dir,
+        metrics,
+    } = prepare(&args, shard, start_at.as_ref()).await?;
     let instruments = Instruments::start(
         &plan,
-        &instruments_options(&args),
+        instruments_options(&args, metrics),
         &dir,
         &targets.children,
         start_at.as_ref().map(|a| a.at),
@@ -149,6 +154,8 @@ struct Prepared {
     targets: targets::Targets,
     /// The results folder, created.
     dir: PathBuf,
+    /// `--metrics-listen`, bound before the results folder was made.
+    metrics: Option<tokio::net::TcpListener>,
 }
 
 /// The plan (this shard's part of it), its targets and its results folder; the plan
@@ -163,8 +170,14 @@ async fn prepare(
     let local = std::env::var_os(shard::LOCAL_SHARDS).is_some();
     let sharded = apply_shard(&mut plan, shard, local);
     let plan = Arc::new(plan);
+    // Whatever can stop the run before it starts comes before its results folder: a
+    // failed start leaves no files behind.
+    let metrics = match args.metrics_listen {
+        Some(addr) => Some(instruments::prometheus::bind(addr).await?),
+        None => None,
+    };
     let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
-    let dir = results_dir(&plan, args.out.as_deref())?;
+    let dir = results::folder::choose(&plan.name, args.out.as_deref(), args.quiet)?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         console::err(format_args!("{}", plan.describe()));
@@ -180,14 +193,22 @@ async fn prepare(
         }
         console::errln(format_args!("  open-file limit {open_files}"));
     }
-    Ok(Prepared { plan, targets, dir })
+    Ok(Prepared {
+        plan,
+        targets,
+        dir,
+        metrics,
+    })
 }
 
 /// What the instruments take of the command line.
-fn instruments_options(args: &RunArgs) -> instruments::Options {
+fn instruments_options(
+    args: &RunArgs,
+    metrics: Option<tokio::net::TcpListener>,
+) -> instruments::Options {
     instruments::Options {
         quiet: args.quiet,
-        metrics_listen: args.metrics_listen,
+        metrics,
     }
 }
 
@@ -235,7 +256,7 @@ async fn run_processes(args: &RunArgs, n: u32) -> anyhow::Result<RunOutcome> {
     processes::check(n, args.shard.is_some())?;
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
     let plan = Plan::from_source(&source, &args.overrides)?;
-    let dir = results_dir(&plan, args.out.as_deref())?;
+    let dir = results::folder::choose(&plan.name, args.out.as_deref(), args.quiet)?;
     let done = processes::run(&processes_options(args, n), &plan, &dir).await?;
     Ok(RunOutcome {
         summary: done.merged.summary,
@@ -298,21 +319,6 @@ fn apply_shard(plan: &mut Plan, shard: Shard, local: bool) -> Sharded {
         plan.connection.source_addresses = shard.split_sources(&plan.connection.source_addresses);
     }
     Sharded { seed_from_profile }
-}
-
-/// `--out`, or `results/<name>-<time>`; created.
-fn results_dir(plan: &Plan, out: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
-    let dir = out.map(PathBuf::from).unwrap_or_else(|| {
-        let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
-            .to_string()
-            .replace([':', '-'], "")
-            .trim_end_matches('Z')
-            .to_string();
-        PathBuf::from("results").join(format!("{}-{stamp}", plan.name))
-    });
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("creating the results folder {}", dir.display()))?;
-    Ok(dir)
 }
 
 /// `serve --auth` and its options.

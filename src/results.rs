@@ -3,6 +3,8 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
+pub mod folder;
+
 use crate::instruments::{Instruments, Measured};
 use crate::metrics::LiveCounters;
 use crate::metrics::{Series, Snapshots, Stats};

@@ -128,6 +128,10 @@ impl Work for FleetWork {
 /// Run one whole session and report how it ended (samples are recorded as it goes).
 /// `intended` is when the schedule wanted it to start: the `connect` and `session`
 /// response times are measured from there.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what a session runs with, each from a different owner; bundling them would only move the list"
+)]
 pub async fn run_session(
     ctx: &SessionContext,
     persona: &Persona,

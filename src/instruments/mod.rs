@@ -16,7 +16,6 @@ use crate::stop::{SignalWatch, StopSignal};
 use crate::transport::stdio::ChildRegistry;
 use crate::watch::Watcher;
 use anyhow::Context;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -52,12 +51,13 @@ pub fn anchor(at: Option<SystemTime>) -> (SystemTime, tokio::time::Instant) {
 }
 
 /// What the command line asks of the instruments, read once by `lib` from the flags.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Default)]
 pub struct Options {
     /// `--quiet`: no live view, no notes on stderr.
     pub quiet: bool,
-    /// `--metrics-listen`: serve the live figures for Prometheus on this address.
-    pub metrics_listen: Option<SocketAddr>,
+    /// `--metrics-listen`, already bound ([`prometheus::bind`]): serve the live figures
+    /// for Prometheus there.
+    pub metrics: Option<tokio::net::TcpListener>,
 }
 
 /// The running instruments of one run.
@@ -99,7 +99,7 @@ impl Instruments {
     /// perhaps ahead of now; without it, the run starts now.
     pub async fn start(
         plan: &Plan,
-        options: &Options,
+        options: Options,
         dir: &Path,
         children: &ChildRegistry,
         start_at: Option<SystemTime>,
@@ -136,9 +136,9 @@ impl Instruments {
         let signals = SignalWatch::start(stop.clone(), plan.load.grace, options.quiet)
             .context("installing the signal handlers")?;
         let views_done = CancellationToken::new();
-        if let Some(addr) = options.metrics_listen {
+        if let Some(listener) = options.metrics {
             let bound = prometheus::serve(
-                addr,
+                listener,
                 figures.clone(),
                 live.clone(),
                 resources.clone(),

@@ -317,22 +317,28 @@ async fn metrics(State(s): State<Sources>) -> impl IntoResponse {
 }
 
 /// Serve `/metrics` on `addr` until `done`; returns the bound address.
+/// Bind `--metrics-listen` (loopback only): first of all, so that a busy port stops the
+/// run before it has written anything.
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, MetricsError> {
+    if !addr.ip().is_loopback() {
+        return Err(MetricsError::NotLoopback(addr));
+    }
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| MetricsError::Bind { addr, source })
+}
+
 pub async fn serve(
-    addr: SocketAddr,
+    listener: tokio::net::TcpListener,
     figures: watch::Receiver<Arc<LiveFigures>>,
     live: Arc<LiveCounters>,
     resources: watch::Receiver<Arc<Latest>>,
     done: CancellationToken,
 ) -> Result<SocketAddr, MetricsError> {
-    if !addr.ip().is_loopback() {
-        return Err(MetricsError::NotLoopback(addr));
-    }
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| MetricsError::Bind { addr, source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(|source| MetricsError::Bind {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        source,
+    })?;
     let app = axum::Router::new()
         .route("/metrics", get(metrics))
         .with_state(Sources {

@@ -413,6 +413,7 @@ mod inspect;
 mod load;
 mod merge;
 mod reports;
+mod results_folder;
 mod rmcp_peer;
 mod scripted_server;
 mod secrets;

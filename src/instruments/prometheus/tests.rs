@@ -97,25 +97,16 @@ async fn only_loopback_addresses_are_served() {
     let (_tx, rx) = watch::channel(Arc::new(LiveFigures::default()));
     let (_rtx, resources) = watch::channel(Arc::new(Latest::default()));
     let done = CancellationToken::new();
-    let e = serve(
-        "0.0.0.0:0".parse().expect("addr"),
-        rx.clone(),
-        Arc::default(),
-        resources.clone(),
-        done.clone(),
-    )
-    .await
-    .expect_err("not loopback");
+    let e = bind("0.0.0.0:0".parse().expect("addr"))
+        .await
+        .expect_err("not loopback");
     assert!(e.to_string().contains("fix: use 127.0.0.1:PORT"), "{e}");
-    let bound = serve(
-        "127.0.0.1:0".parse().expect("addr"),
-        rx,
-        Arc::default(),
-        resources,
-        done.clone(),
-    )
-    .await
-    .expect("serves");
+    let listener = bind("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("binds");
+    let bound = serve(listener, rx, Arc::default(), resources, done.clone())
+        .await
+        .expect("serves");
     let mut s = tokio::net::TcpStream::connect(bound)
         .await
         .expect("connects");
