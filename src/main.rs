@@ -77,6 +77,9 @@ fn main() -> ExitCode {
                 if let Some(problem) = &shown.problem {
                     console::errln(format_args!("error: {problem}"));
                 }
+                if shown.could_not_connect {
+                    return Verdict::Stopped(2);
+                }
                 Verdict::from(shown.passed)
             }),
             Command::Validate(args) => mcp_fleet::validate(&args).map(|text| {

@@ -24,7 +24,8 @@ pub struct Answer {
     /// Whether the server's listing had it (it is asked for anyway).
     pub listed: bool,
     /// `answered` (a result, `isError: true` too), `error` (a JSON-RPC error),
-    /// `unanswered` (sent, no response) or `skipped` (not sent: capability undeclared).
+    /// `unanswered` (sent, no response), `skipped` (not sent: the server did not declare
+    /// the capability) or `not_sent` (the session ended before it).
     pub status: &'static str,
     /// `isError: true` in a `tools/call` result: the tool's own failure.
     pub is_error: bool,
@@ -71,6 +72,15 @@ impl Answer {
             result: None,
             error: None,
             events: Vec::new(),
+        }
+    }
+
+    /// The capability a server declares for it.
+    pub fn capability(&self) -> &'static str {
+        match self.kind {
+            "call" => "tools",
+            "read" => "resources",
+            _ => "prompts",
         }
     }
 

@@ -58,14 +58,16 @@ fn answer(out: &mut String, a: &Answer) {
     }
     match a.status {
         "skipped" => {
-            let cap = match a.kind {
-                "call" => "tools",
-                "read" => "resources",
-                _ => "prompts",
-            };
             let _ = writeln!(
                 out,
-                "    ✗ not sent: the server does not declare the {cap} capability"
+                "    ✗ not sent: the server does not declare the {} capability",
+                a.capability()
+            );
+        }
+        "not_sent" => {
+            let _ = writeln!(
+                out,
+                "    ✗ not sent: the session ended before it (see its failures above)"
             );
         }
         "unanswered" => {

@@ -117,6 +117,8 @@ pub struct Shown {
     pub passed: bool,
     /// Why not, in one line, for stderr.
     pub problem: Option<String>,
+    /// No session could be opened (exit 2); `--json` still prints what was seen.
+    pub could_not_connect: bool,
 }
 
 /// `mcp-fleet inspect`: run the session, then print text or JSON. `Err` (exit 2) when
@@ -137,6 +139,7 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
             text,
             passed: f.handled(),
             problem: f.problem(),
+            could_not_connect: false,
         });
     }
     if !inspection.connected {
@@ -144,7 +147,18 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
             [] => format!("the session ended as {}", inspection.outcome),
             list => list.join("; "),
         };
-        anyhow::bail!("could not open a session with {}: {why}", inspection.target);
+        let problem = format!("could not open a session with {}: {why}", inspection.target);
+        if !args.json {
+            anyhow::bail!(problem);
+        }
+        // A CI job reads the JSON (`| jq`): the transcript and the findings of a session
+        // that failed are what it needs most.
+        return Ok(Shown {
+            text: serde_json::to_string_pretty(&inspection)? + "\n",
+            passed: false,
+            problem: Some(problem),
+            could_not_connect: true,
+        });
     }
     let unanswered: Vec<String> = inspection
         .answers
@@ -154,6 +168,7 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
             let why = match a.status {
                 "error" => "a JSON-RPC error",
                 "skipped" => "not sent, capability undeclared",
+                "not_sent" => "not sent, the session ended first",
                 _ => "no response",
             };
             format!("{} {} ({why})", a.kind, a.name)
@@ -178,6 +193,7 @@ pub async fn run(args: InspectArgs) -> anyhow::Result<Shown> {
         text,
         passed: problem.is_none(),
         problem,
+        could_not_connect: false,
     })
 }
 
@@ -247,9 +263,20 @@ pub async fn inspect(args: &InspectArgs) -> anyhow::Result<Inspection> {
     let resources = seen.items(methods::RESOURCES_LIST, "resources");
     let resource_templates = seen.items(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates");
     let prompts = seen.items(methods::PROMPTS_LIST, "prompts");
-    let answers = answer::read(&asks, &entries, |a| {
+    let mut answers = answer::read(&asks, &entries, |a| {
         listed(a, &tools, &resources, &resource_templates, &prompts)
     });
+    // Not sent because the capability is undeclared only when the server said so; a
+    // session that failed first (handshake, a list, a dead server) never got that far.
+    let capabilities = field("capabilities");
+    for a in answers.iter_mut().filter(|a| a.status == "skipped") {
+        let declared = capabilities
+            .as_ref()
+            .is_some_and(|c| c.get(a.capability()).is_some());
+        if capabilities.is_none() || declared {
+            a.status = "not_sent";
+        }
+    }
     Ok(Inspection {
         target,
         connected: handshake.is_some(),

@@ -141,17 +141,7 @@ async fn inspect_shows_findings() {
 /// `mcp-fleet inspect ARGS…` against the built-in server over stdio: exit code, stdout,
 /// stderr.
 fn inspect_stdio(args: &[&str]) -> (Option<i32>, String, String) {
-    let stdio = builtin_stdio(&[]);
-    let out = fleet_command()
-        .args(["inspect", "--stdio", &stdio])
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    inspect_stdio_with(&[], args)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,4 +380,64 @@ roots = [{ uri = "file:///project", name = "project" }]
             );
         }
     }
+}
+
+/// A session that could not be made still prints its JSON under `--json` (exit 2), so a
+/// CI job's `| jq` keeps the transcript and the failure; and a request that was never
+/// sent because the session ended first does not blame an undeclared capability.
+#[test]
+fn inspect_json_is_printed_when_no_session_could_be_made() {
+    let dying = "sh -c 'read line; exit 3'";
+    let out = fleet_command()
+        .args([
+            "inspect",
+            "--stdio",
+            dying,
+            "--json",
+            "--call",
+            "echo",
+            "{\"message\":\"x\"}",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("could not open a session with"), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(json["connected"], false);
+    assert!(
+        json["transcript"].as_array().is_some_and(|t| !t.is_empty()),
+        "{json:#}"
+    );
+    assert!(
+        json["failures"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("exited")),
+        "{json:#}"
+    );
+    assert_eq!(json["answers"][0]["status"], "not_sent", "{json:#}");
+    // Where the capability really is undeclared, that is what it says.
+    let (code, text, _) = inspect_stdio_with(
+        &[Fault::UndeclaredTools],
+        &["--call", "echo", "{\"message\":\"x\"}"],
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("not sent: the server does not declare the tools capability"),
+        "{text}"
+    );
+}
+
+fn inspect_stdio_with(faults: &[Fault], args: &[&str]) -> (Option<i32>, String, String) {
+    let stdio = builtin_stdio(faults);
+    let out = fleet_command()
+        .args(["inspect", "--stdio", &stdio])
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
