@@ -34,6 +34,11 @@ pub(super) fn rpc_error_text(code: i64, detail: &str) -> String {
         .strip_prefix("tools/call")
         .map(|d| d.trim_start_matches(':').trim_start())
         .unwrap_or(detail);
+    // The detail ends with `(code)` already (`Unknown tool: x (-32602)`): the code is
+    // said once, in front.
+    let detail = detail
+        .strip_suffix(&format!("({code})"))
+        .map_or(detail, str::trim_end);
     truncate(format!("{code} {detail}"))
 }
 
@@ -93,5 +98,13 @@ mod tests {
         assert_eq!(tool_error_text(&bare), r#"{"isError":true}"#);
         let long = json!({"content": [{"type": "text", "text": "é".repeat(500)}]});
         assert_eq!(tool_error_text(&long).chars().count(), TOOL_ERROR_CHARS + 1);
+    }
+
+    #[test]
+    fn a_code_is_said_once() {
+        let text = rpc_error_text(-32602, "tools/call: Unknown tool: x (-32602)");
+        assert_eq!(text, "-32602 Unknown tool: x");
+        let text = rpc_error_text(-32602, "tools/call: bad (see -32602 docs)");
+        assert_eq!(text, "-32602 bad (see -32602 docs)");
     }
 }

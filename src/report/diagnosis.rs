@@ -19,6 +19,8 @@ pub mod cause {
     pub const SPAWN_FAILED: &str = "spawn_failed";
     /// Most calls with generated arguments came back `isError` or -32602.
     pub const ARGUMENTS_REJECTED: &str = "arguments_rejected";
+    /// What the server sent is not JSON-RPC where the transport is the right one.
+    pub const MALFORMED: &str = "malformed_messages";
     pub const UNKNOWN: &str = "unknown";
 }
 
@@ -255,6 +257,17 @@ fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
             format!("the server command could not be started ({})", s.example),
             "check the command and its PATH: run it by hand to see it start".into(),
         ),
+        // The stdio transport's own wait at close (EOF, then SIGTERM): --timeout plays
+        // no part in it.
+        ("timeout", _, _) if s.phase == "close" && s.mentions(&["ignored stdin eof"]) => (
+            cause::TIMEOUTS,
+            format!(
+                "{}: the server did not exit when its stdin closed, nor on SIGTERM, and was killed",
+                s.how_many()
+            ),
+            "make the server exit when stdin closes (the stdio transport's shutdown); --timeout does not change this wait"
+                .into(),
+        ),
         ("timeout", _, _) => (
             cause::TIMEOUTS,
             format!("{} got no answer within the timeout", s.how_many()),
@@ -297,6 +310,9 @@ fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
             "give the persona auth = { tokens = \"file:tokens.txt\" } (or client_credentials = { token_url, client_id, … }), or pass --header 'Authorization: Bearer ${TOKEN}'"
                 .into(),
         ),
+        (_, Some(_), _) if s.mentions(&["upgrade with http"]) => {
+            wrong_transport(e, "the WebSocket upgrade was refused")
+        }
         (_, Some(400), _) if s.mentions(&version_words) => version_rejected(s),
         (_, Some(405 | 406 | 415), _) => {
             wrong_transport(e, &format!("{} got {}", s.how_many(), status_text(kind)))
@@ -306,16 +322,37 @@ fn classify(s: &Seen<'_>, e: &Evidence<'_>) -> (&'static str, String, String) {
             format!("{} got a server error ({kind})", s.how_many()),
             "the server failed internally: read its log".into(),
         ),
+        // A 404 whose body is a JSON-RPC error: still the wrong path.
+        (_, _, Some(_)) if s.mentions(&["http 404"]) => wrong_path(s, &from),
         (_, _, Some(-32022 | -32020)) => version_rejected(s),
         (_, _, Some(_)) if s.mentions(&version_words) => version_rejected(s),
+        // An HTML page or the wrong framing over HTTP: the URL or transport is wrong.
         ("protocol_violation", _, _)
-            if s.mentions(&["text/html", "content-type", "event-stream", "not json"]) =>
+            if e.transport != "stdio"
+                && s.mentions(&["text/html", "content-type", "event-stream"]) =>
         {
             wrong_transport(
                 e,
                 &format!("{} got an answer that is not MCP", s.how_many()),
             )
         }
+        // Bytes that are not a JSON-RPC message where one belongs (a banner on stdout,
+        // invalid UTF-8, nesting or numbers past what JSON parsers take): the transport
+        // is right, the server's output is not.
+        ("protocol_violation", _, _) => (
+            cause::MALFORMED,
+            format!(
+                "{} got messages that are not valid JSON-RPC ({})",
+                s.how_many(),
+                s.example
+            ),
+            if e.transport == "stdio" {
+                "every line a stdio server writes on stdout must be one JSON-RPC message (logs and banners belong on stderr): `mcp-fleet inspect --raw --stdio …` shows them"
+            } else {
+                "the server's answers are not valid JSON-RPC: `mcp-fleet inspect --raw URL` shows them"
+            }
+            .into(),
+        ),
         _ => (
             cause::UNKNOWN,
             format!(

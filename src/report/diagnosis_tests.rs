@@ -344,3 +344,81 @@ fn unknown_names_the_kind_and_no_secret_leaks() {
     );
     assert!(!d.message.contains("key") && !d.message.contains("user"));
 }
+
+#[test]
+fn what_a_stdio_server_writes_that_is_not_json_rpc_is_not_a_wrong_transport() {
+    // A banner on stdout, invalid UTF-8, 200k-deep nesting, 1e400: the transport is
+    // right. Before, this advised "use --transport http, which fits the path " on stdio.
+    for example in [
+        "initialize: not JSON: expected value at line 1 column 1 (Starting server…)",
+        "initialize: not JSON: invalid unicode code point",
+        "initialize: not JSON: recursion limit exceeded",
+        "initialize: not JSON: number out of range",
+    ] {
+        let t = table("initialize", "protocol_violation", 5, example);
+        let d = diagnose_table(&t, 5, 5, "python server.py", "stdio").expect("diagnosed");
+        assert_eq!(d.cause, cause::MALFORMED, "{example}");
+        assert!(d.fix.contains("stderr"), "{}", d.fix);
+        assert!(!d.fix.contains("--transport"), "{}", d.fix);
+    }
+    // An HTML page over HTTP still points at the URL or the transport.
+    let t = table(
+        "initialize",
+        "protocol_violation",
+        5,
+        "initialize: an answer with content-type text/html",
+    );
+    let d = diagnose_table(&t, 5, 5, "http://127.0.0.1:9/", "http").expect("diagnosed");
+    assert_eq!(d.cause, cause::WRONG_TRANSPORT);
+}
+
+#[test]
+fn a_close_that_outlasts_the_stdio_wait_does_not_advise_a_longer_timeout() {
+    let t = table(
+        "close",
+        "timeout",
+        3,
+        "close: the server ignored stdin EOF and SIGTERM for 2s each; killed",
+    );
+    let d = diagnose_table(&t, 3, 3, "./server", "stdio").expect("diagnosed");
+    assert!(d.fix.contains("exit when stdin closes"), "{}", d.fix);
+    assert!(!d.fix.contains("raise --timeout"), "{}", d.fix);
+    // A request that timed out still does.
+    let t = table("tools/call", "timeout", 3, "no answer within 1s");
+    let d = diagnose_table(&t, 3, 3, "./server", "stdio").expect("diagnosed");
+    assert!(d.fix.contains("raise --timeout"), "{}", d.fix);
+}
+
+#[test]
+fn a_404_with_a_json_rpc_body_is_the_wrong_path() {
+    let t = table(
+        "initialize",
+        "rpc_error:-32001",
+        4,
+        "initialize: HTTP 404 Not Found: Session not found (-32001)",
+    );
+    let d = diagnose_table(&t, 4, 4, "http://127.0.0.1:9/mpc", "http").expect("diagnosed");
+    assert_eq!(d.cause, cause::WRONG_PATH);
+    // An RPC error without a 404 is not.
+    let t = table(
+        "initialize",
+        "rpc_error:-32001",
+        4,
+        "initialize: oops (-32001)",
+    );
+    let d = diagnose_table(&t, 4, 4, "http://127.0.0.1:9/mcp", "http").expect("diagnosed");
+    assert_ne!(d.cause, cause::WRONG_PATH);
+}
+
+#[test]
+fn a_refused_websocket_upgrade_of_any_status_is_the_wrong_transport() {
+    let t = table(
+        "connect",
+        "http_status:200",
+        4,
+        "ws://h/mcp: the server refused the WebSocket upgrade with HTTP 200 OK",
+    );
+    let d = diagnose_table(&t, 4, 4, "ws://127.0.0.1:9/mcp", "ws").expect("diagnosed");
+    assert_eq!(d.cause, cause::WRONG_TRANSPORT);
+    assert!(d.fix.contains("http://"), "{}", d.fix);
+}

@@ -275,7 +275,7 @@ impl Session<'_> {
         if let Some((_, method, r)) = rid.as_own().and_then(|id| slot(pending, id)) {
             let result = outcome.map_err(|e| Failure {
                 kind: FailureKind::RpcError(e.code),
-                detail: format!("{method}: {} ({})", e.message, e.code),
+                detail: with_code(method, &e.message, e.code),
                 data: e.data,
             });
             *r = Some((Instant::now(), result));
@@ -343,5 +343,27 @@ impl Session<'_> {
         let bytes = encode_notification(methods::CANCELLED, Some(&params));
         let _ =
             tokio::time::timeout(CANCEL_SEND_LIMIT, self.transport.send_notification(bytes)).await;
+    }
+}
+
+/// `method: message (code)`, the code said once: some servers put it in the message
+/// already (`Invalid Request (-32600)`).
+fn with_code(method: &str, message: &str, code: i64) -> String {
+    let code_text = format!("({code})");
+    if message.trim_end().ends_with(&code_text) {
+        format!("{method}: {}", message.trim_end())
+    } else {
+        format!("{method}: {message} {code_text}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_error_code_is_said_once() {
+        let said = super::with_code("initialize", "Invalid Request (-32600)", -32600);
+        assert_eq!(said, "initialize: Invalid Request (-32600)");
+        let said = super::with_code("initialize", "Invalid Request", -32600);
+        assert_eq!(said, "initialize: Invalid Request (-32600)");
     }
 }

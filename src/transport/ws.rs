@@ -356,14 +356,13 @@ fn upgrade_failed(url: &url::Url, e: WsError) -> TransportError {
                 ),
                 challenge.as_deref(),
             );
-            // A refused token is the server's answer, not a failure to connect.
-            let refused = matches!(status.as_u16(), 401 | 403);
-            let kind = if refused {
-                FailureKind::HttpStatus(status.as_u16())
-            } else {
-                FailureKind::ConnectFailed
-            };
-            TransportError::new(kind, format!("{detail}{body}"))
+            // Any status is the server's answer (a refused token, a path that is not a
+            // WebSocket endpoint): the session reached it and failed; it was not
+            // unreachable.
+            TransportError::new(
+                FailureKind::HttpStatus(status.as_u16()),
+                format!("{detail}{body}"),
+            )
         }
         WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(why)) => {
             no_subprotocol(url, &why.to_string())

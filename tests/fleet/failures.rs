@@ -473,3 +473,26 @@ steps = [{{ op = "tools/call", tool = "sleep", arguments = {{ ms = 5000 }} }}]
         "{json:#}"
     );
 }
+
+#[tokio::test]
+async fn a_websocket_url_to_a_non_websocket_endpoint_fails_its_sessions() {
+    // The server answered the upgrade (405 on /mcp): the sessions reached it and failed.
+    // Before, they were "unreachable", and the summary said "0 failed" beside "most
+    // sessions failed: 11 of 11".
+    let srv = builtin_http(ServerOptions::default()).await;
+    let run = FleetRun::new(RunArgs {
+        overrides: Overrides {
+            target: Some(format!("ws://{}/mcp", srv.addr)),
+            sessions: Some(6),
+            ..Overrides::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await;
+    let json = &run.json;
+    assert_eq!(json["sessions"]["failed"], 6, "{json:#}");
+    assert_eq!(json["sessions"]["unreachable"], 0, "{json:#}");
+    assert_eq!(json["failures"]["http_status:405"], 6, "{json:#}");
+    assert_eq!(json["diagnosis"]["cause"], "wrong_transport", "{json:#}");
+}
