@@ -171,6 +171,11 @@ impl ToolListing {
     pub fn fingerprint(&self) -> u64 {
         self.hash.finish()
     }
+
+    /// The names the listing had.
+    pub fn into_names(self) -> std::collections::HashSet<String> {
+        self.names
+    }
 }
 
 #[cfg(test)]

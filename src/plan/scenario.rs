@@ -57,10 +57,10 @@ pub struct Mix {
     pub parallel: u32,
 }
 
-/// What a session does after a JSON-RPC error of one of its calls.
+/// What a session does after a JSON-RPC error of one of its steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnError {
-    /// The call is a counted failure; the session goes on and is not failed by it.
+    /// The step is a counted failure; the session goes on and is not failed by it.
     #[default]
     Continue,
     /// The session ends there, failed.

@@ -14,9 +14,10 @@ pub struct ScenarioSection {
     pub weight: Option<u32>,
     #[serde(default)]
     pub steps: Vec<Step>,
-    /// After a JSON-RPC error of a call (`tools/call`, a `mix` call, `resources/read`,
-    /// `prompts/get`): `"continue"` (default: the call is a counted failure, the session
-    /// goes on and is not failed by it) or `"end-session"` (the session ends, failed).
+    /// After a JSON-RPC error of a step (a list, a call, a read, a prompt, a ping):
+    /// `"continue"` (default: a counted failure, the session goes on and is not failed
+    /// by it) or `"end-session"` (the session ends, failed). Other failures (transport,
+    /// HTTP status, timeout …) end the session whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<String>,
 }

@@ -6,6 +6,7 @@ use crate::client::env::Env;
 use crate::client::timer::Timer;
 use crate::conformance::{Check, ToolListing};
 use crate::metrics::{Counter, FailureKind, Outcome, Phase};
+use crate::plan::OnError;
 use crate::protocol::{methods, Era};
 use crate::session::{Failure, Session};
 use serde_json::{json, Value};
@@ -85,13 +86,14 @@ fn next_cursor(
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
 /// Modern personas that cache serve fresh pages from the cache instead. A page that
 /// brings back a cursor already seen, or one past [`MAX_PAGES`], is that page's failure
-/// (`protocol_violation`), so a list that never ends fails in its own phase.
+/// (`protocol_violation`), so a list that never ends fails in its own phase. A failure
+/// fails the session as any step's does (`on_error`, [`Timer::step_failed`]).
 pub(super) async fn list_all(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
-    phase: Phase,
-    method: &'static str,
+    (phase, method): (Phase, &'static str),
     env: &mut Env<'_>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     let caching = session.era() == Era::Modern && session.persona().cache;
     let mut cursor: Option<String> = None;
@@ -118,8 +120,9 @@ pub(super) async fn list_all(
                         (result, Some(t))
                     }
                     Err(f) => {
+                        let span = (t, Instant::now());
                         let diagnostics = session.diagnostics();
-                        return Err(timer.failed(phase, None, (t, Instant::now()), f, diagnostics));
+                        return Err(timer.step_failed(phase, None, span, f, diagnostics, on_error));
                     }
                 }
             }
@@ -133,7 +136,7 @@ pub(super) async fn list_all(
         let span = (started.unwrap_or_else(Instant::now), Instant::now());
         if let Some(detail) = problem {
             let f = Failure::new(FailureKind::ProtocolViolation, detail);
-            return Err(timer.failed(phase, None, span, f, None));
+            return Err(timer.step_failed(phase, None, span, f, None, on_error));
         }
         if started.is_some() {
             timer.sample(phase, None, span.0, span.1, Outcome::Ok);
@@ -142,6 +145,7 @@ pub(super) async fn list_all(
             None => {
                 if let Some(l) = listing {
                     check_tool_listing(session, &l);
+                    env.vars.tools_listed(l.into_names());
                 }
                 return Ok(());
             }
