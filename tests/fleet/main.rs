@@ -412,6 +412,7 @@ mod figures;
 mod first_run;
 mod html_report;
 mod inspect;
+mod list_results;
 mod load;
 mod merge;
 mod reports;

@@ -1,10 +1,11 @@
 //! The list steps (`tools/list`, `resources/list`, …): a paginated list followed to
-//! its last page or served from a caching persona's cache, with the pagination and tool
-//! listing findings a full listing shows.
+//! its last page or served from a caching persona's cache, each page checked for the
+//! shape clients rely on, with the pagination and tool listing findings a full listing
+//! shows.
 
 use crate::client::env::Env;
 use crate::client::timer::Timer;
-use crate::conformance::{Check, ToolListing};
+use crate::conformance::{list_result, Check, ToolListing};
 use crate::metrics::{Counter, FailureKind, Outcome, Phase};
 use crate::plan::OnError;
 use crate::protocol::{methods, Era};
@@ -114,6 +115,15 @@ pub(super) async fn list_all(
                 let t = Instant::now();
                 match session.request(method, params).await {
                     Ok(result) => {
+                        // A page clients cannot use fails here, before anything is
+                        // learnt or cached from it (tools are not called from `[1,2,3]`).
+                        if let Some(problem) = list_result(method, &result) {
+                            let detail = format!("{method}: {problem}");
+                            session.finding(Check::ListInvalidResult, || detail.clone());
+                            let f = Failure::new(FailureKind::InvalidResult, detail);
+                            let span = (t, Instant::now());
+                            return Err(timer.step_failed(phase, None, span, f, None, on_error));
+                        }
                         if caching {
                             env.cache().put(method, cursor.as_deref(), &result);
                         }
