@@ -183,7 +183,9 @@ impl Env<'_> {
     }
 
     /// The arguments `call` sends: its pins rendered, and (unless `generate = false`)
-    /// the rest generated from the tool's `inputSchema`. A tool annotated destructive
+    /// the rest generated from the tool's `inputSchema`, optional properties by the
+    /// call's share (`plan/arguments.rs`: none for a call that gives arguments, unless
+    /// asked). A tool annotated destructive
     /// is left out unless the profile allows it or nothing is generated.
     pub fn arguments(
         &mut self,
@@ -213,7 +215,7 @@ impl Env<'_> {
             }
         };
         let gen = Generation {
-            optional: self.data.policy.optional,
+            optional: call.optional.unwrap_or(self.data.policy.optional),
         };
         let value = arguments::generate_with(schema, &pins, &gen, rng);
         let generated = value

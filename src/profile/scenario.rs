@@ -34,9 +34,10 @@ pub enum Step {
     ResourcesTemplatesList {},
     #[serde(rename = "prompts/list")]
     PromptsList {},
-    /// Arguments pin those values and the rest is generated from the tool's
-    /// `inputSchema`, unless `generate = false` (then exactly these are sent). Values may
-    /// hold `${…}` (pool, capture, discovery).
+    /// Arguments pin those values and the required properties they lack are generated
+    /// from the tool's `inputSchema` (optional ones too with `optional = SHARE` here or
+    /// in `[arguments]`), unless `generate = false` (then exactly these are sent).
+    /// Values may hold `${…}` (pool, capture, discovery).
     #[serde(rename = "tools/call")]
     ToolsCall {
         tool: String,
@@ -44,6 +45,8 @@ pub enum Step {
         arguments: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         generate: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        optional: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capture: Option<Captures>,
     },
@@ -87,6 +90,9 @@ pub struct MixCall {
     /// As in a `tools/call` step: `false` sends exactly `arguments`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generate: Option<bool>,
+    /// As in a `tools/call` step: the share of optional properties generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<Captures>,
 }
