@@ -14,7 +14,7 @@ use crate::session::ResponseCache;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The run's data for calls: pools and how arguments are generated.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +41,8 @@ pub struct Vars {
     pub prompts: Option<Vec<String>>,
     /// Which of the two lists this session has fetched (or tried to).
     listed: [bool; 2],
+    /// The tool names of this session's last complete `tools/list`.
+    tools: Option<HashSet<String>>,
 }
 
 impl Vars {
@@ -94,6 +96,17 @@ impl Vars {
             Var::PromptName if !self.listed[1] => Some(crate::protocol::methods::PROMPTS_LIST),
             _ => None,
         }
+    }
+
+    /// The session listed every page of `tools/list` and these names were on them.
+    pub fn tools_listed(&mut self, names: HashSet<String>) {
+        self.tools = Some(names);
+    }
+
+    /// Whether the session's complete `tools/list` lacked `tool` (`false` when the
+    /// session has no complete listing: then nothing is known).
+    pub fn unlisted(&self, tool: &str) -> bool {
+        self.tools.as_ref().is_some_and(|t| !t.contains(tool))
     }
 
     /// A listing was tried and failed: do not try again for every call.
@@ -170,7 +183,9 @@ impl Env<'_> {
     }
 
     /// The arguments `call` sends: its pins rendered, and (unless `generate = false`)
-    /// the rest generated from the tool's `inputSchema`. A tool annotated destructive
+    /// the rest generated from the tool's `inputSchema`, optional properties by the
+    /// call's share (`plan/arguments.rs`: none for a call that gives arguments, unless
+    /// asked). A tool annotated destructive
     /// is left out unless the profile allows it or nothing is generated.
     pub fn arguments(
         &mut self,
@@ -200,7 +215,7 @@ impl Env<'_> {
             }
         };
         let gen = Generation {
-            optional: self.data.policy.optional,
+            optional: call.optional.unwrap_or(self.data.policy.optional),
         };
         let value = arguments::generate_with(schema, &pins, &gen, rng);
         let generated = value

@@ -9,7 +9,7 @@ use super::steps;
 use super::timer::Timer;
 use super::StopSignals;
 use crate::metrics::{Event, Phase};
-use crate::plan::{Habits, Scenario};
+use crate::plan::{Habits, OnError, Scenario};
 use crate::protocol::Era;
 use crate::session::Session;
 use std::time::Duration;
@@ -79,7 +79,12 @@ pub(super) async fn run(
         let wake = due.map_or(free_from, |d| d.max(free_from));
         // A session whose lifetime ends before its next iteration ends then, not after.
         let wake = ends.map_or(wake, |e| wake.min(e));
-        if wait(session, timer, Some(wake), pings, stop).await.is_err() || over() {
+        let on_error = scenario.on_error;
+        if wait(session, timer, Some(wake), pings, on_error, stop)
+            .await
+            .is_err()
+            || over()
+        {
             return;
         }
         if pace.is_some() {
@@ -95,7 +100,7 @@ pub(super) async fn run(
         if pace.is_none() && scenario.steps.is_empty() {
             // Nothing to repeat: hold the session open (pinging) until the run drains or
             // its lifetime ends.
-            let _ = wait(session, timer, ends, pings, stop).await;
+            let _ = wait(session, timer, ends, pings, scenario.on_error, stop).await;
             return;
         }
         let idle = habits.idle.map(|t| t.sample(session.rng()));
@@ -103,12 +108,14 @@ pub(super) async fn run(
     }
 }
 
-/// Wait until `until` (`None`: until the run drains), pinging on the cadence meanwhile.
+/// Wait until `until` (`None`: until the run drains), pinging on the cadence meanwhile;
+/// a failed ping ends the session as the scenario's `on_error` says of any step.
 async fn wait(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     until: Option<Instant>,
     pings: Option<Pings>,
+    on_error: OnError,
     stop: &StopSignals,
 ) -> Result<(), Stopped> {
     loop {
@@ -131,8 +138,8 @@ async fn wait(
             () = tokio::time::sleep_until(at) => {}
             () = stop.drain.cancelled() => return Err(Stopped::Drained),
         }
-        if let Err(kind) = Box::pin(steps::ping(session, timer)).await {
-            if kind.ends_session() {
+        if let Err(kind) = Box::pin(steps::ping(session, timer, on_error)).await {
+            if super::timer::ends_session(kind, on_error) {
                 return Err(Stopped::Broken);
             }
         }

@@ -368,14 +368,14 @@ impl Poll {
         );
         let diagnostics = session.diagnostics();
         let span = (self.created, Instant::now());
-        timer.call_failed(Phase::Task, None, span, f, diagnostics, self.on_error);
+        timer.step_failed(Phase::Task, None, span, f, diagnostics, self.on_error);
         None
     }
 
     fn task_failed(&self, session: &mut Session<'_>, timer: &mut Timer<'_>, f: Failure) {
         let diagnostics = session.diagnostics();
         let span = (self.created, Instant::now());
-        timer.call_failed(Phase::Task, None, span, f, diagnostics, self.on_error);
+        timer.step_failed(Phase::Task, None, span, f, diagnostics, self.on_error);
     }
 
     /// A task request failed: counted in its phase, and the task fails with it.
@@ -395,7 +395,7 @@ impl Poll {
             return;
         }
         let diagnostics = session.diagnostics();
-        let kind = timer.call_failed(phase, None, span, f.clone(), diagnostics, self.on_error);
+        let kind = timer.step_failed(phase, None, span, f.clone(), diagnostics, self.on_error);
         let task = Failure::new(
             kind,
             format!("task {:?}: {} failed: {}", self.id, phase.name(), f.detail),

@@ -195,11 +195,11 @@ impl<'a> Timer<'a> {
         kind
     }
 
-    /// A failure of a call step (`tools/call`, a mix call, `resources/read`,
-    /// `prompts/get`): counted and kept as an example like any failure, but it fails the
-    /// session only when it ends it — a broken connection — or the scenario says
-    /// `on_error = "end-session"`.
-    pub fn call_failed(
+    /// A failure of a scenario step (a list, a call, a read, a prompt, a ping, a task):
+    /// counted and kept as an example like any failure, and failing the session exactly
+    /// when it ends it ([`ends_session`]). The handshake's failures go through
+    /// [`Timer::failed`]: without a handshake there is no session to go on with.
+    pub fn step_failed(
         &mut self,
         phase: Phase,
         tool: Option<ToolId>,
@@ -210,7 +210,7 @@ impl<'a> Timer<'a> {
     ) -> FailureKind {
         let before = self.first_failure;
         let kind = self.failed(phase, tool, span, f, diagnostics);
-        if !kind.ends_session() && on_error == OnError::Continue {
+        if !ends_session(kind, on_error) {
             self.first_failure = before;
         }
         kind
@@ -272,6 +272,15 @@ impl Drop for Timer<'_> {
             flag.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// The one rule for whether a scenario step's failure ends the session, failed: a
+/// failure the scenario cannot go on after ([`FailureKind::ends_session`]: transport,
+/// HTTP status, timeout, protocol, invalid result …) always; a JSON-RPC error (and its
+/// kin: `unknown_tool`, `no_value`, `task_failed`) only under `on_error = "end-session"`.
+/// The same in every phase, lists and pings as much as calls.
+pub fn ends_session(kind: FailureKind, on_error: OnError) -> bool {
+    kind.ends_session() || on_error == OnError::EndSession
 }
 
 /// A failure's example: `phase: detail`, each part said once. The detail may name the
@@ -412,6 +421,38 @@ mod tests {
             stats.tool_error_examples[&1],
             vec!["other tool".to_string()]
         );
+    }
+
+    #[tokio::test]
+    async fn a_step_fails_the_session_by_its_kind_and_on_error_alone() {
+        use FailureKind::{HttpStatus, RpcError, UnknownTool};
+        let cases = [
+            (HttpStatus(500), OnError::Continue, SessionOutcome::Failed),
+            (
+                RpcError(-32601),
+                OnError::Continue,
+                SessionOutcome::Completed,
+            ),
+            (UnknownTool, OnError::Continue, SessionOutcome::Completed),
+            (
+                RpcError(-32601),
+                OnError::EndSession,
+                SessionOutcome::Failed,
+            ),
+        ];
+        let (collector, rec) = Collector::new(vec![TransportKind::Stdio], 0);
+        let stats = tokio::spawn(collector.run());
+        for (kind, on_error, outcome) in cases {
+            let mut timer =
+                Timer::starting(&rec, 0, Some(Era::Legacy), VersionId::OTHER, Instant::now());
+            let t = Instant::now();
+            let f = Failure::new(kind, "x");
+            // A list as much as a call: the phase has no say.
+            timer.step_failed(Phase::PromptsList, None, (t, t), f, None, on_error);
+            assert_eq!(timer.end(), outcome, "{kind:?} {on_error:?}");
+        }
+        drop(rec);
+        stats.await.expect("collector");
     }
 
     #[tokio::test]

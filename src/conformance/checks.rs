@@ -112,6 +112,60 @@ pub fn capability_of(method: &str) -> Option<&'static str> {
     }
 }
 
+/// What is wrong with the result of a list method, if anything: it must be an object
+/// whose list (`tools`, `resources`, `resourceTemplates`, `prompts`) is an array of
+/// objects with their required fields, and whose `nextCursor`, when present, is a
+/// string (`list.invalid-result`). `None` for a good page or another method; a good
+/// page allocates nothing.
+pub fn list_result(method: &str, result: &Value) -> Option<String> {
+    // The list's key, and each entry's required fields (`true`: an object, else a string).
+    let (key, fields): (&str, &[(&str, bool)]) = match method {
+        "tools/list" => ("tools", &[("name", false), ("inputSchema", true)]),
+        "resources/list" => ("resources", &[("uri", false), ("name", false)]),
+        "resources/templates/list" => (
+            "resourceTemplates",
+            &[("uriTemplate", false), ("name", false)],
+        ),
+        "prompts/list" => ("prompts", &[("name", false)]),
+        _ => return None,
+    };
+    let Some(page) = result.as_object() else {
+        return Some(format!("the result {} is not an object", shown(result)));
+    };
+    let items = match page.get(key) {
+        Some(Value::Array(items)) => items,
+        Some(other) => return Some(format!("{key:?} is {}, not an array", shown(other))),
+        None => return Some(format!("the result has no {key:?} array")),
+    };
+    for (i, item) in items.iter().enumerate() {
+        if !item.is_object() {
+            return Some(format!("{key}[{i}] is {}, not an object", shown(item)));
+        }
+        for &(field, object) in fields {
+            let ok =
+                item.get(field)
+                    .is_some_and(|v| if object { v.is_object() } else { v.is_string() });
+            if !ok {
+                let what = if object { "an object" } else { "a string" };
+                return Some(format!("{key}[{i}] has no {field:?} that is {what}"));
+            }
+        }
+    }
+    match page.get("nextCursor") {
+        None | Some(Value::String(_)) => None,
+        Some(other) => Some(format!("\"nextCursor\" is {}, not a string", shown(other))),
+    }
+}
+
+/// A value as JSON, cut short for an example.
+fn shown(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
 /// A whole `tools/list` listing (every page), folded as it arrives: a fingerprint of
 /// the tools (names and schemas, in order) and the first duplicate name.
 #[derive(Debug, Default)]
@@ -171,6 +225,11 @@ impl ToolListing {
     pub fn fingerprint(&self) -> u64 {
         self.hash.finish()
     }
+
+    /// The names the listing had.
+    pub fn into_names(self) -> std::collections::HashSet<String> {
+        self.names
+    }
 }
 
 #[cfg(test)]
@@ -192,6 +251,84 @@ mod tests {
             structured_content(&schema, &json!({"structuredContent": {"sum": "3"}}))
                 .is_some_and(|e| e.contains("sum"))
         );
+    }
+
+    #[test]
+    fn list_results_hold_arrays_of_objects_with_their_fields() {
+        let tool = json!({"name": "echo", "inputSchema": {"type": "object"}});
+        let good = [
+            ("tools/list", json!({"tools": [tool]})),
+            ("tools/list", json!({"tools": [], "nextCursor": "2"})),
+            (
+                "resources/list",
+                json!({"resources": [{"uri": "a://1", "name": "one"}]}),
+            ),
+            (
+                "resources/templates/list",
+                json!({"resourceTemplates": [{"uriTemplate": "a://{id}", "name": "a"}]}),
+            ),
+            (
+                "prompts/list",
+                json!({"prompts": [{"name": "greeting"}], "_meta": {}}),
+            ),
+            ("tools/call", json!([1, 2, 3])),
+        ];
+        for (method, result) in good {
+            assert_eq!(list_result(method, &result), None, "{method} {result}");
+        }
+        let bad = [
+            (
+                "tools/list",
+                json!([1, 2, 3]),
+                "the result [1,2,3] is not an object",
+            ),
+            (
+                "tools/list",
+                json!({"tools": {"echo": {}}}),
+                "\"tools\" is {\"echo\":{}}, not an array",
+            ),
+            ("tools/list", json!({}), "the result has no \"tools\" array"),
+            (
+                "tools/list",
+                json!({"tools": [1]}),
+                "tools[0] is 1, not an object",
+            ),
+            (
+                "tools/list",
+                json!({"tools": [tool, {"name": "x"}]}),
+                "tools[1] has no \"inputSchema\" that is an object",
+            ),
+            (
+                "tools/list",
+                json!({"tools": [], "nextCursor": 2}),
+                "\"nextCursor\" is 2, not a string",
+            ),
+            (
+                "resources/list",
+                json!({"resources": [{"uri": "a://1"}]}),
+                "resources[0] has no \"name\" that is a string",
+            ),
+            (
+                "resources/templates/list",
+                json!({"resourceTemplates": [{"uri": "a://1", "name": "a"}]}),
+                "resourceTemplates[0] has no \"uriTemplate\" that is a string",
+            ),
+            (
+                "prompts/list",
+                json!({"prompts": [{"name": 7}]}),
+                "prompts[0] has no \"name\" that is a string",
+            ),
+        ];
+        for (method, result, want) in bad {
+            assert_eq!(
+                list_result(method, &result).as_deref(),
+                Some(want),
+                "{method}"
+            );
+        }
+        let long = json!({"tools": "x".repeat(200)});
+        let said = list_result("tools/list", &long).unwrap_or_default();
+        assert!(said.len() < 120 && said.contains('…'), "{said}");
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub enum Check {
     TasksStuckWorking,
     TasksStatusOutOfOrder,
     TasksResultBeforeCompletion,
+    // Lists (after the others: a check's id is its place in the table).
+    ListInvalidResult,
 }
 
 /// A check's row in the table.
@@ -95,7 +97,7 @@ const LIFECYCLE: &str = "basic/lifecycle#initialization";
 const NEGOTIATION: &str = "basic/lifecycle#version-negotiation";
 
 impl Check {
-    pub const ALL: [Check; 45] = [
+    pub const ALL: [Check; 46] = [
         Check::JsonrpcNotJson,
         Check::JsonrpcBatch,
         Check::JsonrpcNotObject,
@@ -141,6 +143,7 @@ impl Check {
         Check::TasksStuckWorking,
         Check::TasksStatusOutOfOrder,
         Check::TasksResultBeforeCompletion,
+        Check::ListInvalidResult,
     ];
 
     /// The check's id in the collector (its place in [`Check::ALL`]).
@@ -303,6 +306,9 @@ impl Check {
             Check::TasksResultBeforeCompletion => ("tasks.result-before-completion", Error,
                 "tasks/result returned a result while tasks/get still said the task was working; return the result only once the task is terminal",
                 "basic/utilities/tasks#retrieving-task-results"),
+            Check::ListInvalidResult => ("list.invalid-result", Error,
+                "a list result is not an object holding an array of objects with their required fields (tools: name, inputSchema; resources: uri, name; resource templates: uriTemplate, name; prompts: name), or its nextCursor is not a string; clients cannot use the list",
+                "server/tools#listing-tools"),
         };
         CheckInfo {
             code,

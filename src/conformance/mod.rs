@@ -8,8 +8,8 @@ mod finding;
 mod tracker;
 
 pub use checks::{
-    capability_of, fingerprint, handshake, input_schema_ok, malformed, post_ack, session_id_ok,
-    structured_content, ToolListing,
+    capability_of, fingerprint, handshake, input_schema_ok, list_result, malformed, post_ack,
+    session_id_ok, structured_content, ToolListing,
 };
 pub use finding::{Check, CheckInfo, Severity};
 pub use tracker::Tracker;

@@ -99,6 +99,7 @@ impl Ask {
                 // `--call NAME` alone: arguments generated from the tool's schema, as a
                 // run would make them; with JSON: exactly those.
                 generate: arguments.as_object().is_some_and(Map::is_empty),
+                optional: None,
                 arguments: Template::Fixed(arguments),
                 capture: Vec::new(),
             }),

@@ -71,6 +71,9 @@ pub enum FailureKind {
     /// A task ended `failed` (or was cancelled by the server): a failure of the `task`
     /// phase, the session goes on.
     TaskFailed,
+    /// A `tools/call` of a tool that the session's complete `tools/list` did not have
+    /// was refused with a JSON-RPC error: most likely a wrong name in the profile.
+    UnknownTool,
 }
 
 impl FailureKind {
@@ -91,6 +94,7 @@ impl FailureKind {
             FailureKind::MessageTooLarge => "message_too_large".into(),
             FailureKind::NoValue => "no_value".into(),
             FailureKind::TaskFailed => "task_failed".into(),
+            FailureKind::UnknownTool => "unknown_tool".into(),
         }
     }
 
@@ -115,18 +119,23 @@ impl FailureKind {
             FailureKind::MessageTooLarge,
             FailureKind::NoValue,
             FailureKind::TaskFailed,
+            FailureKind::UnknownTool,
         ]
         .into_iter()
         .find(|k| k.name() == name)
     }
 
-    /// Failures after which the session cannot go on (the connection is unusable or the
-    /// handshake did not hold). Others (an RPC error on one call) let the scenario continue.
+    /// Whether the failure ends (and fails) the session whatever the scenario's
+    /// `on_error` says, in every phase. The server answered a JSON-RPC error (or, for
+    /// `no_value` and `task_failed`, nothing went wrong on the wire): the scenario's
+    /// `on_error` decides. Anything else — a transport failure, an HTTP error status, a
+    /// timeout, an answer that breaks the protocol or lacks what the result must hold —
+    /// means the connection or the server cannot be trusted for the next step.
     pub fn ends_session(self) -> bool {
         !matches!(
             self,
             FailureKind::RpcError(_)
-                | FailureKind::HttpStatus(_)
+                | FailureKind::UnknownTool
                 | FailureKind::NoValue
                 | FailureKind::TaskFailed
         )

@@ -183,7 +183,7 @@ impl Plan {
     /// How calls get their arguments, when some are generated: the optional share and
     /// what happens to tools annotated destructive. `None` when no call generates.
     fn arguments_line(&self) -> Option<String> {
-        let generating: Vec<&str> = self
+        let generating: Vec<(&str, Option<f64>)> = self
             .scenarios
             .iter()
             .flat_map(|sc| &sc.steps)
@@ -193,12 +193,18 @@ impl Plan {
                 _ => &[],
             })
             .filter(|c| c.generate)
-            .map(|c| c.name.as_str())
+            .map(|c| (c.name.as_str(), c.optional))
             .collect();
         if generating.is_empty() {
             return None;
         }
-        let mut names = generating.clone();
+        // Calls that give arguments and ask for no optional ones (`plan/arguments.rs`).
+        let required_only = if generating.iter().any(|(_, o)| *o == Some(0.0)) {
+            "; calls that give arguments: only the required properties they lack"
+        } else {
+            ""
+        };
+        let mut names: Vec<&str> = generating.iter().map(|(n, _)| *n).collect();
         names.sort_unstable();
         names.dedup();
         let destructive = if self.arguments.allow_destructive {
@@ -207,7 +213,8 @@ impl Plan {
             "tools the server annotates destructiveHint are left out (allow_destructive = false)"
         };
         Some(format!(
-            "generated from inputSchema for {} ({}% of optional properties); {destructive}",
+            "generated from inputSchema for {} ({}% of optional properties{required_only}); \
+             {destructive}",
             names.join(", "),
             self.arguments.optional * 100.0
         ))
@@ -334,7 +341,8 @@ mod tests {
         assert!(text.contains("called too (allow_destructive)"), "{text}");
         let strict = super::super::Plan::resolve(
             crate::profile::Profile::parse(
-                "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"x\" }]\n",
+                "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/call\", tool = \"x\" }, \
+                 { op = \"tools/call\", tool = \"y\", arguments = { a = 1 } }]\n",
                 "p.toml",
             )
             .expect("parses"),
@@ -345,6 +353,10 @@ mod tests {
         let text = strict.describe_details();
         assert!(
             text.contains("are left out (allow_destructive = false)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(50% of optional properties; calls that give arguments: only the required properties they lack)"),
             "{text}"
         );
         let exact = super::super::Plan::resolve(

@@ -3,6 +3,7 @@
 //! [`Plan::resolve`] is a short driver: each resolved part builds itself from its own
 //! profile section (`Target::from_section`, `Load::from_section`, …).
 
+mod arguments;
 mod auth;
 pub mod capture;
 mod checkpoint;
@@ -211,8 +212,9 @@ impl Plan {
         let arguments = ArgumentPolicy::from_section(&profile.arguments, origin)?;
         let mut tools = ToolTable::default();
         let mut ctx = template::TemplateContext::new(&pools);
-        let scenarios =
+        let mut scenarios =
             Scenario::all_from_sections(&profile.scenarios, &mut tools, &mut ctx, origin)?;
+        arguments::settle(&mut scenarios, profile.arguments.optional);
         if profile.personas.is_empty() {
             profile.personas.push(Persona::default_section());
         }

@@ -45,6 +45,9 @@ pub struct Call {
     /// Generate the properties `arguments` does not pin from the tool's `inputSchema`
     /// (`generate = false`: send exactly `arguments`).
     pub generate: bool,
+    /// The share of optional properties generated (`None`: `[arguments] optional`); a
+    /// call that gives arguments has one (`plan/arguments.rs`).
+    pub optional: Option<f64>,
     pub capture: Vec<Capture>,
 }
 
@@ -57,10 +60,10 @@ pub struct Mix {
     pub parallel: u32,
 }
 
-/// What a session does after a JSON-RPC error of one of its calls.
+/// What a session does after a JSON-RPC error of one of its steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnError {
-    /// The call is a counted failure; the session goes on and is not failed by it.
+    /// The step is a counted failure; the session goes on and is not failed by it.
     #[default]
     Continue,
     /// The session ends there, failed.
@@ -309,6 +312,7 @@ impl Step {
                 tool,
                 arguments,
                 generate,
+                optional,
                 capture,
             } => {
                 if tool.is_empty() {
@@ -327,6 +331,7 @@ impl Step {
                     name: tool.clone(),
                     arguments,
                     generate: generate.unwrap_or(true),
+                    optional: super::arguments::step_share(*optional, key, origin)?,
                     capture: Capture::all_from_specs(capture, key, origin)?,
                 })
             }
@@ -432,6 +437,11 @@ impl Mix {
                 name: c.tool.clone(),
                 arguments,
                 generate: c.generate.unwrap_or(true),
+                optional: super::arguments::step_share(
+                    c.optional,
+                    &format!("{key}.calls[{i}]"),
+                    origin,
+                )?,
                 capture,
             });
             weights.push(c.weight.unwrap_or(1));

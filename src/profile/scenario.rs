@@ -14,9 +14,10 @@ pub struct ScenarioSection {
     pub weight: Option<u32>,
     #[serde(default)]
     pub steps: Vec<Step>,
-    /// After a JSON-RPC error of a call (`tools/call`, a `mix` call, `resources/read`,
-    /// `prompts/get`): `"continue"` (default: the call is a counted failure, the session
-    /// goes on and is not failed by it) or `"end-session"` (the session ends, failed).
+    /// After a JSON-RPC error of a step (a list, a call, a read, a prompt, a ping):
+    /// `"continue"` (default: a counted failure, the session goes on and is not failed
+    /// by it) or `"end-session"` (the session ends, failed). Other failures (transport,
+    /// HTTP status, timeout …) end the session whatever this says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<String>,
 }
@@ -33,9 +34,10 @@ pub enum Step {
     ResourcesTemplatesList {},
     #[serde(rename = "prompts/list")]
     PromptsList {},
-    /// Arguments pin those values and the rest is generated from the tool's
-    /// `inputSchema`, unless `generate = false` (then exactly these are sent). Values may
-    /// hold `${…}` (pool, capture, discovery).
+    /// Arguments pin those values and the required properties they lack are generated
+    /// from the tool's `inputSchema` (optional ones too with `optional = SHARE` here or
+    /// in `[arguments]`), unless `generate = false` (then exactly these are sent).
+    /// Values may hold `${…}` (pool, capture, discovery).
     #[serde(rename = "tools/call")]
     ToolsCall {
         tool: String,
@@ -43,6 +45,8 @@ pub enum Step {
         arguments: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         generate: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        optional: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capture: Option<Captures>,
     },
@@ -86,6 +90,9 @@ pub struct MixCall {
     /// As in a `tools/call` step: `false` sends exactly `arguments`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generate: Option<bool>,
+    /// As in a `tools/call` step: the share of optional properties generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<Captures>,
 }

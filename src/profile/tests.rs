@@ -45,6 +45,7 @@ steps = [
             tool: "echo".into(),
             arguments: Some(serde_json::json!({"message": "hi"})),
             generate: None,
+            optional: None,
             capture: None,
         }
     );

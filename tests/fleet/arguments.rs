@@ -218,3 +218,124 @@ steps = [{ op = "mix", count = 15, calls = [{ tool = "note_get" }] }]
         .as_array()
         .is_none_or(Vec::is_empty));
 }
+
+/// A Streamable HTTP server with one tool shaped like `mcp-server-git`'s `git_branch`
+/// (two required properties, two optional ones) that keeps the arguments of every call.
+async fn recording_server() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    use axum::response::IntoResponse;
+    use serde_json::json;
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = calls.clone();
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let id = body["id"].clone();
+                let result = match body["method"].as_str().unwrap_or_default() {
+                    "initialize" => json!({
+                        "protocolVersion": body["params"]["protocolVersion"],
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "git-like", "version": "0"}}),
+                    "tools/list" => json!({"tools": [{"name": "git_branch", "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "repo_path": {"type": "string"},
+                            "branch_type": {"type": "string", "enum": ["local", "remote", "all"]},
+                            "contains": {"type": "string"},
+                            "not_contains": {"type": "string"}},
+                        "required": ["repo_path", "branch_type"]}}]}),
+                    "tools/call" => {
+                        kept.lock()
+                            .expect("lock")
+                            .push(body["params"]["arguments"].clone());
+                        json!({"content": [{"type": "text", "text": "* main"}]})
+                    }
+                    _ if id.is_null() => {
+                        return axum::http::StatusCode::ACCEPTED.into_response();
+                    }
+                    _ => json!({}),
+                };
+                let v = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                ([("content-type", "application/json")], v.to_string()).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, calls, task)
+}
+
+/// The arguments of the 20 `git_branch` calls of one session, made as `call` says
+/// (a step's inline table), under `[arguments]` as given.
+async fn branch_calls(arguments_section: &str, call: &str) -> Vec<Value> {
+    let (url, calls, task) = recording_server().await;
+    let text = format!(
+        "{arguments_section}\n[load]\nclients = 1\nsessions = 1\n[[scenario]]\nname = \"git\"\n\
+         steps = [{{ op = \"mix\", count = 20, calls = [{call}] }}]\n"
+    );
+    let json = run(&text, url).await;
+    task.abort();
+    assert_eq!(json["sessions"]["completed"], 1, "{json:#}");
+    let calls = calls.lock().expect("lock").clone();
+    assert_eq!(calls.len(), 20);
+    calls
+}
+
+/// How many calls carry the optional `contains`.
+fn with_contains(calls: &[Value]) -> usize {
+    calls.iter().filter(|a| a.get("contains").is_some()).count()
+}
+
+#[tokio::test]
+async fn explicit_arguments_gain_no_optional_ones_unless_asked() {
+    // Before, half of these calls also sent a generated `contains`, which git refuses.
+    let pinned =
+        r#"{ tool = "git_branch", arguments = { repo_path = "/r", branch_type = "local" } }"#;
+    for a in branch_calls("", pinned).await {
+        assert_eq!(
+            a,
+            serde_json::json!({"repo_path": "/r", "branch_type": "local"})
+        );
+    }
+    // A missing required property is still generated; the optional ones are not.
+    let partial = r#"{ tool = "git_branch", arguments = { repo_path = "/r" } }"#;
+    for a in branch_calls("", partial).await {
+        let keys: Vec<&String> = a
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["branch_type", "repo_path"], "{a}");
+    }
+    // Asked for, by the step or by the profile: optional properties too.
+    let step = r#"{ tool = "git_branch", arguments = { repo_path = "/r" }, optional = 1 }"#;
+    assert_eq!(with_contains(&branch_calls("", step).await), 20);
+    let profile = "[arguments]\noptional = 1";
+    assert_eq!(with_contains(&branch_calls(profile, partial).await), 20);
+}
+
+#[tokio::test]
+async fn calls_without_arguments_keep_their_seeded_optional_properties() {
+    // Every argument generated, optional ones by the default share of 0.5: with seed 1,
+    // the same calls carry `contains` as before explicit arguments changed (the list
+    // is what the run made before that change).
+    let calls = branch_calls("", r#"{ tool = "git_branch" }"#).await;
+    let carrying: Vec<usize> = (0..calls.len())
+        .filter(|i| calls[*i].get("contains").is_some())
+        .collect();
+    assert_eq!(
+        carrying,
+        [3, 4, 6, 7, 9, 10, 11, 13, 14, 16, 17, 19],
+        "{calls:#?}"
+    );
+}

@@ -246,9 +246,10 @@ steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 2000 } }]
 }
 
 #[tokio::test]
-async fn unknown_tools_are_rpc_errors_that_end_the_session_only_when_told() {
+async fn unknown_tools_end_the_session_only_when_told() {
     // (on_error, pings made, sessions failed): by default the scenario goes on and the
     // session is not failed by the call's error; told to, the error ends it, failed.
+    // The tool is not in the server's tools/list: `unknown_tool`, not `rpc_error`.
     for (on_error, pings, failed) in [("continue", 2, 0), ("end-session", 0, 2)] {
         let fleet = FleetRun::default().profile(&format!(
             r#"
@@ -262,7 +263,7 @@ steps = [{{ op = "tools/call", tool = "no-such-tool" }}, {{ op = "ping" }}]
 "#
         ));
         let json = fleet.run().await.json;
-        assert_eq!(json["failures"]["rpc_error:-32602"], 2, "{on_error}");
+        assert_eq!(json["failures"]["unknown_tool"], 2, "{on_error}");
         assert_eq!(count(&json, "ping"), pings, "{on_error}");
         assert_eq!(json["sessions"]["failed"], failed, "{on_error}");
         assert_eq!(json["sessions"]["completed"], 2 - failed, "{on_error}");
@@ -405,11 +406,13 @@ mod cli;
 mod client_faults;
 mod conformance;
 mod eras;
+mod failure_rule;
 mod failures;
 mod figures;
 mod first_run;
 mod html_report;
 mod inspect;
+mod list_results;
 mod load;
 mod merge;
 mod reports;

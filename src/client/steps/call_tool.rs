@@ -2,10 +2,10 @@
 //! schemas, arguments prepared (or the tool left out), sent directly or as a task, and
 //! the answer recorded by [`called`], the tail a mix's calls share.
 
-use super::{call_failed, no_value};
+use super::{no_value, step_failed};
 use crate::client::env::{Env, NotSent, ToolFacts};
 use crate::client::tasks;
-use crate::client::timer::Timer;
+use crate::client::timer::{ends_session, Timer};
 use crate::client::tool_result::{check_structured, record_call};
 use crate::metrics::{Event, FailureKind, Outcome, Phase};
 use crate::plan::{Call, OnError};
@@ -15,17 +15,27 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 /// The tools/list a call with generated arguments needs, when the session has not
-/// listed tools yet.
+/// listed tools yet. A listing that failed without ending the session leaves the calls
+/// to go out with what they have.
 pub(super) async fn list_tools_for<'c>(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     env: &mut Env<'_>,
     mut calls: impl Iterator<Item = &'c Call>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     // A server that runs tool tasks: a call needs the tools' `execution.taskSupport`.
     let unknown_support = session.server_runs_tool_tasks() && !session.tools_listed();
-    if unknown_support || calls.any(|c| c.generate && session.tool_schema(&c.name).is_none()) {
-        super::list::list_all(session, timer, Phase::ToolsList, methods::TOOLS_LIST, env).await?;
+    // A tool the session's complete listing lacked is not listed for again on every call.
+    let schema_needed = calls.any(|c| {
+        c.generate && session.tool_schema(&c.name).is_none() && !env.vars.unlisted(&c.name)
+    });
+    if unknown_support || schema_needed {
+        let tools = (Phase::ToolsList, methods::TOOLS_LIST);
+        match super::list::list_all(session, timer, tools, env, on_error).await {
+            Err(kind) if ends_session(kind, on_error) => return Err(kind),
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -93,15 +103,24 @@ pub(super) fn called(
             }
             Ok(())
         }
-        Err(f) => {
+        Err(mut f) => {
             if let FailureKind::RpcError(code) = f.kind {
                 timer.tool_error(call.tool, || {
                     crate::client::tool_result::rpc_error_text(code, &f.detail)
                 });
+                if env.vars.unlisted(&call.name) {
+                    // The same text from every session and call: the run says it once.
+                    let why = format!(
+                        "tool {:?} is not in the server's tools/list and the call was \
+                         refused ({code}); check the tool's name in the profile",
+                        call.name
+                    );
+                    f = Failure::new(FailureKind::UnknownTool, why);
+                }
             }
             env.vars.capture_failed(&call.capture, &f.kind.name());
             let tool = Some(call.tool);
-            let kind = call_failed(session, timer, Phase::ToolsCall, tool, span, f, on_error);
+            let kind = step_failed(session, timer, Phase::ToolsCall, tool, span, f, on_error);
             if generated {
                 timer.recorder().send(Event::Generated {
                     tool: call.tool,
@@ -120,7 +139,7 @@ pub(super) async fn call_tool(
     call: &Call,
     on_error: OnError,
 ) -> Result<(), FailureKind> {
-    list_tools_for(session, timer, env, std::iter::once(call)).await?;
+    list_tools_for(session, timer, env, std::iter::once(call), on_error).await?;
     let Some((arguments, generated)) = prepare(session, timer, env, call, on_error)? else {
         return Ok(());
     };

@@ -1,6 +1,6 @@
 //! The `prompts/get` step: one prompt, its name and arguments rendered.
 
-use super::{call_failed, no_value, render};
+use super::{no_value, render, step_failed};
 use crate::client::env::Env;
 use crate::client::timer::Timer;
 use crate::metrics::{FailureKind, Outcome, Phase};
@@ -37,7 +37,7 @@ pub(super) async fn get_prompt(
         }
         Err(f) => {
             let span = (t, Instant::now());
-            Err(call_failed(session, timer, phase, None, span, f, on_error))
+            Err(step_failed(session, timer, phase, None, span, f, on_error))
         }
     }
 }

@@ -1,11 +1,13 @@
 //! The list steps (`tools/list`, `resources/list`, …): a paginated list followed to
-//! its last page or served from a caching persona's cache, with the pagination and tool
-//! listing findings a full listing shows.
+//! its last page or served from a caching persona's cache, each page checked for the
+//! shape clients rely on, with the pagination and tool listing findings a full listing
+//! shows.
 
 use crate::client::env::Env;
 use crate::client::timer::Timer;
-use crate::conformance::{Check, ToolListing};
+use crate::conformance::{list_result, Check, ToolListing};
 use crate::metrics::{Counter, FailureKind, Outcome, Phase};
+use crate::plan::OnError;
 use crate::protocol::{methods, Era};
 use crate::session::{Failure, Session};
 use serde_json::{json, Value};
@@ -85,13 +87,14 @@ fn next_cursor(
 /// A paginated list, followed to the last page; each page is one sample of `phase`.
 /// Modern personas that cache serve fresh pages from the cache instead. A page that
 /// brings back a cursor already seen, or one past [`MAX_PAGES`], is that page's failure
-/// (`protocol_violation`), so a list that never ends fails in its own phase.
+/// (`protocol_violation`), so a list that never ends fails in its own phase. A failure
+/// fails the session as any step's does (`on_error`, [`Timer::step_failed`]).
 pub(super) async fn list_all(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
-    phase: Phase,
-    method: &'static str,
+    (phase, method): (Phase, &'static str),
     env: &mut Env<'_>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     let caching = session.era() == Era::Modern && session.persona().cache;
     let mut cursor: Option<String> = None;
@@ -112,14 +115,24 @@ pub(super) async fn list_all(
                 let t = Instant::now();
                 match session.request(method, params).await {
                     Ok(result) => {
+                        // A page clients cannot use fails here, before anything is
+                        // learnt or cached from it (tools are not called from `[1,2,3]`).
+                        if let Some(problem) = list_result(method, &result) {
+                            let detail = format!("{method}: {problem}");
+                            session.finding(Check::ListInvalidResult, || detail.clone());
+                            let f = Failure::new(FailureKind::InvalidResult, detail);
+                            let span = (t, Instant::now());
+                            return Err(timer.step_failed(phase, None, span, f, None, on_error));
+                        }
                         if caching {
                             env.cache().put(method, cursor.as_deref(), &result);
                         }
                         (result, Some(t))
                     }
                     Err(f) => {
+                        let span = (t, Instant::now());
                         let diagnostics = session.diagnostics();
-                        return Err(timer.failed(phase, None, (t, Instant::now()), f, diagnostics));
+                        return Err(timer.step_failed(phase, None, span, f, diagnostics, on_error));
                     }
                 }
             }
@@ -133,7 +146,7 @@ pub(super) async fn list_all(
         let span = (started.unwrap_or_else(Instant::now), Instant::now());
         if let Some(detail) = problem {
             let f = Failure::new(FailureKind::ProtocolViolation, detail);
-            return Err(timer.failed(phase, None, span, f, None));
+            return Err(timer.step_failed(phase, None, span, f, None, on_error));
         }
         if started.is_some() {
             timer.sample(phase, None, span.0, span.1, Outcome::Ok);
@@ -142,6 +155,7 @@ pub(super) async fn list_all(
             None => {
                 if let Some(l) = listing {
                     check_tool_listing(session, &l);
+                    env.vars.tools_listed(l.into_names());
                 }
                 return Ok(());
             }

@@ -4,7 +4,7 @@
 use super::call_tool::{call_as_task, called, list_tools_for, prepare};
 use crate::client::env::Env;
 use crate::client::tasks;
-use crate::client::timer::Timer;
+use crate::client::timer::{ends_session, Timer};
 use crate::metrics::{Event, FailureKind};
 use crate::plan::{Call, Mix, OnError};
 use crate::protocol::methods;
@@ -24,7 +24,7 @@ pub(super) async fn run_mix(
     env: &mut Env<'_>,
     on_error: OnError,
 ) -> Result<(), FailureKind> {
-    list_tools_for(session, timer, env, mix.calls.iter()).await?;
+    list_tools_for(session, timer, env, mix.calls.iter(), on_error).await?;
     let allow = env.data.policy.allow_destructive;
     let mut weights = mix.weights.clone();
     for (c, w) in mix.calls.iter().zip(weights.iter_mut()) {
@@ -109,7 +109,7 @@ fn tally(
     worst: &mut Result<(), FailureKind>,
 ) -> Result<(), FailureKind> {
     if let Err(kind) = result {
-        if kind.ends_session() || on_error == OnError::EndSession {
+        if ends_session(kind, on_error) {
             return Err(kind);
         }
         *worst = Err(kind);

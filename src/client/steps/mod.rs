@@ -6,8 +6,9 @@
 //! what a call captures from its result feeds later steps.
 //!
 //! One file per step kind (`list`, `call_tool`, `mix`, `read_resource`, `get_prompt`);
-//! this one runs the scenario and holds the tail every call step shares: how a failed
-//! call is counted and whether it ends the session.
+//! this one runs the scenario and holds the tail every step shares: how a failed step
+//! is counted and whether it ends the session (one rule for every step,
+//! [`super::timer::ends_session`]).
 
 mod call_tool;
 mod get_prompt;
@@ -19,8 +20,8 @@ mod read_resource;
 pub use probe::{probe_undeclared, Probe};
 
 use super::env::{Env, Vars};
-use super::timer::Timer;
-use crate::metrics::{Counter, Event, FailureKind, Phase, ToolId};
+use super::timer::{ends_session, Timer};
+use crate::metrics::{Counter, Event, FailureKind, Outcome, Phase, ToolId};
 use crate::plan::template::Template;
 use crate::plan::{OnError, Scenario, Step};
 use crate::protocol::{methods, Era};
@@ -32,14 +33,6 @@ use tokio::time::Instant;
 pub fn variables(scenario: &Scenario) -> Vars {
     let templates = scenario.steps.iter().flat_map(templates);
     Vars::for_steps(templates.flat_map(|t| t.vars()))
-}
-
-/// Steps whose JSON-RPC errors follow the scenario's `on_error`.
-fn is_call(step: &Step) -> bool {
-    matches!(
-        step,
-        Step::CallTool(_) | Step::Mix(_) | Step::ReadResource { .. } | Step::GetPrompt { .. }
-    )
 }
 
 /// The templates of a step.
@@ -78,7 +71,7 @@ pub async fn run(
             continue;
         }
         for t in templates(step) {
-            list_what_variables_need(session, timer, env, t).await?;
+            list_what_variables_need(session, timer, env, t, on_error).await?;
         }
         let result = match step {
             Step::Pause(d) => {
@@ -86,7 +79,7 @@ pub async fn run(
                 Ok(())
             }
             Step::List { phase, method } => {
-                list::list_all(session, timer, *phase, method, env).await
+                list::list_all(session, timer, (*phase, method), env, on_error).await
             }
             Step::CallTool(c) => call_tool::call_tool(session, timer, env, c, on_error).await,
             Step::Mix(mix) => mix::run_mix(session, timer, mix, env, on_error).await,
@@ -96,14 +89,14 @@ pub async fn run(
             Step::GetPrompt { name, arguments } => {
                 get_prompt::get_prompt(session, timer, env, name, arguments, on_error).await
             }
-            Step::Ping => timed(session, timer, Phase::Ping, methods::PING, None).await,
+            Step::Ping => ping(session, timer, on_error).await,
         };
         if let Err(kind) = result {
-            if kind.ends_session() || (is_call(step) && on_error == OnError::EndSession) {
+            if ends_session(kind, on_error) {
                 return Err(kind);
             }
         }
-        refetch_changed_lists(session, timer, env).await?;
+        refetch_changed_lists(session, timer, env, on_error).await?;
     }
     Ok(())
 }
@@ -115,6 +108,7 @@ async fn list_what_variables_need(
     timer: &mut Timer<'_>,
     env: &mut Env<'_>,
     template: &Template,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     if template.is_fixed() {
         return Ok(());
@@ -130,10 +124,9 @@ async fn list_what_variables_need(
             continue; // the variable has no value; the call says so
         }
         let phase = Phase::from_name(method).unwrap_or(Phase::ResourcesList);
-        if let Err(kind) = list::list_all(session, timer, phase, method, env).await {
-            if kind.ends_session() {
-                return Err(kind);
-            }
+        match list::list_all(session, timer, (phase, method), env, on_error).await {
+            Err(kind) if ends_session(kind, on_error) => return Err(kind),
+            _ => {}
         }
     }
     Ok(())
@@ -144,15 +137,15 @@ async fn refetch_changed_lists(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     env: &mut Env<'_>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     while let Some(method) = session.pending_refetch.pop() {
         env.cache().invalidate(method);
         let phase = Phase::from_name(method).unwrap_or(Phase::ToolsList);
         timer.recorder().count(Counter::ListRefetch);
-        if let Err(kind) = list::list_all(session, timer, phase, method, env).await {
-            if kind.ends_session() {
-                return Err(kind);
-            }
+        match list::list_all(session, timer, (phase, method), env, on_error).await {
+            Err(kind) if ends_session(kind, on_error) => return Err(kind),
+            _ => {}
         }
     }
     Ok(())
@@ -160,8 +153,8 @@ async fn refetch_changed_lists(
 
 /// A call step's failure (`tools/call`, a mix call, `resources/read`, `prompts/get`)
 /// over `span`: counted with the session's diagnostics, and failing the session only as
-/// [`Timer::call_failed`] says.
-fn call_failed(
+/// [`Timer::step_failed`] says.
+fn step_failed(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     phase: Phase,
@@ -171,7 +164,7 @@ fn call_failed(
     on_error: OnError,
 ) -> FailureKind {
     let diagnostics = session.diagnostics();
-    timer.call_failed(phase, tool, span, f, diagnostics, on_error)
+    timer.step_failed(phase, tool, span, f, diagnostics, on_error)
 }
 
 /// A call not sent because a `${…}` had no value: a `no_value` failure of its phase.
@@ -184,7 +177,7 @@ fn no_value(
 ) -> FailureKind {
     let now = Instant::now();
     let f = Failure::new(FailureKind::NoValue, why);
-    timer.call_failed(phase, tool, (now, now), f, None, on_error)
+    timer.step_failed(phase, tool, (now, now), f, None, on_error)
 }
 
 /// A template rendered with the session's generator.
@@ -192,22 +185,30 @@ fn render(session: &mut Session<'_>, env: &mut Env<'_>, t: &Template) -> Result<
     env.render(t, session.rng())
 }
 
-/// A keep-alive `ping`, timed as the `ping` phase.
-pub async fn ping(session: &mut Session<'_>, timer: &mut Timer<'_>) -> Result<(), FailureKind> {
-    timed(session, timer, Phase::Ping, methods::PING, None).await
-}
-
-/// One request timed as one phase; the result body is not needed.
-async fn timed(
+/// A `ping` (a step, or a long-lived session's keep-alive), timed as the `ping` phase;
+/// its failure follows the scenario's `on_error` like any step's.
+pub async fn ping(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
-    phase: Phase,
-    method: &str,
-    params: Option<Value>,
+    on_error: OnError,
 ) -> Result<(), FailureKind> {
     let t = Instant::now();
-    let r = session.request(method, params).await;
-    timer
-        .finish(phase, None, t, r, || session.diagnostics())
-        .map(drop)
+    match session.request(methods::PING, None).await {
+        Ok(_) => {
+            timer.sample(Phase::Ping, None, t, Instant::now(), Outcome::Ok);
+            Ok(())
+        }
+        Err(f) => {
+            let span = (t, Instant::now());
+            Err(step_failed(
+                session,
+                timer,
+                Phase::Ping,
+                None,
+                span,
+                f,
+                on_error,
+            ))
+        }
+    }
 }

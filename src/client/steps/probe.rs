@@ -36,12 +36,20 @@ pub async fn probe_undeclared(session: &mut Session<'_>, probe: Probe) {
             continue;
         }
         match session.request(method, None).await {
-            Ok(_) => session.finding(Check::CapabilityUndeclaredButWorks, || {
-                format!(
-                    "{method} works although the capabilities do not declare {cap:?}; \
+            // `{}` is not a list: the method does not work, it answers wrongly.
+            Ok(result) => match crate::conformance::list_result(method, &result) {
+                Some(problem) if probe == Probe::EverySession => session
+                    .finding(Check::ListInvalidResult, || {
+                        format!("{method} ({cap:?} not declared): {problem}")
+                    }),
+                Some(_) => {}
+                None => session.finding(Check::CapabilityUndeclaredButWorks, || {
+                    format!(
+                        "{method} works although the capabilities do not declare {cap:?}; \
                      clients will not call it: add \"{cap}\": {{}} to the capabilities"
-                )
-            }),
+                    )
+                }),
+            },
             Err(f) => match f.kind {
                 FailureKind::RpcError(codes::METHOD_NOT_FOUND) => {}
                 FailureKind::RpcError(_) | FailureKind::HttpStatus(_)

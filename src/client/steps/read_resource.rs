@@ -1,6 +1,6 @@
 //! The `resources/read` step: a read of a URI (rendered), with its captures.
 
-use super::{call_failed, no_value, render};
+use super::{no_value, render, step_failed};
 use crate::client::env::Env;
 use crate::client::timer::Timer;
 use crate::metrics::{FailureKind, Outcome, Phase};
@@ -43,7 +43,7 @@ pub(super) async fn read_resource(
         Err(f) => {
             env.vars.capture_failed(capture, &f.kind.name());
             let span = (t, Instant::now());
-            Err(call_failed(session, timer, phase, None, span, f, on_error))
+            Err(step_failed(session, timer, phase, None, span, f, on_error))
         }
     }
 }
