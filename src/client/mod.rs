@@ -163,6 +163,12 @@ pub async fn run_session(
         Some(bearer) => bearer,
         None => match Box::pin(ctx.auth.bearer(persona, client, endpoint, &mut timer)).await {
             Ok(bearer) => bearer,
+            // Metadata or a token endpoint that answered wrong reached a server: a failed
+            // session (the server's or the persona's configuration), never an outage.
+            Err(
+                crate::metrics::FailureKind::HttpStatus(_)
+                | crate::metrics::FailureKind::ProtocolViolation,
+            ) => return timer.end(),
             Err(_) => return unreachable(timer, persona),
         },
     };
