@@ -165,6 +165,12 @@ pub async fn run_session(
         Some(bearer) => bearer,
         None => match Box::pin(ctx.auth.bearer(persona, client, endpoint, &mut timer)).await {
             Ok(bearer) => bearer,
+            // Metadata or a token endpoint that answered wrong reached a server: a failed
+            // session (the server's or the persona's configuration), never an outage.
+            Err(
+                crate::metrics::FailureKind::HttpStatus(_)
+                | crate::metrics::FailureKind::ProtocolViolation,
+            ) => return timer.end(),
             Err(_) => return unreachable(timer, persona),
         },
     };
@@ -306,12 +312,38 @@ async fn probe_undeclared(ctx: &SessionContext, persona: &Persona, session: &mut
     }
 }
 
+/// `auto`'s legacy fallback after a probe that went unanswered on stdio gets a fresh
+/// server process: the old one, reading the probe late, would lock itself to the modern
+/// era and refuse the `initialize` behind it. Only a failure is a sample (`connect`): the
+/// session's connect sample is its first spawn's.
+async fn fresh_for_fallback(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    reconnect: &faults::Reconnect<'_>,
+) -> Result<(), crate::metrics::FailureKind> {
+    if !session.needs_fresh_transport() {
+        return Ok(());
+    }
+    let t = Instant::now();
+    match Box::pin(reconnect.connect()).await {
+        Ok(transport) => {
+            session.replace_transport(transport);
+            Ok(())
+        }
+        Err(e) => Err(timer.failed(Phase::Connect, None, (t, Instant::now()), e.into(), None)),
+    }
+}
+
 /// The era's handshake: legacy `initialize`; modern `server/discover` (falling back to
-/// `initialize` when only legacy versions are shared); auto probes first.
+/// `initialize` when only legacy versions are shared); auto probes first, and takes a
+/// -32022 to its fallback `initialize` for what it is: a connection that speaks only the
+/// modern era (a modern-only server, or one of both eras that read the probe after all
+/// and locked itself to it), so it probes once more instead of failing.
 async fn handshake(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
+    reconnect: &faults::Reconnect<'_>,
 ) -> Result<(), crate::metrics::FailureKind> {
     let legacy = match persona.era {
         EraMode::Legacy => true,
@@ -336,9 +368,28 @@ async fn handshake(
     if !legacy {
         return Ok(());
     }
+    fresh_for_fallback(session, timer, reconnect).await?;
     timer.set_era(Era::Legacy, session.version());
     let t = Instant::now();
-    let r = session.initialize().await;
+    let r = match session.initialize().await {
+        Err(f)
+            if persona.era == EraMode::Auto
+                && f.kind
+                    == crate::metrics::FailureKind::RpcError(
+                        crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION,
+                    ) =>
+        {
+            // Timed as the probe it turns out to be, from the refused initialize.
+            if let Ok(Era::Modern) = Box::pin(session.discover(true)).await {
+                timer.set_era(session.era(), session.version());
+                timer.finish(Phase::Probe, None, t, Ok(()), || None)?;
+                timer.recorder().count(Counter::EraModern);
+                return Ok(());
+            }
+            Err(f)
+        }
+        r => r,
+    };
     timer.finish(Phase::Initialize, None, t, r, || session.diagnostics())?;
     let t = Instant::now();
     let r = session.initialized().await;

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::notifier::Notifier;
 use crate::protocol::jsonrpc::{codes, encode_notification};
 use crate::protocol::methods as m;
-use crate::protocol::version::legacy_versions;
+use crate::protocol::version::{legacy_versions, LATEST_MODERN};
 use crate::protocol::RpcError;
 
 /// What a reply hook needs to know about the request it answers (only gathered when a
@@ -40,6 +40,8 @@ pub struct Faults {
     leaked: std::sync::Mutex<Vec<Leaked>>,
     /// `crash-on-invalid-json` over HTTP: the server has "crashed".
     crashed: std::sync::atomic::AtomicBool,
+    /// `era-lock` in a modern-only server: every connection is modern from the start.
+    modern_only: bool,
 }
 
 /// One session's leak: memory and a descriptor nobody frees.
@@ -60,7 +62,14 @@ impl Faults {
             handshakes: AtomicU64::new(0),
             leaked: std::sync::Mutex::new(Vec::new()),
             crashed: std::sync::atomic::AtomicBool::new(false),
+            modern_only: false,
         }
+    }
+
+    /// The faults of a server of `eras`.
+    pub fn serving(mut self, eras: super::Eras) -> Faults {
+        self.modern_only = !eras.legacy();
+        self
     }
 
     /// `crash-on-invalid-json` saw a message that is not JSON: whether to crash (and,
@@ -148,14 +157,29 @@ impl Faults {
     }
 
     /// Before a request runs: faults that answer instead of the server, or that send
-    /// something first. `stateless` says the modern era answers it.
+    /// something first. `stateless` says the modern era answers it; `session` is the
+    /// connection's.
     pub fn before(
         &self,
         method: &str,
         params: &mut Option<Value>,
         stateless: bool,
+        session: &super::handler::Session,
         notifier: &Notifier,
     ) -> Option<RpcError> {
+        if self.has(Fault::EraLock) {
+            let modern = *session.first_modern.get_or_init(|| stateless);
+            if method == m::INITIALIZE && (modern || self.modern_only) {
+                let mut e = error(
+                    codes::UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version: this connection speaks 2026-07-28",
+                );
+                e.data = Some(json!({"supported": [LATEST_MODERN], "requested": params
+                    .as_ref()
+                    .and_then(|p| p.get("protocolVersion"))}));
+                return Some(e);
+            }
+        }
         if self.has(Fault::SseGarbage) && method != m::INITIALIZE {
             notifier.send(b"this is not JSON".to_vec());
         }

@@ -160,7 +160,7 @@ impl Handler {
         let discover = splice(&cached_members, &discover);
         let app = opts.app_tools.then(AppTools::default);
         let mut extra_tools = app.as_ref().map(AppTools::definitions).unwrap_or_default();
-        let faults = Faults::new(&opts.faults);
+        let faults = Faults::new(&opts.faults).serving(opts.eras);
         let task_faults = faults.tasks();
         let serve_tasks =
             opts.tasks || task_faults.stuck || task_faults.regress || task_faults.early_result;
@@ -297,7 +297,7 @@ impl Handler {
         let asked = self.faults.asked(&method, params.as_ref());
         let outcome = match self
             .faults
-            .before(&method, &mut params, stateless, notifier)
+            .before(&method, &mut params, stateless, session, notifier)
         {
             Some(e) => Err(e),
             None if stateless => self.modern(&method, params, notifier).await,

@@ -314,7 +314,10 @@ impl Session<'_> {
                     ),
                 ));
             }
-            Err(f) if probing && self.looks_legacy(&f) => Era::Legacy,
+            Err(f) if probing && self.looks_legacy(&f) => {
+                self.probe_unanswered = f.kind == FailureKind::Timeout;
+                Era::Legacy
+            }
             Err(f) => return Err(f),
         };
         self.era = Era::Legacy;

@@ -103,6 +103,8 @@ pub struct Session<'p> {
     transcript: Option<Transcript>,
     /// Tasks: tools' task support, status notifications (`tasks.rs`).
     tasks: tasks::SessionTasks,
+    /// `auto` over stdio: the probe went unanswered, and the process may read it yet.
+    probe_unanswered: bool,
 }
 
 impl<'p> Session<'p> {
@@ -135,6 +137,7 @@ impl<'p> Session<'p> {
             checks: SessionChecks::default(),
             transcript: None,
             tasks: Default::default(),
+            probe_unanswered: false,
         }
     }
 
@@ -223,6 +226,25 @@ impl<'p> Session<'p> {
 
     pub fn transport_mut(&mut self) -> &mut Transport {
         &mut self.transport
+    }
+
+    /// Whether the legacy fallback needs a connection of its own: the `auto` probe went
+    /// unanswered on stdio, and a slow server that reads it late locks its process to
+    /// the modern era and refuses the `initialize` behind it (the TypeScript SDK probes
+    /// in a sibling process for this).
+    pub fn needs_fresh_transport(&self) -> bool {
+        self.probe_unanswered
+    }
+
+    /// Go on over `transport` (a fresh server process); the old one is dropped, which
+    /// kills its process group.
+    pub fn replace_transport(&mut self, transport: Transport) {
+        self.count_transport_stats();
+        if let Some(t) = &self.transcript {
+            t.note("the probe went unanswered: initialize goes to a fresh server process");
+        }
+        self.transport = transport;
+        self.probe_unanswered = false;
     }
 
     /// Send a request and wait for its response, serving the server meanwhile. In the

@@ -20,6 +20,9 @@ const SENTINEL_PREFIX: &str = "=?base64?";
 impl Session<'_> {
     /// Switch this session to the modern era (headers follow the `_meta` version).
     pub(super) fn enter_modern(&mut self) {
+        // No handshake window in this era (an `auto` fallback's refused `initialize`
+        // may have opened one).
+        self.checks.handshaking = false;
         self.era = crate::protocol::Era::Modern;
         self.version = crate::protocol::VersionId::of(&self.modern_version);
         let v = self.modern_version.clone();

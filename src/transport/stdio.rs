@@ -2,9 +2,11 @@
 //! line on its stdin and stdout. Its stderr is drained (a full pipe would block it) into
 //! a bounded tail kept for failure reports. Shutdown follows the spec: close stdin,
 //! wait, SIGTERM, wait, SIGKILL — sent to the child's whole process group, so servers
-//! started through wrappers (npx, uv, sh) leave nothing behind.
+//! started through wrappers (npx, uv, sh) leave nothing behind, even when the generator
+//! itself is killed by SIGKILL ([`watchdog`]).
 
 pub mod lines;
+mod watchdog;
 
 pub use lines::StdoutLines;
 
@@ -111,6 +113,7 @@ impl StdioTransport {
             ));
         };
         let registered = child.id().map(|pid| {
+            watchdog::guard(pid); // its process group's id
             cmd.children.add(pid);
             (cmd.children.clone(), pid)
         });
@@ -245,6 +248,7 @@ impl Drop for StdioTransport {
         }
         if let Some((registry, pid)) = self.registered.take() {
             registry.remove(pid);
+            watchdog::release(pid);
         }
     }
 }

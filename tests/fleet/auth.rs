@@ -218,6 +218,31 @@ async fn each_auth_fault_of_the_server_is_its_finding() {
 }
 
 #[tokio::test]
+async fn a_server_that_asks_for_a_token_and_has_no_metadata_fails_sessions_not_reachability() {
+    // The other side of going without a token when no metadata is found: this server
+    // answers 401, so the missing metadata is its fault, and its sessions fail (they
+    // reached it); none is unreachable.
+    let server = auth_server(&[Fault::AuthNoMetadata], Duration::from_secs(3600)).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = profile(
+        dir.path(),
+        &server.url(),
+        "clients = 2\nsessions = 8",
+        &client_credentials(""),
+    );
+    let json = run_in(&dir, &text).await.json;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["failed"], 8, "{}", json["failures"]);
+    assert_eq!(json["sessions"]["unreachable"], 0);
+    let found = codes(&json);
+    assert!(
+        found.contains(&"auth.resource-metadata-missing".to_string()),
+        "{found:?}"
+    );
+    assert_eq!(counter(&json, "tokens_minted"), 0);
+}
+
+#[tokio::test]
 async fn a_bad_client_secret_is_a_counted_token_failure() {
     let server = auth_server(&[], Duration::from_secs(3600)).await;
     let dir = tempfile::tempdir().expect("tempdir");

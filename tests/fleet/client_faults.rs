@@ -275,3 +275,85 @@ async fn inspect_shows_a_handled_and_a_mishandled_fault() {
     .expect_err("unknown fault");
     assert!(format!("{typo:#}").contains("invalid-json"), "{typo:#}");
 }
+
+/// A Streamable HTTP server that refuses a message without `"jsonrpc": "2.0"` with HTTP
+/// `status` and a JSON-RPC error body whose code is not -32600 (-32700, as the TypeScript
+/// SDK answers anything its message schema refuses), and serves the rest: `initialize`
+/// (with a session id), 202 for notifications, an empty result for requests.
+async fn refusing_without_jsonrpc(status: u16) -> (String, tokio::task::JoinHandle<()>) {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let mcp = move |body: axum::body::Bytes| async move {
+        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let json = [("content-type", "application/json")];
+        if msg["jsonrpc"] != "2.0" {
+            let error = serde_json::json!({"jsonrpc": "2.0", "id": null, "error":
+                {"code": -32700, "message": "Parse error: Invalid JSON-RPC message"}});
+            let status = StatusCode::from_u16(status).expect("status");
+            return (status, json, error.to_string()).into_response();
+        }
+        let Some(id) = msg.get("id") else {
+            return StatusCode::ACCEPTED.into_response();
+        };
+        let result = match msg["method"].as_str() {
+            Some("initialize") => serde_json::json!({
+                "protocolVersion": msg["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "refusing", "version": "0"}}),
+            _ => serde_json::json!({}),
+        };
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+        (
+            [
+                ("content-type", "application/json"),
+                ("mcp-session-id", "s-1"),
+            ],
+            answer.to_string(),
+        )
+            .into_response()
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(mcp).delete(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, task)
+}
+
+/// `no-jsonrpc` in every session against a server refusing it with `status`.
+async fn no_jsonrpc_refused_with(status: u16) -> Value {
+    let (url, task) = refusing_without_jsonrpc(status).await;
+    let profile = "[load]\nclients = 1\nsessions = 2\n[target]\ntimeout = \"2s\"\n\
+         [[persona]]\nname = \"buggy\"\nfaults = [{ fault = \"no-jsonrpc\", share = 1.0 }]\n";
+    let mut args = RunArgs::default();
+    args.overrides.target = Some(url);
+    let json = FleetRun::new(args).profile(profile).run().await.json;
+    task.abort();
+    check_schema(&json);
+    json
+}
+
+#[tokio::test]
+async fn an_http_400_is_the_right_refusal_whatever_code_its_body_says() {
+    // Streamable HTTP asks only for an error status for a message that is not JSON-RPC:
+    // 400 with -32700 in its body is handled, not a wrong error.
+    let json = no_jsonrpc_refused_with(400).await;
+    let entry = &json["client_faults"][0];
+    assert_eq!(entry["fault"], "no-jsonrpc", "{json:#}");
+    assert_eq!(entry["verdicts"]["handled"], 2, "{entry:#}");
+    assert!(robustness(&json).is_empty(), "{:?}", robustness(&json));
+    // The same body with 200 is a wrong error: no status says the message was refused.
+    let json = no_jsonrpc_refused_with(200).await;
+    let entry = &json["client_faults"][0];
+    assert_eq!(entry["verdicts"]["wrong_error"], 2, "{entry:#}");
+    assert_eq!(
+        robustness(&json),
+        vec!["robustness.wrong-error".to_string()]
+    );
+}

@@ -346,3 +346,84 @@ steps = [{ op = "tools/list" }, { op = "tools/call", tool = "echo", arguments = 
     );
     assert_eq!(json["counters"]["tools_relisted"], 3);
 }
+
+/// The built-in server over stdio (`serve --stdio ARGS`), whose first process starts
+/// slowly — a cold start, as `npx` or `uvx` downloading the package — and the next ones at
+/// once (the mark file in `dir` says it started before).
+fn cold_start(dir: &std::path::Path, args: &str) -> String {
+    let mark = dir.join("started");
+    format!(
+        "sh -c 'test -e {m} || {{ : > {m}; sleep 1.5; }}; exec {fleet} serve --stdio {args}'",
+        m = mark.display(),
+        fleet = crate::support::fleet_program()
+    )
+}
+
+/// `auto` personas against `command`, requests timing out after 1 s: three sessions.
+async fn auto_over_stdio(command: &str) -> Value {
+    let text = format!(
+        "[target]\ncommand = {command:?}\ntimeout = \"1s\"\n[load]\nclients = 1\nsessions = 3\n\
+         [[persona]]\nname = \"auto\"\nera = \"auto\"\n"
+    );
+    run_profile(&text, None).await
+}
+
+#[tokio::test]
+async fn an_unanswered_stdio_probe_falls_back_on_a_fresh_process() {
+    // A server of both eras that fixes a connection's era by its first request: the
+    // probe of the first session times out (the server is still starting), and the
+    // legacy fallback's initialize goes to a fresh process; read by the slow one, the
+    // late probe would lock it to the modern era and the initialize be refused (-32022).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let command = cold_start(dir.path(), "--fault era-lock");
+    let json = auto_over_stdio(&command).await;
+    assert_eq!(
+        json["sessions"]["completed"], 3,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["failures"], json!({}));
+    assert!(
+        json["diagnosis"]["cause"].is_null(),
+        "{}",
+        json["diagnosis"]
+    );
+    // The first session is legacy (its fallback), the others, started warm, modern.
+    assert_eq!(json["counters"]["era_legacy"], 1, "{}", json["counters"]);
+    assert_eq!(json["counters"]["era_modern"], 2, "{}", json["counters"]);
+    assert_eq!(count(&json, "initialize"), 1);
+    // Warm from the start: every probe answered, no fallback, no fresh process.
+    let json = auto_over_stdio(&command).await;
+    assert_eq!(json["counters"]["era_modern"], 3, "{}", json["counters"]);
+    assert!(
+        json["counters"]["era_legacy"].is_null(),
+        "{}",
+        json["counters"]
+    );
+    assert_eq!(count(&json, "initialize"), 0);
+}
+
+#[tokio::test]
+async fn a_32022_to_the_fallback_initialize_is_modern_evidence() {
+    // A modern-only server refusing initialize with -32022: the first session's probe
+    // times out, the fallback is refused so, and a second probe finds the modern era
+    // instead of failing the session on a version problem.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let command = cold_start(dir.path(), "--era modern --fault era-lock");
+    let json = auto_over_stdio(&command).await;
+    assert_eq!(
+        json["sessions"]["completed"], 3,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["failures"], json!({}));
+    assert!(
+        json["diagnosis"]["cause"].is_null(),
+        "{}",
+        json["diagnosis"]
+    );
+    assert_eq!(count(&json, "initialize"), 0);
+    // Four probes: the unanswered one, the one after -32022, one per warm session.
+    assert_eq!(count(&json, "probe"), 4);
+    assert_eq!(json["eras"]["modern"]["session"]["count"], 3);
+}

@@ -51,18 +51,28 @@ fn summary(out: &Path) -> serde_json::Value {
 /// that starts it carries the marker in its own command line until it execs the
 /// server, and a forked shell does too until it execs `sleep`.
 fn processes_with(marker: &str) -> usize {
-    let mut n = 0;
+    pids_with(marker).len()
+}
+
+/// The pids of the `sleep MARKER` processes running now.
+fn pids_with(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("procfs").flatten() {
         if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
             let mut args = cmd.split(|b| *b == 0);
             let program = args.next().unwrap_or_default();
             let first = args.next().unwrap_or_default();
             if program.ends_with(b"sleep") && first == marker.as_bytes() {
-                n += 1;
+                pids.extend(
+                    entry
+                        .file_name()
+                        .to_str()
+                        .and_then(|p| p.parse::<i32>().ok()),
+                );
             }
         }
     }
-    n
+    pids
 }
 
 #[test]
@@ -111,6 +121,55 @@ fn sigterm_writes_the_results_reaps_stdio_servers_and_exits_143() {
     }
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(processes_with(&marker), 0, "no stdio process left behind");
+}
+
+#[test]
+fn a_sigkilled_generator_leaves_no_stdio_process_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    // Each server ignores stdin EOF and SIGTERM (a `sleep` in its place) and has started
+    // a helper of its own, in its process group, as wrappers do.
+    let helper = format!("298.{}", std::process::id());
+    let server = format!("299.{}", std::process::id());
+    let command = format!("sh -c 'trap \"\" TERM; sleep {helper} & exec sleep {server}'");
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "[target]\ncommand = {command:?}\ntimeout = \"60s\"\n\
+             [load]\nclients = 3\nduration = \"60s\"\n"
+        ),
+    )
+    .expect("write");
+    let mut child = start(&profile, &out);
+    let up = Instant::now();
+    while (processes_with(&helper) < 3 || processes_with(&server) < 3)
+        && up.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_with(&server), 3, "three servers up");
+    assert_eq!(processes_with(&helper), 3, "three helpers up");
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
+    let killed = Instant::now();
+    let mut left = pids_with(&helper);
+    left.extend(pids_with(&server));
+    while !left.is_empty() && killed.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+        left = pids_with(&helper);
+        left.extend(pids_with(&server));
+    }
+    for pid in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(
+        left.is_empty(),
+        "left behind by a SIGKILLed generator: {left:?}"
+    );
 }
 
 #[test]

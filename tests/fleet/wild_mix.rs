@@ -4,8 +4,9 @@
 //! session failed. Also the case that mix found: a buggy client's health check on a new
 //! connection carries the session's token.
 
-use crate::support::{check_schema, count, FleetRun};
+use crate::support::{builtin_http, check_schema, codes, count, counter, FleetRun};
 use mcp_fleet::cli::RunArgs;
+use mcp_fleet::server::ServerOptions;
 use std::path::PathBuf;
 
 fn wild_mix(sessions: u64) -> FleetRun {
@@ -61,6 +62,49 @@ async fn the_wild_mix_runs_every_kind_of_client_together() {
     for t in &json["thresholds"].as_array().cloned().unwrap_or_default() {
         assert_eq!(t["passed"], true, "{t:#}");
     }
+}
+
+#[tokio::test]
+async fn the_wild_mix_against_a_server_without_oauth_goes_without_tokens() {
+    // Authorization is optional in MCP: a server with no protected resource metadata
+    // that never answers 401 is not at fault, and the service persona (client
+    // credentials, found through the discovery) goes ahead without a token.
+    let server = builtin_http(ServerOptions {
+        tasks: true,
+        ..ServerOptions::default()
+    })
+    .await;
+    let json = FleetRun::new(RunArgs {
+        profile: Some(PathBuf::from("profiles/wild-mix.toml")),
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(server.url()),
+            sessions: Some(200),
+            duration: Some("60s".into()),
+            think: Some("0ms".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await
+    .json;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["completed"], 200, "{:#}", json["failures"]);
+    assert_eq!(json["sessions"]["unreachable"], 0);
+    assert_eq!(json["failures"], serde_json::json!({}));
+    assert!(json["personas"]["service"]["sessions"].as_u64() > Some(0));
+    let auth: Vec<String> = codes(&json)
+        .into_iter()
+        .filter(|c| c.starts_with("auth."))
+        .collect();
+    assert!(auth.is_empty(), "{auth:?}");
+    assert_eq!(counter(&json, "tokens_minted"), 0);
+    assert_eq!(count(&json, "auth"), 0);
+    assert!(
+        json["diagnosis"]["cause"].is_null(),
+        "{}",
+        json["diagnosis"]
+    );
 }
 
 #[tokio::test]

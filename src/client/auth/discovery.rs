@@ -23,6 +23,16 @@ pub struct Walk {
     pub findings: Vec<(Check, String)>,
 }
 
+impl Walk {
+    /// The walk stopped at its start: no protected resource metadata anywhere it looked
+    /// (a server that does not use OAuth, unless it answered 401).
+    pub fn no_resource_metadata(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|(c, _)| *c == Check::AuthResourceMetadataMissing)
+    }
+}
+
 /// How to reach the server beside the session.
 #[derive(Debug, Clone)]
 pub struct Reach {

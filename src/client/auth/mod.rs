@@ -2,7 +2,10 @@
 //! token k mod n) or its client-credentials grant (one cache a persona, shared by its
 //! clients: one mint at a time, refreshed `refresh_before` ahead of expiry), and what a
 //! session does on a 401 (the discovery walk, timed as `auth`, and dropping a refused
-//! cached token). Tokens live here and in the transports' sensitive header values only.
+//! cached token). Authorization is optional in MCP: a server that advertises no protected
+//! resource metadata and has not answered 401 gets no token (and no finding), as SDK
+//! clients start the discovery only on a 401. Tokens live here and in the transports'
+//! sensitive header values only.
 
 mod discovery;
 mod token;
@@ -17,6 +20,7 @@ use crate::transport::auth::bearer;
 use crate::transport::Endpoint;
 use discovery::Reach;
 use http::{HeaderValue, StatusCode};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -42,6 +46,12 @@ struct PersonaAuth {
     plan: AuthPlan,
     /// Held while a token is minted: the others wait for it (single flight).
     cache: tokio::sync::Mutex<Cache>,
+    /// The discovery found no protected resource metadata and no session was refused
+    /// yet: sessions go without a token until the server asks for one (a 401).
+    open: AtomicBool,
+    /// A session of the persona was refused with 401: from then on the server does want
+    /// a token, and metadata it lacks is its fault.
+    refused: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -64,6 +74,8 @@ impl Credentials {
                 p.auth.clone().map(|plan| PersonaAuth {
                     plan,
                     cache: tokio::sync::Mutex::default(),
+                    open: AtomicBool::new(false),
+                    refused: AtomicBool::new(false),
                 })
             })
             .collect();
@@ -94,12 +106,15 @@ impl Credentials {
                 let i = usize::try_from(client % n.max(1)).unwrap_or(0);
                 Some(tokens.get(i).and_then(|t| bearer(t)))
             }
+            TokenSource::ClientCredentials(_) if auth.open.load(Ordering::Relaxed) => Some(None),
             TokenSource::ClientCredentials(_) => None,
         }
     }
 
     /// The `Authorization` value of a session of virtual client `client`; `Err` when
     /// none could be had (a counted `token` or `auth` failure that ends the session).
+    /// `Ok(None)` when the server asks for none: no protected resource metadata, and no
+    /// 401 seen.
     pub async fn bearer(
         &self,
         persona: &Persona,
@@ -124,6 +139,9 @@ impl Credentials {
             insecure,
         };
         let mut cache = auth.cache.lock().await;
+        if auth.open.load(Ordering::Relaxed) {
+            return Ok(None); // found out while this session waited for the lock
+        }
         if let Some((token, _)) = cache.token.as_ref().filter(|(_, at)| Instant::now() < *at) {
             return Ok(bearer(token));
         }
@@ -132,6 +150,15 @@ impl Credentials {
             None => {
                 let t = Instant::now();
                 let walked = discovery::walk(&mcp, None, &reach).await;
+                let unadvertised = walked
+                    .as_ref()
+                    .is_err_and(|(_, w)| w.no_resource_metadata());
+                if unadvertised && !auth.refused.load(Ordering::Relaxed) {
+                    // Not a protected resource (or one that has not said so yet): go
+                    // without a token; a 401 later starts the discovery again.
+                    auth.open.store(true, Ordering::Relaxed);
+                    return Ok(None);
+                }
                 let walk = self.finish_walk(walked, timer, t)?;
                 cache.resource = walk.resource;
                 let Some(u) = walk.token_endpoint else {
@@ -186,6 +213,8 @@ impl Credentials {
         };
         let discover = match self.of(persona) {
             Some(auth) => {
+                auth.open.store(false, Ordering::Relaxed);
+                auth.refused.store(true, Ordering::Relaxed);
                 let mut cache = auth.cache.lock().await;
                 let refused = cache
                     .token
@@ -215,7 +244,18 @@ impl Credentials {
             Ok(_) => Ok(discovery::Walk::default()),
             Err(f) => Err((f, discovery::Walk::default())),
         };
-        let _ = self.finish_walk(walked, timer, t);
+        let Ok(walk) = self.finish_walk(walked, timer, t) else {
+            return;
+        };
+        // What the 401 led to (its challenge may name metadata the well-known URLs do
+        // not hold) is where the persona's next session gets its token.
+        if let (Some(auth), Some(url)) = (self.of(persona), walk.token_endpoint) {
+            let mut cache = auth.cache.lock().await;
+            cache.token_url.get_or_insert(url);
+            if cache.resource.is_none() {
+                cache.resource = walk.resource;
+            }
+        }
     }
 
     /// Whether this persona (without `auth`) has not walked the discovery yet; marks it.

@@ -12,8 +12,13 @@ use serde_json::Value;
 pub enum Seen {
     /// A JSON-RPC result.
     Result(Value),
-    /// A JSON-RPC error (over HTTP possibly in a 4xx body).
-    Error { code: i64, detail: String },
+    /// A JSON-RPC error; over HTTP possibly the body of an error status, kept in
+    /// `status` (for faults where the status alone is the right answer).
+    Error {
+        code: i64,
+        detail: String,
+        status: Option<u16>,
+    },
     /// An HTTP status without a JSON-RPC error in its body.
     Status { status: u16, detail: String },
     /// Bytes that are not a JSON-RPC message.
@@ -79,7 +84,7 @@ pub fn classify(fault: ClientFault, seen: &Seen, health: &Health) -> (Verdict, S
             }
         }
         (_, Seen::Result(_)) => Verdict::Accepted,
-        (_, Seen::Error { code, .. }) => refusal(fault, Some(*code), None),
+        (_, Seen::Error { code, status, .. }) => refusal(fault, Some(*code), *status),
         (_, Seen::Status { status, .. }) => refusal(fault, None, Some(*status)),
         (_, Seen::Nothing) => Verdict::Handled,
         (_, Seen::Closed(_) | Seen::Silence) => Verdict::Handled,
@@ -87,7 +92,9 @@ pub fn classify(fault: ClientFault, seen: &Seen, health: &Health) -> (Verdict, S
     (verdict, said)
 }
 
-/// A refusal: the right code (or status) for this fault, or a wrong one.
+/// A refusal: the right code (or status) for this fault, or a wrong one. Streamable
+/// HTTP asks only for an error status where a message cannot be read as JSON-RPC (its body
+/// MAY carry an error): a 400 is right there whatever code its body says.
 fn refusal(fault: ClientFault, code: Option<i64>, status: Option<u16>) -> Verdict {
     use ClientFault as F;
     let right: &[i64] = match fault {
@@ -121,7 +128,7 @@ fn describe(seen: &Seen) -> String {
             let short: String = text.chars().take(120).collect();
             format!("a result: {short}")
         }
-        Seen::Error { code, detail } => format!("error {code}: {detail}"),
+        Seen::Error { code, detail, .. } => format!("error {code}: {detail}"),
         Seen::Status { status, detail } => format!("HTTP {status}: {detail}"),
         Seen::Garbled(t) => format!("not a JSON-RPC message: {t}"),
         Seen::Closed(t) => format!("the connection closed: {t}"),
@@ -141,6 +148,16 @@ mod tests {
         Seen::Error {
             code,
             detail: "x".into(),
+            status: None,
+        }
+    }
+
+    /// An error in the body of an HTTP `status`.
+    fn err_in(status: u16, code: i64) -> Seen {
+        Seen::Error {
+            code,
+            detail: "x".into(),
+            status: Some(status),
         }
     }
 
@@ -160,6 +177,10 @@ mod tests {
                 V::Handled,
             ),
             (F::NoJsonrpc, err(-32603), &ok, V::WrongError),
+            (F::NoJsonrpc, err_in(400, -32700), &ok, V::Handled),
+            (F::NoJsonrpc, err_in(404, -32700), &ok, V::WrongError),
+            (F::InvalidJson, err_in(400, -32000), &ok, V::Handled),
+            (F::UnknownTool, err_in(400, -32603), &ok, V::WrongError),
             (F::NoJsonrpc, Seen::Result(json!({})), &ok, V::Accepted),
             (F::WrongMethod, err(-32601), &ok, V::Handled),
             (F::NoClientInfo, err(-32602), &ok, V::Handled),

@@ -60,7 +60,7 @@ pub(super) async fn start(
     persona: &Persona,
 ) -> Result<bool, FailureKind> {
     let Some(fault) = fault else {
-        return super::handshake(session, timer, persona)
+        return super::handshake(session, timer, persona, endpoint)
             .await
             .map(|()| true);
     };
@@ -68,15 +68,15 @@ pub(super) async fn start(
     // extra exchanges), and inline every session's start would carry and move them,
     // faulty or not (results/BENCHMARKS.md, issue 15: future sizes).
     if message::initialize(fault, 0, &persona.initialize_params).is_some() {
-        return Ok(Box::pin(handshake_fault(fault, session, timer, persona)).await);
+        return Ok(Box::pin(handshake_fault(fault, session, timer, persona, endpoint)).await);
     }
     if matches!(
         fault,
         ClientFault::BeforeInitialized | ClientFault::NeverInitialized
     ) {
-        return Ok(Box::pin(lifecycle_fault(fault, session, timer, persona)).await);
+        return Ok(Box::pin(lifecycle_fault(fault, session, timer, persona, endpoint)).await);
     }
-    super::handshake(session, timer, persona).await?;
+    super::handshake(session, timer, persona, endpoint).await?;
     if fault.era() == FaultEra::Modern && session.era() != Era::Modern {
         return Ok(true); // an `auto` session that ended up legacy: not committed
     }
@@ -101,9 +101,13 @@ async fn legacy(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
+    endpoint: &Reconnect<'_>,
 ) -> Result<(), bool> {
     match probe(session, timer, persona).await {
         Probed::Legacy => {
+            super::fresh_for_fallback(session, timer, endpoint)
+                .await
+                .map_err(|_| false)?;
             timer.set_era(Era::Legacy, session.version());
             Ok(())
         }
@@ -119,8 +123,9 @@ async fn handshake_fault(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
+    endpoint: &Reconnect<'_>,
 ) -> bool {
-    if let Err(go_on) = legacy(session, timer, persona).await {
+    if let Err(go_on) = legacy(session, timer, persona, endpoint).await {
         return go_on;
     }
     let id = session.fresh_id();
@@ -151,8 +156,9 @@ async fn lifecycle_fault(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     persona: &Persona,
+    endpoint: &Reconnect<'_>,
 ) -> bool {
-    if let Err(go_on) = legacy(session, timer, persona).await {
+    if let Err(go_on) = legacy(session, timer, persona, endpoint).await {
         return go_on;
     }
     let t = Instant::now();

@@ -6,7 +6,7 @@
 use super::classify::{Health, Seen};
 use crate::metrics::FailureKind;
 use crate::plan::Persona;
-use crate::protocol::{Era, Incoming};
+use crate::protocol::{Era, Incoming, TransportKind};
 use crate::session::Session;
 use crate::transport::{Received, TransportError};
 use http::{HeaderName, HeaderValue};
@@ -44,9 +44,10 @@ pub async fn send(
         session.transport_mut().send_request(id, bytes, headers),
     )
     .await;
+    let http = session.transport().kind() == TransportKind::StreamableHttp;
     match sent {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(from_error(e)),
+        Ok(Err(e)) => Err(from_error(e, http)),
         Err(_) => Err(Seen::Silence),
     }
 }
@@ -55,6 +56,7 @@ pub async fn send(
 /// are left unanswered here: no fault needs them answered.
 pub async fn answer(session: &mut Session<'_>, id: u64, wait: Duration) -> Seen {
     let deadline = Instant::now() + wait;
+    let http = session.transport().kind() == TransportKind::StreamableHttp;
     loop {
         let Ok(received) = tokio::time::timeout_at(deadline, session.transport_mut().recv()).await
         else {
@@ -74,6 +76,7 @@ pub async fn answer(session: &mut Session<'_>, id: u64, wait: Duration) -> Seen 
                         Ok(v) => Seen::Result(v.into_value()),
                         Err(e) => Seen::Error {
                             code: e.code,
+                            status: http.then(|| status_of(&e.message)).flatten(),
                             detail: e.message,
                         },
                     };
@@ -87,7 +90,7 @@ pub async fn answer(session: &mut Session<'_>, id: u64, wait: Duration) -> Seen 
                 detail,
             } => {
                 if request.is_none_or(|r| r == id) {
-                    return from_error(TransportError::new(kind, detail));
+                    return from_error(TransportError::new(kind, detail), http);
                 }
             }
             Received::Closed { detail } => return Seen::Closed(detail),
@@ -95,10 +98,13 @@ pub async fn answer(session: &mut Session<'_>, id: u64, wait: Duration) -> Seen 
     }
 }
 
-fn from_error(e: TransportError) -> Seen {
+/// What a failed exchange was, as seen; `http`: over Streamable HTTP, where an error
+/// may come in the body of an error status.
+fn from_error(e: TransportError, http: bool) -> Seen {
     match e.kind {
         FailureKind::RpcError(code) => Seen::Error {
             code,
+            status: http.then(|| status_of(&e.detail)).flatten(),
             detail: e.detail,
         },
         FailureKind::HttpStatus(status) => Seen::Status {
@@ -108,6 +114,13 @@ fn from_error(e: TransportError) -> Seen {
         FailureKind::Timeout => Seen::Silence,
         _ => Seen::Closed(e.detail),
     }
+}
+
+/// The HTTP status a Streamable HTTP error came with: the transport hands a JSON-RPC
+/// error in the body of an error status on as that error, its detail starting `HTTP 400
+/// Bad Request: …` (and a 200 body's error has no such prefix).
+fn status_of(detail: &str) -> Option<u16> {
+    detail.strip_prefix("HTTP ")?.get(..3)?.parse().ok()
 }
 
 /// The server still answers this session: a `ping` (the 2026-07-28 era has none: a

@@ -101,6 +101,12 @@ pub enum Fault {
     /// `serve --auth`: tokens minted for another resource are accepted
     /// (auth.wrong-audience-accepted).
     AuthAnyAudience,
+    /// A connection's first request fixes its era, as the spec lets a server of both
+    /// eras do: after a modern first request (`server/discover`, `_meta`), `initialize`
+    /// is refused with -32022 naming only 2026-07-28, and a modern-only server refuses
+    /// every `initialize` so (stdio and ws; an HTTP request has no connection to lock).
+    /// No finding: it is allowed, and `--era auto` must cope with it.
+    EraLock,
     /// Tasks never leave `working` (tasks.stuck-working; implies `--tasks`).
     TaskStuck,
     /// A completed task reads `working` again after its first read
@@ -112,7 +118,7 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 38] = [
+    pub const ALL: [Fault; 39] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -148,6 +154,7 @@ impl Fault {
         Fault::AuthNoMetadata,
         Fault::AuthBadMetadata,
         Fault::AuthAnyAudience,
+        Fault::EraLock,
         Fault::TaskStuck,
         Fault::TaskStatusRegress,
         Fault::TaskEarlyResult,
@@ -191,6 +198,7 @@ impl Fault {
             Fault::AuthNoMetadata => "auth-no-metadata",
             Fault::AuthBadMetadata => "auth-bad-metadata",
             Fault::AuthAnyAudience => "auth-any-audience",
+            Fault::EraLock => "era-lock",
             Fault::TaskStuck => "task-stuck",
             Fault::TaskStatusRegress => "task-status-regress",
             Fault::TaskEarlyResult => "task-early-result",

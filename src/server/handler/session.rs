@@ -33,6 +33,8 @@ pub struct Session {
     pending: Mutex<HashMap<u64, oneshot::Sender<Answered>>>,
     /// The stream for messages unrelated to any request (the HTTP standalone GET stream).
     standalone: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    /// The `era-lock` fault: whether the connection's first request was a modern one.
+    pub(crate) first_modern: OnceLock<bool>,
 }
 
 /// Why a server→client request got no result.
