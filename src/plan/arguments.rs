@@ -4,9 +4,9 @@
 //! expects those sent, not optional extras a server may refuse — unless the step says
 //! `optional = …` or the profile writes `[arguments] optional`.
 
+use super::error::PlanError;
 use super::scenario::{Call, Scenario, Step};
 use super::template::Template;
-use super::PlanError;
 use serde_json::Value;
 
 /// A step's `optional = …` at `key`, checked: a share from 0 to 1.
