@@ -27,8 +27,13 @@ fn a_missing_profile_and_an_unreachable_target_exit_2() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("cannot read profile /nonexistent/profile.toml"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot read profile /nonexistent/profile.toml"),
+        "{err}"
+    );
+    // The cause once, not "No such file … (os error 2): No such file … (os error 2)".
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -105,4 +110,19 @@ fn ctrl_c_stops_the_run_and_keeps_the_results() {
     assert_eq!(json["run"]["stopped_by"], "interrupted");
     assert!(json["sessions"]["completed"].as_u64().unwrap_or(0) > 0);
     assert!(json["run"]["duration_s"].as_f64().unwrap_or(99.0) < 10.0);
+}
+
+#[test]
+fn a_negative_count_says_it_must_be_one_or_more() {
+    // Not clap's tip to pass '-1' after '--', which would make it the PROFILE.
+    for flag in ["--clients", "--sessions", "--max-in-flight"] {
+        let out = fleet_command()
+            .args(["run", flag, "-1"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("must be 1 or more"), "{flag}: {err}");
+        assert!(!err.contains("'-- -1'"), "{flag}: {err}");
+    }
 }

@@ -23,6 +23,9 @@ enum Mode {
     Stalling,
     /// Answers after initialize carry the request's id as a string (`"2"` for `2`).
     StringIds,
+    /// A legacy server that refuses an unknown method (`server/discover`) with -32602,
+    /// as Python's 1.x SDK does, not -32601.
+    Legacy32602,
 }
 
 #[derive(Debug, Clone)]
@@ -65,6 +68,13 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
                 ("mcp-session-id", "s-1"),
             ],
             result.to_string(),
+        )
+            .into_response();
+    }
+    if s.mode == Mode::Legacy32602 && method == "server/discover" {
+        return (
+            [("content-type", "application/json")],
+            json!({"jsonrpc":"2.0","id":id,"error":{"code":-32602,"message":"Invalid request parameters"}}).to_string(),
         )
             .into_response();
     }
@@ -379,6 +389,32 @@ async fn a_response_whose_id_changed_type_is_a_protocol_violation() {
     let text = json.to_string();
     assert!(
         text.contains("JSON-RPC requires the same id, of the same type"),
+        "{json:#}"
+    );
+}
+
+#[tokio::test]
+async fn modern_against_a_legacy_server_is_version_rejected_whatever_code_refuses_discover() {
+    // Not keyed on -32601: Python's 1.x SDK answers -32602. Before, this was rpc_error
+    // with no hint.
+    let (url, _script, task) = start(Mode::Legacy32602).await;
+    let mut args = RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    };
+    args.overrides.client.era = mcp_fleet::plan::EraMode::from_name("modern");
+    let json = FleetRun::new(args)
+        .profile("[load]\nclients = 1\nsessions = 2\n")
+        .run()
+        .await
+        .json;
+    task.abort();
+    assert_eq!(json["failures"]["version_rejected"], 2, "{json:#}");
+    assert!(
+        json.to_string().contains("use --era auto or legacy"),
         "{json:#}"
     );
 }
