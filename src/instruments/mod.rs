@@ -7,8 +7,8 @@ pub mod live;
 pub mod prometheus;
 
 use crate::client::StopSignals;
-use crate::metrics::LiveCounters;
 use crate::metrics::{self, Recorder, Stats};
+use crate::metrics::{LiveCounters, RunningTotals};
 use crate::plan::Plan;
 use crate::report;
 use crate::shard::{Shard, Start, StartAt, StartError};
@@ -34,6 +34,30 @@ fn in_flight_gauge(live: &Arc<LiveCounters>) -> crate::watch::Gauge {
         unit: crate::metrics::SeriesUnit::Count,
         read: Arc::new(move || live.take_peak() as f64),
     }
+}
+
+/// The collector's running totals as cumulative series (`fleet.sessions`,
+/// `fleet.abandoned`, `fleet.calls`): what the soak's per-session slopes are set against.
+fn total_gauges(totals: &Arc<RunningTotals>) -> Vec<crate::watch::Gauge> {
+    type Pick = fn(&RunningTotals) -> &std::sync::atomic::AtomicU64;
+    let picks: [(&'static str, Pick); 3] = [
+        (report::soak::shape::SESSIONS, |t| &t.sessions),
+        (report::soak::shape::ABANDONED, |t| &t.abandoned),
+        (report::soak::shape::CALLS, |t| &t.calls),
+    ];
+    picks
+        .into_iter()
+        .map(|(name, pick)| {
+            let totals = totals.clone();
+            crate::watch::Gauge {
+                name,
+                unit: crate::metrics::SeriesUnit::Count,
+                read: Arc::new(move || {
+                    pick(&totals).load(std::sync::atomic::Ordering::Relaxed) as f64
+                }),
+            }
+        })
+        .collect()
 }
 
 /// The run's start on both clocks: `at` (or now) on the wall clock, and the same moment
@@ -106,13 +130,10 @@ impl Instruments {
     ) -> anyhow::Result<Instruments> {
         let (started_at, started) = anchor(start_at);
         let live = Arc::new(LiveCounters::default());
-        let watcher = Watcher::start_with(
-            plan,
-            children.clone(),
-            started,
-            dir,
-            vec![in_flight_gauge(&live)],
-        )?;
+        let totals = Arc::new(RunningTotals::default());
+        let mut gauges = vec![in_flight_gauge(&live)];
+        gauges.extend(total_gauges(&totals));
+        let watcher = Watcher::start_with(plan, children.clone(), started, dir, gauges)?;
         let resources = watcher.latest();
         let sinks: Vec<Box<dyn metrics::IntervalSink>> = vec![
             Box::new(report::hlog::HlogSink::new(dir, started_at)),
@@ -125,7 +146,9 @@ impl Instruments {
             plan.personas.iter().map(|p| p.route.transport).collect(),
             plan.tools.len(),
         );
-        let collector = collector.with_intervals_at(plan.interval, sinks, started);
+        let collector = collector
+            .with_intervals_at(plan.interval, sinks, started)
+            .with_totals(totals);
         let figures = collector.live();
         let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());

@@ -187,6 +187,8 @@ pub struct Collector {
     cells: Cells,
     /// The current interval's histograms and the finished ones.
     intervals: Intervals,
+    /// Kept for the resource sampler, when it asks ([`Collector::with_totals`]).
+    totals: Option<Arc<super::RunningTotals>>,
 }
 
 impl Collector {
@@ -203,6 +205,7 @@ impl Collector {
                 cells: Cells(transports.iter().map(|_| Vec::new()).collect()),
                 transports,
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
+                totals: None,
             },
             Recorder { tx },
         )
@@ -223,6 +226,12 @@ impl Collector {
         start: tokio::time::Instant,
     ) -> Self {
         self.intervals = Intervals::starting_at(every, sinks, start);
+        self
+    }
+
+    /// Keep `totals` up to date as events arrive.
+    pub fn with_totals(mut self, totals: Arc<super::RunningTotals>) -> Self {
+        self.totals = Some(totals);
         self
     }
 
@@ -310,6 +319,23 @@ impl Collector {
     }
 
     fn apply(&mut self, event: Event) {
+        if let Some(t) = &self.totals {
+            let add = |c: &std::sync::atomic::AtomicU64, n: u64| {
+                c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            };
+            match &event {
+                Event::Sample(x) if x.phase == Phase::ToolsCall => add(&t.calls, 1),
+                Event::SessionEnded {
+                    outcome: SessionOutcome::Completed | SessionOutcome::Failed,
+                    ..
+                } => add(&t.sessions, 1),
+                Event::Count {
+                    counter: Counter::Abandoned,
+                    n,
+                } => add(&t.abandoned, *n),
+                _ => {}
+            }
+        }
         let s = &mut self.stats;
         match event {
             Event::Generated { tool, outcome } => {

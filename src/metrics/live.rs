@@ -10,6 +10,19 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+/// Running totals the collector keeps as events arrive, sampled with the resources every
+/// interval (`fleet.sessions`, `fleet.abandoned`, `fleet.calls`): the x of the soak's
+/// per-session slopes, taken at the same tick as the memory they are set against.
+#[derive(Debug, Default)]
+pub struct RunningTotals {
+    /// Sessions that reached the server and ended (completed or failed).
+    pub sessions: AtomicU64,
+    /// Sessions that vanished without a goodbye (persona `abandon`).
+    pub abandoned: AtomicU64,
+    /// `tools/call` samples.
+    pub calls: AtomicU64,
+}
+
 #[derive(Debug, Default)]
 pub struct LiveCounters {
     pub in_flight: AtomicU64,

@@ -18,7 +18,7 @@ pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapsho
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
-pub use live::LiveCounters;
+pub use live::{LiveCounters, RunningTotals};
 pub use phase::Phase;
 pub use resources::{Series, SeriesUnit};
 pub use stats::{

@@ -41,11 +41,35 @@ pub enum Metric {
     /// The least-squares slope of [`Threshold::series`] over the steady part, per
     /// second in the unit given (`BytesPerS`, `PerS` for counts, `CoresPerS`).
     Slope(Unit),
+    /// The same series' slope against a count of events (`per=session`, `abandoned`,
+    /// `call`): per event, in the unit given (`Bytes`, `Count`, `Cores`).
+    SlopePer(Unit, Per),
     /// The highest / lowest value of [`Threshold::series`] over the run.
     SeriesMax(Unit),
     SeriesMin(Unit),
     /// A phase's change from the first steady window to the last.
     Drift(DriftFigure),
+}
+
+/// What `slope(SERIES, per=…)` is set against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Per {
+    /// Each session that reached the server and ended.
+    Session,
+    /// Each session that vanished without a goodbye.
+    Abandoned,
+    /// Each `tools/call`.
+    Call,
+}
+
+impl Per {
+    pub fn name(self) -> &'static str {
+        match self {
+            Per::Session => "session",
+            Per::Abandoned => "abandoned",
+            Per::Call => "call",
+        }
+    }
 }
 
 /// Which change `drift(…)` reads.
@@ -145,7 +169,10 @@ impl Metric {
             Metric::ErrorRate | Metric::Accepted => Unit::Ratio,
             Metric::Rate => Unit::PerS,
             Metric::Errors | Metric::Count => Unit::Count,
-            Metric::Slope(u) | Metric::SeriesMax(u) | Metric::SeriesMin(u) => u,
+            Metric::Slope(u)
+            | Metric::SlopePer(u, _)
+            | Metric::SeriesMax(u)
+            | Metric::SeriesMin(u) => u,
             Metric::Drift(_) => Unit::Ratio,
         }
     }

@@ -12,8 +12,8 @@ use crate::plan::{LoadModel, Plan, Threshold};
 use crate::summary::soak::Soak;
 use crate::summary::{
     ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo, PersonaSummary,
-    PhaseSummary, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo, INVALID_PARAMS,
-    SCHEMA_VERSION,
+    PhaseSummary, QuantileBounds, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo,
+    INVALID_PARAMS, SCHEMA_VERSION,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -356,7 +356,29 @@ pub fn latency(h: &hdrhistogram::Histogram<u64>) -> Option<Latency> {
         p99_us: h.value_at_quantile(0.99),
         p999_us: h.value_at_quantile(0.999),
         max_us: h.max(),
+        ci95: Some(QuantileBounds {
+            samples: h.len(),
+            p50: bounds(h, 0.5),
+            p90: bounds(h, 0.9),
+            p95: bounds(h, 0.95),
+            p99: bounds(h, 0.99),
+            p999: bounds(h, 0.999),
+        }),
     })
+}
+
+/// The 95 % confidence bounds of the `q` quantile of `h`'s samples: the values at the
+/// ranks `n·q ± 1.96·√(n·q·(1−q))` (a distribution-free interval from the binomial
+/// count of samples below the true quantile); `None` when a rank falls outside the
+/// samples, i.e. too few samples lie beyond the quantile to bound it.
+pub fn bounds(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<[u64; 2]> {
+    let n = h.len() as f64;
+    let spread = 1.96 * (n * q * (1.0 - q)).sqrt();
+    let (lo, hi) = ((n * q - spread).floor(), (n * q + spread).ceil() + 1.0);
+    if n == 0.0 || lo < 1.0 || hi > n {
+        return None;
+    }
+    Some([h.value_at_quantile(lo / n), h.value_at_quantile(hi / n)])
 }
 
 fn phase_summary(s: &PhaseStats, duration_s: f64) -> PhaseSummary {

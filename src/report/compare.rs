@@ -11,6 +11,7 @@ use crate::summary::{PhaseSummary, Summary, ToolAcceptance};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+mod noise;
 mod robustness;
 pub use robustness::robustness_losses;
 
@@ -42,6 +43,18 @@ impl Measure {
             "mean" => Measure::Mean,
             "rate" => Measure::Rate,
             "error_rate" => Measure::ErrorRate,
+            _ => return None,
+        })
+    }
+
+    /// The quantile a percentile measure reads.
+    fn quantile(self) -> Option<f64> {
+        Some(match self {
+            Measure::P50 => 0.5,
+            Measure::P90 => 0.9,
+            Measure::P95 => 0.95,
+            Measure::P99 => 0.99,
+            Measure::P999 => 0.999,
             _ => return None,
         })
     }
@@ -141,9 +154,11 @@ impl FailIf {
         })
     }
 
-    /// The regressions this rule finds, one line each.
-    fn check(&self, base: &Summary, new: &Summary) -> Vec<String> {
-        let mut found = Vec::new();
+    /// The regressions this rule finds, one line each, and the changes it saw but could
+    /// not call: a percentile with too few samples behind it, or a change within what
+    /// the two runs' samples can tell apart.
+    fn check(&self, base: &Summary, new: &Summary) -> (Vec<String>, Vec<String>) {
+        let (mut found, mut noted) = (Vec::new(), Vec::new());
         for (name, b) in &base.phases {
             if self.phase.is_some_and(|p| p.name() != name) {
                 continue;
@@ -163,17 +178,23 @@ impl FailIf {
                 }
                 Change::Absolute(limit) => (nv - bv, limit),
             };
-            if self.op.holds(delta.0, delta.1) {
-                found.push(format!(
-                    "{}: {name}: {} → {} ({})",
-                    self.text,
-                    show(self.measure, bv),
-                    show(self.measure, nv),
-                    percent(bv, nv)
-                ));
+            if !self.op.holds(delta.0, delta.1) {
+                continue;
+            }
+            let line = format!(
+                "{}: {name}: {} → {} ({})",
+                self.text,
+                show(self.measure, bv),
+                show(self.measure, nv),
+                percent(bv, nv)
+            );
+            match noise::tell_apart(self.measure, self.op, b, n) {
+                noise::Apart::Yes(why) => found.push(format!("{line}, {why}")),
+                noise::Apart::Unknown => found.push(line),
+                noise::Apart::No(why) => noted.push(format!("{line}: {why}")),
             }
         }
-        found
+        (found, noted)
     }
 }
 
@@ -197,6 +218,8 @@ fn percent(base: f64, new: f64) -> String {
 pub struct Comparison {
     pub text: String,
     pub regressions: Vec<String>,
+    /// Changes past a rule that the samples could not tell from noise: not regressions.
+    pub not_called: Vec<String>,
 }
 
 pub fn compare(base: &Summary, new: &Summary, rules: &[FailIf]) -> Comparison {
@@ -346,7 +369,18 @@ pub fn compare_with(
             cell(Measure::Rate)
         );
     }
-    let regressions: Vec<String> = rules.iter().flat_map(|r| r.check(base, new)).collect();
+    let (mut regressions, mut not_called) = (Vec::new(), Vec::new());
+    for r in rules {
+        let (found, noted) = r.check(base, new);
+        regressions.extend(found);
+        not_called.extend(noted);
+    }
+    if !not_called.is_empty() {
+        let _ = writeln!(text, "\nnot called (noise, or not enough data)");
+        for r in &not_called {
+            let _ = writeln!(text, "  {r}");
+        }
+    }
     if !rules.is_empty() {
         if regressions.is_empty() {
             let _ = writeln!(text, "\nno regression ({} rules)", rules.len());
@@ -357,7 +391,11 @@ pub fn compare_with(
             }
         }
     }
-    Comparison { text, regressions }
+    Comparison {
+        text,
+        regressions,
+        not_called,
+    }
 }
 
 #[cfg(test)]

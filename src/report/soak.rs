@@ -10,10 +10,11 @@ mod drift;
 pub mod fit;
 mod observe;
 mod rebuild;
+pub mod shape;
 mod verdicts;
 
 pub use drift::{drift, Window};
 pub use fit::{slope, slopes};
-pub use observe::observe;
+pub use observe::{decide, observe, reading, Decision, Reading};
 pub use rebuild::refresh;
 pub use verdicts::{generator, verdicts};

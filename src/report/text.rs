@@ -72,7 +72,11 @@ pub fn render_view(s: &Summary, view: View) -> String {
     if view.verbose {
         breakdowns::events(&mut out, s);
     }
-    soak::render(&mut out, &s.soak);
+    let watched = s
+        .resources
+        .iter()
+        .any(|r| r.name.starts_with("server.") || r.name.starts_with("scrape."));
+    soak::render(&mut out, &s.soak, watched);
     thresholds(&mut out, s, st);
     if !view.verbose {
         let mut hidden = breakdowns::hidden(s);
@@ -232,13 +236,20 @@ fn thresholds(out: &mut String, s: &Summary, st: Style) {
     };
     let _ = writeln!(out, "\n{} {verdict}", st.bold("thresholds:"));
     for t in &s.thresholds {
+        // An inconclusive slope passed because the run could not tell: marked `?`.
+        let mark = if t.inconclusive {
+            st.bold("?")
+        } else {
+            st.mark(t.passed)
+        };
         let _ = writeln!(
             out,
-            "  {} {:<44} observed {}",
-            st.mark(t.passed),
-            t.expression,
-            t.observed_text
+            "  {mark} {:<44} observed {}",
+            t.expression, t.observed_text
         );
+        if !t.decided_by.is_empty() {
+            let _ = writeln!(out, "      {}", t.decided_by);
+        }
     }
 }
 

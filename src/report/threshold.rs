@@ -123,8 +123,17 @@ fn accepted(tool: Option<&str>, s: &Summary) -> Result<f64, String> {
 /// One threshold's verdict on `s`.
 pub fn evaluate(t: &Threshold, s: &Summary) -> ThresholdResult {
     let unit = t.metric.unit();
+    let (mut inconclusive, mut decided_by) = (false, String::new());
     let (observed, observed_text, passed) = match observe(t, s) {
-        Ok(v) => (Some(v), show(t.metric, v, unit), t.op.holds(v, t.limit)),
+        Ok(v) => {
+            let mut passed = t.op.holds(v, t.limit);
+            // A slope is decided by its interval and its trend, not the point alone.
+            if let Some(reading) = super::soak::reading(t, s) {
+                let d = super::soak::decide(t, v, &reading, |x| show(t.metric, x, unit));
+                (passed, inconclusive, decided_by) = (d.passed, d.inconclusive, d.text);
+            }
+            (Some(v), show(t.metric, v, unit), passed)
+        }
         Err(why) => (None, why, false),
     };
     ThresholdResult {
@@ -132,13 +141,19 @@ pub fn evaluate(t: &Threshold, s: &Summary) -> ThresholdResult {
         // Slopes per second are tiny (1 descriptor/h = 0.00028/s): soak figures stay
         // as they are.
         observed: observed.map(|v| match t.metric {
-            Metric::Slope(_) | Metric::SeriesMax(_) | Metric::SeriesMin(_) | Metric::Drift(_) => v,
+            Metric::Slope(_)
+            | Metric::SlopePer(..)
+            | Metric::SeriesMax(_)
+            | Metric::SeriesMin(_)
+            | Metric::Drift(_) => v,
             _ => (v * 1000.0).round() / 1000.0,
         }),
         limit: t.limit,
         unit,
         passed,
         observed_text,
+        inconclusive,
+        decided_by,
     }
 }
 
@@ -149,6 +164,18 @@ fn show(metric: Metric, v: f64, unit: Unit) -> String {
         (Metric::Slope(_), Unit::BytesPerS) => rate_text(v, SeriesUnit::Bytes),
         (Metric::Slope(_), Unit::CoresPerS) => rate_text(v, SeriesUnit::Cores),
         (Metric::Slope(_), _) => rate_text(v, SeriesUnit::Count),
+        (Metric::SlopePer(u, per), _) => {
+            let unit = match u {
+                Unit::Bytes => SeriesUnit::Bytes,
+                Unit::Cores => SeriesUnit::Cores,
+                _ => SeriesUnit::Count,
+            };
+            format!(
+                "{} per {}",
+                super::soak::shape::per_event_text(v, unit),
+                per.name()
+            )
+        }
         (Metric::Drift(DriftFigure::ErrorRate), _) => format!("{:+.3}%", v * 100.0),
         (Metric::Drift(_), _) => format!("{:+.1}%", v * 100.0),
         _ => format_value(v, unit),

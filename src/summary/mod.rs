@@ -10,7 +10,7 @@ pub mod soak;
 mod threshold;
 
 pub use findings::{ClientFaultExample, ClientFaultSummary, FindingSummary};
-pub use phase::{Latency, PhaseSummary, ToolAcceptance, INVALID_PARAMS};
+pub use phase::{Latency, PhaseSummary, QuantileBounds, ToolAcceptance, INVALID_PARAMS};
 pub use threshold::ThresholdResult;
 
 use crate::conformance::Severity;
@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 /// `auth`, `task`, `tasks/get`, `tasks/result`, `tasks/cancel`, the `robustness.*`,
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
 /// run is one shard of a sharded run) and `run.shards` (a merged report of N shards).
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");

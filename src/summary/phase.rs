@@ -19,6 +19,36 @@ pub struct Latency {
     pub p99_us: u64,
     pub p999_us: u64,
     pub max_us: u64,
+    /// 95 % confidence bounds of the percentiles (schema 13), for telling two runs apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<QuantileBounds>,
+}
+
+/// 95 % confidence bounds `[low, high]` (µs) of each percentile, from the order
+/// statistics of the samples (the ranks `n·q ± 1.96·√(n·q·(1−q))`): `None` for a
+/// percentile with too few samples on either side to bound (a p99 of 300 samples).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuantileBounds {
+    /// The samples behind them.
+    pub samples: u64,
+    pub p50: Option<[u64; 2]>,
+    pub p90: Option<[u64; 2]>,
+    pub p95: Option<[u64; 2]>,
+    pub p99: Option<[u64; 2]>,
+    pub p999: Option<[u64; 2]>,
+}
+
+impl QuantileBounds {
+    /// The bounds of the percentile `q` (0.5, 0.9, 0.95, 0.99, 0.999).
+    pub fn at(&self, q: f64) -> Option<[u64; 2]> {
+        match q {
+            x if x >= 0.999 => self.p999,
+            x if x >= 0.99 => self.p99,
+            x if x >= 0.95 => self.p95,
+            x if x >= 0.9 => self.p90,
+            _ => self.p50,
+        }
+    }
 }
 
 impl Latency {

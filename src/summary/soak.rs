@@ -27,6 +27,10 @@ pub struct Soak {
     /// Whether the generator limited the figures.
     #[serde(default)]
     pub generator: GeneratorLoad,
+    /// Set when the run was too short for slopes and drift (which are then empty): what
+    /// it had and how long a run would need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_short: Option<String>,
 }
 
 /// A least-squares line through one series over the steady part.
@@ -47,6 +51,69 @@ pub struct Slope {
     pub to_s: f64,
     /// For people, e.g. `RSS +42 MiB/h (R² 0.97)`.
     pub text: String,
+    /// The same span's growth per session that ended (`session`), per abandoned session
+    /// (`abandoned`) and per `tools/call` (`call`): load-independent, where the run had
+    /// enough of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per: Vec<PerCount>,
+    /// What the series' shape says (memory and counts only; `None` for rates such as CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trend: Option<Trend>,
+    /// The test that decided `trend`, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub decided_by: String,
+    /// Where a series that levelled off did (seconds from the start): the figures above
+    /// are from there on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels_off_at_s: Option<f64>,
+    /// The server's own limit for this series (its open-file limit), when known, and
+    /// when the series reached it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_limit_from_s: Option<f64>,
+    /// An inconclusive trend: how long a run (seconds) would tell it apart from none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_s: Option<f64>,
+}
+
+/// A slope against a count of events instead of time: bytes (or descriptors…) kept per
+/// session, per abandoned session, per call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerCount {
+    /// `session`, `abandoned` or `call`.
+    pub per: String,
+    /// Change per event, in the series' unit, and its 95 % confidence interval.
+    pub value: f64,
+    pub ci95: [f64; 2],
+    pub r2: f64,
+    /// Events over the span the fit used.
+    pub events: u64,
+}
+
+/// The shape of a resource series over the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    /// It grows linearly to the end: something is kept per session (or per hour).
+    Leak,
+    /// It grew, then levelled off: an allocator's, a cache's or a runtime's warm-up.
+    WarmUp,
+    /// It reached the server's own limit and sat there (what grew was capped, not fixed).
+    AtLimit,
+    /// No growth beyond the noise.
+    NoTrend,
+}
+
+impl Trend {
+    pub fn words(self) -> &'static str {
+        match self {
+            Trend::Leak => "leak",
+            Trend::WarmUp => "warm-up, then flat",
+            Trend::AtLimit => "at its limit",
+            Trend::NoTrend => "no trend",
+        }
+    }
 }
 
 /// One phase's first steady window against its last.
@@ -125,4 +192,15 @@ pub struct GeneratorLoad {
     /// Why, in plain words (empty when it was not the bottleneck).
     #[serde(default)]
     pub reasons: Vec<String>,
+    /// The machine was busy with other work (CPU pressure while the generator's own
+    /// share was low): the timings include that delay, but the generator did not limit
+    /// the load. Said in `busy_reasons`.
+    #[serde(default)]
+    pub machine_busy: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy_reasons: Vec<String>,
+    /// The p99 over steady intervals of the machine's CPU pressure (`/proc/pressure/cpu`
+    /// `some`: the share of time a runnable task waited for a CPU), 0 … 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_p99: Option<f64>,
 }

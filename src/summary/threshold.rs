@@ -14,4 +14,11 @@ pub struct ThresholdResult {
     pub passed: bool,
     /// The observed value for people, e.g. `63.2ms`, `0.25%`, or why there is none.
     pub observed_text: String,
+    /// A soak slope whose 95 % interval holds the limit: it passed, but the run could not
+    /// tell (`decided_by` says how long a run would).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
+    /// The test that decided, in words (soak slopes: the interval and the trend).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub decided_by: String,
 }

@@ -4,6 +4,12 @@
 //! fleet measured, so a high share or a growing lag means the figures describe
 //! mcp-fleet, not the server.
 
+/// The generator's CPU share under which late wake-ups are not its own doing, and the
+/// machine's CPU pressure (share of time a runnable task waited for a CPU) above which
+/// other work is the cause.
+pub const LOW_SHARE: f64 = 0.5;
+pub const BUSY_PRESSURE: f64 = 0.1;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,12 +11,14 @@
 
 mod cgroup;
 mod generator;
+mod machine;
 mod procfs;
 mod resources_csv;
 mod sampler;
 mod scrape;
 
 pub use cgroup::NotACgroup;
+pub use generator::{BUSY_PRESSURE, LOW_SHARE};
 pub use resources_csv::read as read_csv;
 pub use scrape::{parse as parse_exposition, Values as ScrapedValues};
 

@@ -51,6 +51,20 @@ pub fn sample(who: &str) -> Option<ProcSample> {
     })
 }
 
+/// The soft open-file limit of `/proc/PID` (`limits`, "Max open files"); `None` when
+/// unreadable or unlimited.
+pub fn open_files_limit(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+    parse_open_files(&text)
+}
+
+fn parse_open_files(limits: &str) -> Option<u64> {
+    let rest = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
 /// `(utime + stime in ticks, num_threads)` from a `stat` line. The command name (field
 /// 2) may hold spaces and parentheses, so fields are counted after its last `)`.
 fn parse_stat(stat: &str) -> Option<(u64, u64)> {
@@ -82,6 +96,13 @@ mod tests {
             Some(2048 * 1024)
         );
         assert!(clock_ticks() > 0.0);
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\nMax open files            20000                40000                files\n";
+        assert_eq!(parse_open_files(limits), Some(20000));
+        assert_eq!(
+            parse_open_files("Max open files  unlimited unlimited files\n"),
+            None
+        );
+        assert!(open_files_limit(std::process::id()).is_some_and(|n| n > 0));
     }
 
     #[test]

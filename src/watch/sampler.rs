@@ -16,6 +16,8 @@ const RECENT: usize = 3;
 const BUSY_SHARE: f64 = 0.9;
 /// Scheduler lag above which, while growing, the generator is the bottleneck.
 const LATE: f64 = 0.010;
+/// Under this CPU share and above this machine pressure, late wake-ups are other work's.
+use super::generator::{BUSY_PRESSURE, LOW_SHARE};
 
 /// The scraped names that stand for `server.*` when nothing local is watched.
 const STANDARD: &[(&str, &str, SeriesUnit)] = &[
@@ -44,9 +46,12 @@ pub(super) struct Sampler {
     prev_self_cpu: Option<f64>,
     prev_cgroup_cpu: Option<f64>,
     prev_scraped_cpu: Option<(f64, f64)>,
+    prev_machine: Option<super::machine::MachineSample>,
     scrape_failures: u64,
     recent_share: VecDeque<f64>,
     recent_lag: VecDeque<f64>,
+    /// The machine's CPU pressure over the latest interval.
+    recent_pressure: f64,
 }
 
 impl Sampler {
@@ -68,9 +73,11 @@ impl Sampler {
             prev_self_cpu: procfs::sample("self").map(|s| s.cpu_seconds),
             prev_cgroup_cpu: None,
             prev_scraped_cpu: None,
+            prev_machine: super::machine::sample(),
             scrape_failures: 0,
             recent_share: VecDeque::new(),
             recent_lag: VecDeque::new(),
+            recent_pressure: 0.0,
         };
         // The baseline, so the first interval's CPU is a rate over that interval.
         for (pid, p) in sample_pids(&s.pids()) {
@@ -118,6 +125,7 @@ impl Sampler {
             self.scrape(&url, t_s, &mut rows).await;
         }
         self.generator(dt, &mut rows);
+        self.machine(&mut rows);
         for g in &self.sources.gauges {
             rows.push(row(g.name, g.unit, (g.read)()));
         }
@@ -168,6 +176,12 @@ impl Sampler {
             SeriesUnit::Count,
             samples.len() as f64,
         ));
+        // One process: its open-file limit, which a leak of descriptors ends at.
+        if let [(pid, _)] = samples {
+            if let Some(limit) = procfs::open_files_limit(*pid) {
+                rows.push(row("server.fds.limit", SeriesUnit::Count, limit as f64));
+            }
+        }
         if !rss.is_empty() {
             let rank =
                 |q: f64| rss[((q * rss.len() as f64).ceil() as usize).clamp(1, rss.len()) - 1];
@@ -268,6 +282,31 @@ impl Sampler {
         remember(&mut self.recent_lag, lag);
     }
 
+    /// The machine's CPU pressure (share of the interval in which a runnable task waited
+    /// for a CPU) and the cores everything on it used.
+    fn machine(&mut self, rows: &mut Vec<Row>) {
+        let Some(now) = super::machine::sample() else {
+            return;
+        };
+        if let Some(before) = self.prev_machine.replace(now) {
+            let wall = (now.busy_s + now.idle_s - before.busy_s - before.idle_s).max(1e-9);
+            let busy = (now.busy_s - before.busy_s).max(0.0);
+            // The CPU seconds of all CPUs over their sum, as a number of busy cores.
+            let cpus = now.cpus;
+            rows.push(row(
+                "machine.cpu_busy",
+                SeriesUnit::Cores,
+                busy / wall * cpus,
+            ));
+            if let (Some(a), Some(b)) = (before.pressure_s, now.pressure_s) {
+                let secs = wall / cpus;
+                let share = ((b - a) / secs).clamp(0.0, 1.0);
+                rows.push(row("machine.cpu_pressure", SeriesUnit::Count, share));
+                self.recent_pressure = share;
+            }
+        }
+    }
+
     /// Whether the generator limited the latest intervals, in plain words.
     fn bottleneck(&self) -> Option<String> {
         let full = |q: &VecDeque<f64>| q.len() == RECENT;
@@ -283,6 +322,14 @@ impl Sampler {
             && lags.iter().all(|&l| l > LATE)
             && lags.windows(2).all(|w| w[1] >= w[0])
         {
+            let share = self.recent_share.back().copied().unwrap_or(1.0);
+            if share < LOW_SHARE && self.recent_pressure >= BUSY_PRESSURE {
+                return Some(format!(
+                    "the machine is busy with other work (tasks waited for a CPU {:.0} % of the time, the generator used {:.0} %): timings include that delay",
+                    self.recent_pressure * 100.0,
+                    share * 100.0
+                ));
+            }
             return Some(format!(
                 "the generator's scheduler wakes {:.0} ms late and growing: figures describe mcp-fleet, not the server",
                 lags[lags.len() - 1] * 1e3

@@ -1,34 +1,37 @@
-//! The compressed soak: the same traffic against a healthy reference server and one that
-//! leaks (`serve --fault leak`: memory and a descriptor kept per session), each in its own
-//! process, watched by pid and scraped, with abandoned sessions the healthy server must
-//! clean up (`--session-ttl`). The leak verdicts must call the leak on the one and not on
-//! the other, and the exit code must say so. The real binary runs both ends, as a user
-//! runs them before a release.
+//! The compressed soak: the same traffic against a reference server that reclaims the
+//! sessions clients abandon (`--session-ttl 1s`: its memory climbs while the first
+//! abandoned sessions wait out their TTL, then levels off) and one that leaks (`serve
+//! --fault leak`: memory and a descriptor kept per session), each in its own process,
+//! watched by pid and scraped. The verdicts must call the leak, per session, on the one
+//! and not on the other, and the exit code must say so; and a run too short to judge
+//! has no slopes. The real binary runs both ends, as a user runs them before a release.
 
 use crate::support::{check_schema, fleet_program, Served};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Ten seconds of churn: four clients, a tool call per session, one session in five
-/// abandoned without a DELETE.
+/// Sixteen seconds of churn: four clients, a tool call per session, one session in five
+/// abandoned without a DELETE. The gates are per session, so they do not scale with the
+/// load: the leak keeps 256 KiB and a descriptor per session, the healthy server none.
 const SOAK: &str = r#"
 name = "compressed-soak"
 seed = 11
 thresholds = [
+  "slope(server.rss, per=session) < 16KiB",
+  "slope(server.fds, per=session) < 0.1",
   "slope(server.fds) < 300/min",
-  "slope(server.rss) < 1GiB/h",
   "max(server.rss) < 2GiB",
 ]
 
 [load]
 clients = 4
-duration = "10s"
+duration = "16s"
 think = "50ms"
 checkpoint = "2s"
 
 [soak]
-warmup = "25%"
+warmup = "2s"
 
 [watch]
 series = ["mcp_active_sessions"]
@@ -50,6 +53,11 @@ fn serve(args: &[&str]) -> Served {
 
 /// Run the soak against `server`; the exit code, stdout and `summary.json`.
 fn soak(server: &Served) -> (i32, String, Value) {
+    soak_for(server, None)
+}
+
+/// [`soak`], with `--duration` when given.
+fn soak_for(server: &Served, duration: Option<&str>) -> (i32, String, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let profile = dir.path().join("soak.toml");
     std::fs::write(&profile, SOAK).expect("profile");
@@ -64,7 +72,9 @@ fn soak(server: &Served) -> (i32, String, Value) {
             "--server-metrics",
             &format!("http://{}/metrics", server.addr),
         ])
-        .args(["--interval", "250ms", "--out"])
+        .args(["--interval", "250ms"])
+        .args(duration.map(|d| ["--duration", d]).into_iter().flatten())
+        .arg("--out")
         .arg(&out)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -112,16 +122,39 @@ fn peak(json: &Value, series: &str) -> f64 {
         .unwrap_or_else(|| panic!("no series {series}"))
 }
 
+fn trend<'a>(json: &'a Value, series: &str) -> &'a str {
+    slope(json, series)["trend"].as_str().unwrap_or("none")
+}
+
+/// The figure per session of a series' slope: (value, low, high).
+fn per_session(json: &Value, series: &str) -> (f64, f64, f64) {
+    let s = slope(json, series);
+    let p = s["per"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["per"] == "session"))
+        .unwrap_or_else(|| panic!("no per-session figure of {series}: {s:#}"));
+    let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    (f(&p["value"]), f(&p["ci95"][0]), f(&p["ci95"][1]))
+}
+
 #[test]
 fn a_compressed_soak_calls_the_leak_on_the_leaking_server_only() {
     let healthy = serve(&[]);
     let leaking = serve(&["--fault", "leak"]);
+    // Both at once: the same machine, the same moment.
+    let ((code, stdout, json), (leak_code, leak_stdout, leak_json)) = std::thread::scope(|s| {
+        let a = s.spawn(|| soak(&healthy));
+        let b = s.spawn(|| soak(&leaking));
+        (
+            a.join().expect("healthy run"),
+            b.join().expect("leaking run"),
+        )
+    });
 
-    let (code, stdout, json) = soak(&healthy);
     let sessions = json["sessions"]["completed"].as_u64().unwrap_or(0);
     assert!(sessions > 100, "enough churn to judge: {sessions}");
     assert!(json["counters"]["abandoned"].as_u64().unwrap_or(0) > 0);
-    assert_eq!(code, 0, "no leak on the healthy server: {stdout}");
+    assert_eq!(code, 0, "no leak on the reclaiming server: {stdout}");
     assert!(
         verdicts(&json).iter().all(|(_, ok)| *ok),
         "{:?}",
@@ -133,23 +166,69 @@ fn a_compressed_soak_calls_the_leak_on_the_leaking_server_only() {
         live < sessions as f64 / 4.0,
         "{live} of {sessions} live at once"
     );
+    for series in ["server.rss", "server.fds"] {
+        let t = trend(&json, series);
+        assert!(
+            t == "warm_up" || t == "no_trend",
+            "{series} of the reclaiming server is {t}: {:#}",
+            slope(&json, series)
+        );
+    }
+    let (rss, _, high) = per_session(&json, "server.rss");
+    assert!(
+        rss.abs() < 16.0 * 1024.0 && high < 64.0 * 1024.0,
+        "{rss} … {high} B per session"
+    );
     assert!(stdout.contains("soak (steady"), "{stdout}");
 
-    let (code, stdout, json) = soak(&leaking);
-    assert_eq!(code, 1, "the leak fails the run: {stdout}");
-    let failed: Vec<String> = verdicts(&json)
+    assert_eq!(leak_code, 1, "the leak fails the run: {leak_stdout}");
+    let failed: Vec<String> = verdicts(&leak_json)
         .into_iter()
         .filter(|(_, ok)| !ok)
         .map(|(e, _)| e)
         .collect();
     assert!(
-        failed.iter().any(|e| e.starts_with("slope(server.fds)"))
-            && failed.iter().any(|e| e.starts_with("slope(server.rss)")),
+        failed
+            .iter()
+            .any(|e| e.starts_with("slope(server.rss, per=session)"))
+            && failed
+                .iter()
+                .any(|e| e.starts_with("slope(server.fds, per=session)")),
         "{failed:?}"
     );
-    // About one descriptor per session: the fit sees the leak and is sure of it.
-    let fds = slope(&json, "server.fds");
-    assert!(fds["r2"].as_f64().unwrap_or(0.0) > 0.9, "{fds}");
-    assert!(fds["ci95_per_s"][0].as_f64().unwrap_or(0.0) > 0.0, "{fds}");
-    assert!(stdout.contains("FDs +"), "{stdout}");
+    assert_eq!(trend(&leak_json, "server.rss"), "leak");
+    assert_eq!(trend(&leak_json, "server.fds"), "leak");
+    // 256 KiB and one descriptor per session, within the interval the fit gives.
+    let (rss, low, high) = per_session(&leak_json, "server.rss");
+    assert!(
+        low > 128.0 * 1024.0 && high > 200.0 * 1024.0,
+        "{rss} ({low} … {high}) B per session"
+    );
+    let (fds, low, _) = per_session(&leak_json, "server.fds");
+    assert!(
+        low > 0.5 && fds < 1.5,
+        "{fds} (from {low}) descriptors per session"
+    );
+    assert!(leak_stdout.contains("FDs: leak — +"), "{leak_stdout}");
+    assert!(leak_stdout.contains("per session"), "{leak_stdout}");
+}
+
+#[test]
+fn a_run_too_short_to_judge_has_no_slopes_and_says_how_long_it_needs() {
+    let leaking = serve(&["--fault", "leak"]);
+    let (code, stdout, json) = soak_for(&leaking, Some("4s"));
+    let why = json["soak"]["too_short"].as_str().unwrap_or_default();
+    assert!(why.contains("run 12s or longer"), "{:#}", json["soak"]);
+    assert_eq!(json["soak"]["slopes"], Value::Array(Vec::new()));
+    assert_eq!(json["soak"]["drift"], Value::Array(Vec::new()));
+    // The slope gates fail with the reason (no data is no pass), the others hold.
+    assert_eq!(code, 1, "{stdout}");
+    for (expression, passed) in verdicts(&json) {
+        assert_eq!(passed, !expression.starts_with("slope("), "{expression}");
+    }
+    assert!(
+        stdout.contains("soak: no verdicts: the steady part was"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("soak (steady"), "{stdout}");
 }

@@ -75,13 +75,15 @@ async fn a_run_has_its_steady_part_and_drift_in_the_summary() {
         },
         ..Default::default()
     })
-    .profile("[load]\nclients = 2\nduration = \"3s\"\n")
+    // The shortest run with soak verdicts: 10 s after the warm-up.
+    .profile("[load]\nclients = 2\nduration = \"11s\"\n")
     .run()
     .await;
     let soak = &run.json["soak"];
     let (from, to) = (soak["steady_from_s"].as_f64(), soak["steady_to_s"].as_f64());
     assert_eq!(from, Some(1.0), "{soak}");
-    assert!(to.is_some_and(|t| t >= 2.9), "{soak}");
+    assert!(to.is_some_and(|t| t >= 10.9), "{soak}");
+    assert!(soak.get("too_short").is_none(), "{soak}");
     let init = soak["drift"]
         .as_array()
         .and_then(|d| d.iter().find(|d| d["phase"] == "initialize"))

@@ -8,16 +8,18 @@
 //! resource) differs from `max(tools/call)` (a latency).
 
 use super::{
-    latency_scale, split_call, split_number, split_op, DriftFigure, Metric, Subject, Threshold,
-    ThresholdError, Unit,
+    latency_scale, split_call, split_number, split_op, DriftFigure, Metric, Per, Subject,
+    Threshold, ThresholdError, Unit,
 };
 use crate::metrics::Phase;
 
 /// The prefixes a series name may have.
-pub const SERIES_PREFIXES: [&str; 3] = ["server.", "generator.", "scrape."];
+pub const SERIES_PREFIXES: [&str; 4] = ["server.", "generator.", "scrape.", "machine."];
 
 const SLOPE_FIX: &str =
-    "write e.g. slope(server.rss) < 5MiB/h, slope(server.fds) < 1/min or slope(server.cpu) < 0.1cores/h";
+    "write e.g. slope(server.rss) < 5MiB/h, slope(server.fds) < 1/min, slope(server.cpu) < 0.1cores/h or slope(server.rss, per=session) < 4KiB";
+const PER_FIX: &str =
+    "write e.g. slope(server.rss, per=session) < 4KiB, slope(server.fds, per=abandoned) < 0.5 or slope(server.rss, per=call) < 1KiB";
 const SERIES_FIX: &str =
     "write e.g. max(server.rss) < 512MiB, max(server.fds) < 1000 or max(generator.lag) < 10ms";
 const DRIFT_FIX: &str =
@@ -27,7 +29,7 @@ const DRIFT_FIX: &str =
 pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
     let (left, op, right) = split_op(text)?;
     let (name, args) = split_call(left)?;
-    let is_series = args.len() == 1 && args[0].contains('.');
+    let is_series = !args.is_empty() && args[0].contains('.');
     let form = match name {
         "slope" | "min" => Form::Series,
         "max" if is_series => Form::Series,
@@ -71,6 +73,9 @@ fn series(name: &str, args: &[&str], right: &str) -> Result<Parsed, Problem> {
     } else {
         SERIES_FIX
     };
+    if let (true, [series, per]) = (name == "slope", args) {
+        return slope_per(series, per, right);
+    }
     let [series] = args else {
         return Err((format!("`{name}` takes one series"), fix));
     };
@@ -112,6 +117,48 @@ fn series(name: &str, args: &[&str], right: &str) -> Result<Parsed, Problem> {
         }
     };
     Ok((metric.0, Subject::All, Some(series.to_string()), metric.1))
+}
+
+/// `slope(SERIES, per=session|abandoned|call) OP VALUE`: a change per event, so a size,
+/// a count or cores with no time unit.
+fn slope_per(series: &str, per: &str, right: &str) -> Result<Parsed, Problem> {
+    check_series(series)?;
+    let per = match per.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+        Some(("per", "session")) => Per::Session,
+        Some(("per", "abandoned")) => Per::Abandoned,
+        Some(("per", "call")) => Per::Call,
+        _ => {
+            return Err((
+                format!("`{per}` is not per=session, per=abandoned or per=call"),
+                PER_FIX,
+            ))
+        }
+    };
+    let Some((value, unit)) = split_number(right) else {
+        return Err((format!("`{right}` is not a number"), PER_FIX));
+    };
+    if unit.contains('/') {
+        return Err((
+            format!(
+                "a slope per {} takes a value per {0}, not a rate: `{right}`",
+                per.name()
+            ),
+            PER_FIX,
+        ));
+    }
+    let (unit, scale) = quantity(unit).ok_or((format!("unknown unit `{unit}`"), PER_FIX))?;
+    if !matches!(unit, Unit::Bytes | Unit::Count | Unit::Cores) {
+        return Err((
+            format!("a slope per {} of `{right}` is not supported", per.name()),
+            PER_FIX,
+        ));
+    }
+    Ok((
+        Metric::SlopePer(unit, per),
+        Subject::All,
+        Some(series.to_string()),
+        value * scale,
+    ))
 }
 
 /// A unit of a series value and the factor to it: sizes to bytes, latencies to µs.

@@ -128,13 +128,18 @@ fn thresholds(out: &mut String, s: &Summary) {
         for t in &s.thresholds {
             let _ = writeln!(
                 out,
-                "<tr><td><code>{}</code></td><td class=n>{}</td><td>{}</td></tr>",
+                "<tr><td><code>{}</code>{}</td><td class=n>{}</td><td>{}</td></tr>",
                 esc(&t.expression),
-                esc(&t.observed_text),
-                if t.passed {
-                    "<span class=\"badge pass\">pass</span>"
+                if t.decided_by.is_empty() {
+                    String::new()
                 } else {
-                    "<span class=\"badge fail\">FAIL</span>"
+                    format!("<br><small>{}</small>", esc(&t.decided_by))
+                },
+                esc(&t.observed_text),
+                match (t.passed, t.inconclusive) {
+                    (true, true) => "<span class=\"badge none\">inconclusive</span>",
+                    (true, false) => "<span class=\"badge pass\">pass</span>",
+                    _ => "<span class=\"badge fail\">FAIL</span>",
                 }
             );
         }

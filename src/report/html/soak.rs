@@ -6,7 +6,8 @@
 
 use super::{decimate, esc, MAX_POINTS};
 use crate::metrics::SeriesUnit;
-use crate::summary::soak::Soak;
+use crate::report::soak::shape::per_event_text;
+use crate::summary::soak::{Soak, Trend};
 use crate::summary::Summary;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -23,15 +24,21 @@ fn watched_server(s: &Summary) -> bool {
 }
 
 /// What a run that watched no server still has to say: the outages and storms it lived
-/// through, and a generator that was the bottleneck. Slopes of the generator's own
-/// series and drift alone do not make a section (every run has them).
+/// through. Slopes of the generator's own series and drift alone do not make a section
+/// (every run has them), nor does a run too short for verdicts.
 fn has_verdicts(soak: &Soak) -> bool {
-    !(soak.outages.is_empty() && soak.storms.is_empty() && !soak.generator.bottleneck)
+    !(soak.outages.is_empty() && soak.storms.is_empty())
 }
 
 /// Whether the page has a soak section.
 pub(super) fn shown(s: &Summary) -> bool {
-    watched_server(s) || has_verdicts(&s.soak)
+    (watched_server(s) && s.soak.too_short.is_none()) || has_verdicts(&s.soak)
+}
+
+/// Whether the generator has something to say outside the soak section: it limited the
+/// figures, or the machine was busy with other work.
+fn generator_notice(s: &Summary) -> bool {
+    s.soak.generator.bottleneck || s.soak.generator.machine_busy
 }
 
 /// The chart data of the section: every series cut down, and the run's span so every
@@ -61,6 +68,11 @@ fn figure(out: &mut String, caption: &str, series: &[&str]) {
 /// The section's HTML; nothing when [`shown`] is false.
 pub(super) fn section(out: &mut String, s: &Summary, latency: &Value) {
     if !shown(s) {
+        if generator_notice(s) {
+            out.push_str("<section id=generator>");
+            generator(out, s, &|_| false);
+            out.push_str("</section>\n");
+        }
         return;
     }
     let has = |name: &str| s.resources.iter().any(|r| r.name == name);
@@ -107,7 +119,7 @@ pub(super) fn section(out: &mut String, s: &Summary, latency: &Value) {
 fn generator(out: &mut String, s: &Summary, has: &dyn Fn(&str) -> bool) {
     let g = &s.soak.generator;
     let names = ["generator.cpu_share", "generator.lag", "generator.rss"];
-    if !names.iter().any(|n| has(n)) && !g.bottleneck {
+    if !names.iter().any(|n| has(n)) && !generator_notice(s) {
         return;
     }
     out.push_str("<h3>The generator's own load</h3>");
@@ -116,6 +128,13 @@ fn generator(out: &mut String, s: &Summary, has: &dyn Fn(&str) -> bool) {
             out,
             "<p class=\"notice bad\">The generator was the bottleneck: these figures describe it as much as the server. {}</p>",
             esc(&g.reasons.join("; "))
+        );
+    }
+    if g.machine_busy {
+        let _ = write!(
+            out,
+            "<p class=\"notice warn\">The machine was busy with other work: the timings include that delay, but the generator did not limit the load. {}</p>",
+            esc(&g.busy_reasons.join("; "))
         );
     }
     out.push_str("<section class=grid>");
@@ -157,19 +176,39 @@ fn verdicts(out: &mut String, soak: &Soak) {
         };
         let _ = write!(
             out,
-            "<h3>Leak slopes{steady}</h3><table class=soak-slopes><thead><tr><th>series</th><th class=n>slope</th><th class=n>95% CI</th><th class=n>R²</th><th class=n>points</th><th>in words</th></tr></thead><tbody>"
+            "<h3>Leak slopes{steady}</h3><table class=soak-slopes><thead><tr><th>series</th><th>trend</th><th class=n>per session</th><th class=n>slope</th><th class=n>95% CI</th><th class=n>R²</th><th class=n>points</th><th>in words</th></tr></thead><tbody>"
         );
         for sl in &soak.slopes {
+            let trend = sl.trend.map_or("", |t| t.words());
+            let per = sl
+                .per
+                .iter()
+                .find(|p| p.per == "session")
+                .map_or("–".into(), |p| {
+                    format!(
+                        "{} ({} … {})",
+                        per_event_text(p.value, sl.unit),
+                        per_event_text(p.ci95[0], sl.unit),
+                        per_event_text(p.ci95[1], sl.unit)
+                    )
+                });
+            let class = match sl.trend {
+                Some(Trend::Leak | Trend::AtLimit) => " class=bad",
+                _ => "",
+            };
             let _ = writeln!(
                 out,
-                "<tr><td><code>{}</code></td><td class=n>{}</td><td class=n>{} … {}</td><td class=n>{:.2}</td><td class=n>{}</td><td>{}</td></tr>",
+                "<tr><td><code>{}</code></td><td{class}>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{} … {}</td><td class=n>{:.2}</td><td class=n>{}</td><td>{}<br><small>{}</small></td></tr>",
                 esc(&sl.series),
+                esc(trend),
+                esc(&per),
                 unit_per_s(sl.unit, sl.per_s),
                 unit_per_s(sl.unit, sl.ci95_per_s[0]),
                 unit_per_s(sl.unit, sl.ci95_per_s[1]),
                 sl.r2,
                 sl.points,
-                esc(&sl.text)
+                esc(&sl.text),
+                esc(&sl.decided_by)
             );
         }
         out.push_str("</tbody></table>\n");

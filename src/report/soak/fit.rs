@@ -8,66 +8,123 @@ use crate::summary::soak::Slope;
 /// Fewer points than this give no slope (two points always fit a line exactly).
 pub const MIN_POINTS: usize = 3;
 
-/// One slope per series with at least [`MIN_POINTS`] points in `[from_s, to_s]`. The
-/// run's own `fleet.*` series (sessions in flight) are the load applied, not something
+/// One slope per series with at least [`MIN_POINTS`] points in `[from_s, to_s]`: levels
+/// (memory, descriptors …) judged by their shape over the whole run
+/// ([`super::shape::judge`]), rates (CPU) a plain line over the steady part. The run's own
+/// `fleet.*` series (the load applied), the machine's and the limits are not something
 /// that can leak: they get none.
 pub fn slopes(resources: &[Series], from_s: f64, to_s: f64) -> Vec<Slope> {
     resources
         .iter()
-        .filter(|s| !s.name.starts_with("fleet."))
-        .filter_map(|s| slope(s, from_s, to_s))
+        .filter(|s| {
+            !s.name.starts_with("fleet.")
+                && !s.name.starts_with("machine.")
+                && !s.name.ends_with(".limit")
+        })
+        .filter_map(|s| {
+            if super::shape::judged(s) {
+                super::shape::judge(s, resources, 0.0, from_s, to_s)
+            } else {
+                slope(s, from_s, to_s)
+            }
+        })
         .collect()
 }
 
 /// The least-squares line through `series` over `[from_s, to_s]`, if there are enough
 /// points and they span some time.
 pub fn slope(series: &Series, from_s: f64, to_s: f64) -> Option<Slope> {
-    let pts: Vec<[f64; 2]> = series
+    let pts = points(series, from_s, to_s);
+    let l = line(&pts)?;
+    let n = pts.len();
+    let mut slope = Slope {
+        series: series.name.clone(),
+        unit: series.unit,
+        per_s: l.slope,
+        ci95_per_s: l.ci95,
+        r2: l.r2,
+        points: n as u64,
+        from_s: pts[0][0],
+        to_s: pts[n - 1][0],
+        text: String::new(),
+        per: Vec::new(),
+        trend: None,
+        decided_by: String::new(),
+        levels_off_at_s: None,
+        limit: None,
+        at_limit_from_s: None,
+        needs_s: None,
+    };
+    slope.text = describe(&slope);
+    Some(slope)
+}
+
+/// The finite points of `series` in `[from_s, to_s]`.
+pub fn points(series: &Series, from_s: f64, to_s: f64) -> Vec<[f64; 2]> {
+    series
         .points
         .iter()
         .copied()
         .filter(|[t, v]| *t >= from_s && *t <= to_s && t.is_finite() && v.is_finite())
-        .collect();
+        .collect()
+}
+
+/// An ordinary least-squares line `y = a + slope·x`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line {
+    pub slope: f64,
+    /// The 95 % confidence interval of the slope.
+    pub ci95: [f64; 2],
+    /// Coefficient of determination (0 for a flat series).
+    pub r2: f64,
+    /// The residual sum of squares.
+    pub sse: f64,
+    pub points: usize,
+}
+
+impl Line {
+    /// Half the width of the 95 % interval.
+    pub fn half(&self) -> f64 {
+        (self.ci95[1] - self.ci95[0]) / 2.0
+    }
+}
+
+/// The least-squares line through `pts` (`[x, y]`): at least [`MIN_POINTS`] points
+/// spread over more than one x.
+pub fn line(pts: &[[f64; 2]]) -> Option<Line> {
     let n = pts.len();
     if n < MIN_POINTS {
         return None;
     }
     let nf = n as f64;
-    let mean_t = pts.iter().map(|p| p[0]).sum::<f64>() / nf;
-    let mean_v = pts.iter().map(|p| p[1]).sum::<f64>() / nf;
-    let (mut stt, mut stv, mut svv) = (0.0, 0.0, 0.0);
-    for [t, v] in &pts {
-        let (dt, dv) = (t - mean_t, v - mean_v);
-        stt += dt * dt;
-        stv += dt * dv;
-        svv += dv * dv;
+    let mean_x = pts.iter().map(|p| p[0]).sum::<f64>() / nf;
+    let mean_y = pts.iter().map(|p| p[1]).sum::<f64>() / nf;
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for [x, y] in pts {
+        let (dx, dy) = (x - mean_x, y - mean_y);
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
     }
-    if stt <= 0.0 {
+    if sxx <= 0.0 {
         return None;
     }
-    let per_s = stv / stt;
-    // The residual sum of squares; rounding can make it a hair below zero.
-    let ssr = (svv - per_s * stv).max(0.0);
-    let r2 = if svv > 0.0 {
-        (1.0 - ssr / svv).clamp(0.0, 1.0)
+    let slope = sxy / sxx;
+    // Rounding can make the residual sum a hair below zero.
+    let sse = (syy - slope * sxy).max(0.0);
+    let r2 = if syy > 0.0 {
+        (1.0 - sse / syy).clamp(0.0, 1.0)
     } else {
         0.0
     };
-    let se = (ssr / (nf - 2.0) / stt).sqrt();
-    let half = t95(n - 2) * se;
-    let mut slope = Slope {
-        series: series.name.clone(),
-        unit: series.unit,
-        per_s,
-        ci95_per_s: [per_s - half, per_s + half],
+    let half = t95(n - 2) * (sse / (nf - 2.0) / sxx).sqrt();
+    Some(Line {
+        slope,
+        ci95: [slope - half, slope + half],
         r2,
-        points: n as u64,
-        from_s: pts[0][0],
-        to_s: pts[n - 1][0],
-        text: String::new(),
-    };
-    slope.text = describe(&slope);
-    Some(slope)
+        sse,
+        points: n,
+    })
 }
 
 /// The two-sided 95 % critical value of Student's t for `df` degrees of freedom: the
@@ -175,7 +232,7 @@ fn bytes_in(bytes: f64, scale: f64, unit: &str, signed: bool) -> String {
     }
 }
 
-fn describe(s: &Slope) -> String {
+pub fn describe(s: &Slope) -> String {
     format!(
         "{} {} (R² {:.2})",
         label(&s.series),

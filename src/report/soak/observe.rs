@@ -3,13 +3,15 @@
 //! with the reason and how to get the data, as for every threshold.
 
 use crate::metrics::SeriesUnit;
-use crate::plan::threshold::{DriftFigure, Metric, Subject, Threshold, Unit};
+use crate::plan::threshold::{DriftFigure, Metric, Op, Per, Subject, Threshold, Unit};
+use crate::summary::soak::{Slope, Trend};
 use crate::summary::Summary;
 
 /// The observed value of a soak threshold (or why there is none); `None` for the others.
 pub fn observe(t: &Threshold, s: &Summary) -> Option<Result<f64, String>> {
     Some(match t.metric {
         Metric::Slope(unit) => slope(t, s, unit),
+        Metric::SlopePer(unit, per) => slope_per(t, s, unit, per).map(|(v, _)| v),
         Metric::SeriesMax(unit) => extreme(t, s, unit, f64::max),
         Metric::SeriesMin(unit) => extreme(t, s, unit, f64::min),
         Metric::Drift(figure) => drift(t, s, figure),
@@ -56,22 +58,137 @@ fn unit_mismatch(name: &str, series: SeriesUnit) -> String {
 }
 
 fn slope(t: &Threshold, s: &Summary, unit: Unit) -> Result<f64, String> {
+    let (slope, f) = the_slope(t, s, unit)?;
+    Ok(slope.per_s * f)
+}
+
+/// `slope(SERIES, per=…)`: the per-event figure and its interval, in the threshold's unit.
+fn slope_per(t: &Threshold, s: &Summary, unit: Unit, per: Per) -> Result<(f64, [f64; 2]), String> {
+    let (slope, f) = the_slope(t, s, unit)?;
+    slope
+        .per
+        .iter()
+        .find(|p| p.per == per.name())
+        .map(|p| (p.value * f, [p.ci95[0] * f, p.ci95[1] * f]))
+        .ok_or_else(|| {
+            format!(
+                "fewer than {:.0} {} over the span of {}: run longer or with more churn",
+                super::shape::MIN_EVENTS,
+                match per {
+                    Per::Session => "sessions ended",
+                    Per::Abandoned => "abandoned sessions",
+                    Per::Call => "calls",
+                },
+                slope.series
+            )
+        })
+}
+
+/// The series' slope in the summary and the factor to the threshold's unit.
+fn the_slope<'a>(t: &Threshold, s: &'a Summary, unit: Unit) -> Result<(&'a Slope, f64), String> {
     let name = series_name(t)?;
     let Some(series) = s.resources.iter().find(|x| x.name == name) else {
         return Err(missing(name));
     };
     let f = factor(series.unit, unit).ok_or_else(|| unit_mismatch(name, series.unit))?;
-    s.soak
-        .slopes
-        .iter()
-        .find(|x| x.series == name)
-        .map(|x| x.per_s * f)
-        .ok_or_else(|| {
-            format!(
+    let slope = s.soak.slopes.iter().find(|x| x.series == name).ok_or_else(|| {
+        match &s.soak.too_short {
+            Some(why) => why.clone(),
+            None => format!(
                 "{name} has fewer than {} points in the steady part: run longer or shorten --interval",
                 super::fit::MIN_POINTS
-            )
-        })
+            ),
+        }
+    })?;
+    Ok((slope, f))
+}
+
+/// What a slope threshold is decided on besides its point: the 95 % interval (in the
+/// threshold's unit), the series' trend, and how long a run would tell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub ci95: [f64; 2],
+    pub trend: Option<Trend>,
+    /// The span the figures came from, seconds.
+    pub span_s: f64,
+}
+
+/// The reading of a slope threshold; `None` for the other forms or without data.
+pub fn reading(t: &Threshold, s: &Summary) -> Option<Reading> {
+    let (ci95, slope) = match t.metric {
+        Metric::Slope(unit) => {
+            let (slope, f) = the_slope(t, s, unit).ok()?;
+            ([slope.ci95_per_s[0] * f, slope.ci95_per_s[1] * f], slope)
+        }
+        Metric::SlopePer(unit, per) => {
+            let (_, ci) = slope_per(t, s, unit, per).ok()?;
+            (ci, the_slope(t, s, unit).ok()?.0)
+        }
+        _ => return None,
+    };
+    Some(Reading {
+        ci95,
+        trend: slope.trend,
+        span_s: slope.to_s - slope.from_s,
+    })
+}
+
+/// A slope threshold's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub passed: bool,
+    /// The interval holds the limit: passed, because the run cannot tell.
+    pub inconclusive: bool,
+    pub text: String,
+}
+
+/// Decide `t` on its interval: it fails only when the whole 95 % interval is on the wrong
+/// side of the limit, passes when the whole interval is on the right side, and is
+/// inconclusive (passed, and said) in between. `show` writes a value for people.
+pub fn decide(t: &Threshold, value: f64, r: &Reading, show: impl Fn(f64) -> String) -> Decision {
+    let [lo, hi] = r.ci95;
+    let interval = format!("95% CI {} … {}", show(lo), show(hi));
+    let trend = r
+        .trend
+        .map(|t| format!("; the series: {}", t.words()))
+        .unwrap_or_default();
+    let (good, bad) = match t.op {
+        Op::Lt => (hi < t.limit, lo >= t.limit),
+        Op::Le => (hi <= t.limit, lo > t.limit),
+        Op::Gt => (lo > t.limit, hi <= t.limit),
+        Op::Ge => (lo >= t.limit, hi < t.limit),
+    };
+    if good {
+        return Decision {
+            passed: true,
+            inconclusive: false,
+            text: format!("the whole interval meets the limit ({interval}){trend}"),
+        };
+    }
+    if bad {
+        return Decision {
+            passed: false,
+            inconclusive: false,
+            text: format!("the whole interval breaks the limit ({interval}){trend}"),
+        };
+    }
+    // The interval narrows with the span to the power 3/2 at a fixed sampling interval:
+    // the span at which it would no longer reach the limit.
+    let (half, gap) = ((hi - lo) / 2.0, (value - t.limit).abs());
+    let longer = if gap > 0.0 && r.span_s > 0.0 {
+        let needs = (r.span_s * (half / gap).powf(2.0 / 3.0)).min(r.span_s * 100.0);
+        format!(
+            "; a steady part of about {} would tell",
+            humantime::format_duration(std::time::Duration::from_secs(needs.ceil() as u64))
+        )
+    } else {
+        String::new()
+    };
+    Decision {
+        passed: true,
+        inconclusive: true,
+        text: format!("inconclusive: the interval holds the limit ({interval}){trend}{longer}"),
+    }
 }
 
 fn extreme(

@@ -7,6 +7,7 @@ use super::fit;
 use crate::metrics::{IntervalRow, Series};
 use crate::plan::SoakPlan;
 use crate::summary::soak::{GeneratorLoad, Soak};
+use crate::watch::{BUSY_PRESSURE, LOW_SHARE};
 use std::path::Path;
 
 /// CPU share at or above this in an interval counts as a saturated interval.
@@ -15,6 +16,11 @@ pub const SATURATED_SHARE: f64 = 0.9;
 pub const SATURATED_INTERVALS: f64 = 0.1;
 /// A scheduler lag p99 above this (ms) makes the generator the bottleneck.
 pub const LAG_P99_MS: f64 = 10.0;
+/// Below this steady span (seconds) or number of intervals a run has no slopes and no
+/// drift: a line through a few seconds of an allocator's or a collector's cycle says
+/// nothing about hours.
+pub const MIN_STEADY_S: f64 = 10.0;
+pub const MIN_STEADY_INTERVALS: f64 = 20.0;
 
 /// Everything but outages and storms, over a run that lasted `run_s` seconds (the real
 /// duration: a run stopped early has a shorter steady part).
@@ -39,6 +45,16 @@ pub fn verdicts(
         to_s: to,
     };
     let has_samples = timeline.iter().any(|r| r.count > 0) || dir.is_dir();
+    let generator = generator(resources, from, to, plan.server_inside);
+    if let Some(why) = too_short(plan, from, to, run_s) {
+        return Soak {
+            steady_from_s: from,
+            steady_to_s: to,
+            generator,
+            too_short: Some(why),
+            ..Soak::default()
+        };
+    }
     Soak {
         steady_from_s: from,
         steady_to_s: to,
@@ -50,61 +66,102 @@ pub fn verdicts(
         },
         outages: Vec::new(),
         storms: Vec::new(),
-        generator: generator(resources, from, to, plan.server_inside),
+        generator,
+        too_short: None,
     }
+}
+
+/// Why a run's steady part `[from, to]` is too short for slopes and drift, with the run
+/// length that would do; `None` when it is long enough.
+fn too_short(plan: &SoakPlan, from: f64, to: f64, run_s: f64) -> Option<String> {
+    let interval = plan.interval.as_secs_f64().max(1e-3);
+    let span = to - from;
+    let needed = MIN_STEADY_S.max(MIN_STEADY_INTERVALS * interval);
+    if span >= needed - 1e-9 {
+        return None;
+    }
+    let run = match plan.warmup {
+        crate::plan::Span::Share(f) => needed / (1.0 - f),
+        crate::plan::Span::Fixed(w) => needed + w.as_secs_f64(),
+    };
+    Some(format!(
+        "the steady part was {span:.1}s ({:.0} intervals of {interval}s) after a {:.1}s warm-up; slopes and drift need at least {needed:.0}s and {MIN_STEADY_INTERVALS:.0} intervals: run {:.0}s or longer (the run took {run_s:.1}s)",
+        span / interval,
+        from,
+        run.ceil()
+    ))
 }
 
 /// The generator's load over the steady part, and whether it limited the figures: CPU
 /// share ≥ 0.9 in more than 10 % of the steady intervals, or a scheduler lag p99 above
-/// 10 ms.
+/// 10 ms that was its own doing. Late wake-ups while its share was low and the machine's
+/// CPU pressure high were other work's doing: `machine_busy`, not a bottleneck.
 pub fn generator(
     resources: &[Series],
     from_s: f64,
     to_s: f64,
     server_inside: bool,
 ) -> GeneratorLoad {
-    let steady = |name: &str| -> Vec<f64> {
+    let steady = |name: &str| -> Vec<[f64; 2]> {
         resources
             .iter()
             .find(|s| s.name == name)
-            .map(|s| {
-                s.points
-                    .iter()
-                    .filter(|[t, v]| *t >= from_s && *t <= to_s && v.is_finite())
-                    .map(|p| p[1])
-                    .collect()
-            })
+            .map(|s| fit::points(s, from_s, to_s))
             .unwrap_or_default()
     };
-    let share = steady("generator.cpu_share");
-    let mut lag = steady("generator.lag");
-    lag.sort_by(f64::total_cmp);
+    let values = |pts: &[[f64; 2]]| pts.iter().map(|p| p[1]).collect::<Vec<f64>>();
+    let share_pts = steady("generator.cpu_share");
+    let lag_pts = steady("generator.lag");
+    let pressure_pts = steady("machine.cpu_pressure");
+    let share = values(&share_pts);
     let cpu_share_max = share.iter().copied().reduce(f64::max);
-    let lag_p99_ms = (!lag.is_empty()).then(|| {
-        // Nearest rank.
-        let rank = ((0.99 * lag.len() as f64).ceil() as usize).clamp(1, lag.len());
-        lag[rank - 1] * 1000.0
-    });
+    let lag_p99_ms = p99(values(&lag_pts)).map(|s| s * 1000.0);
+    let cpu_pressure_p99 = p99(values(&pressure_pts));
     let rss_per_s = resources
         .iter()
         .find(|s| s.name == "generator.rss")
         .and_then(|s| fit::slope(s, from_s, to_s))
         .map(|s| s.per_s);
     let mut reasons = Vec::new();
+    let mut busy_reasons = Vec::new();
     let saturated = share.iter().filter(|v| **v >= SATURATED_SHARE).count();
     if !server_inside
         && !share.is_empty()
         && saturated as f64 > SATURATED_INTERVALS * share.len() as f64
     {
         reasons.push(format!(
-            "the generator used ≥ 90 % of its CPU in {saturated} of {} steady intervals: run fewer clients per generator or give it more cores",
+            "the generator was saturated: it used ≥ 90 % of its CPU in {saturated} of {} steady intervals, so its figures are a lower bound: run fewer clients per generator, --processes N or shards",
             share.len()
         ));
     }
     if let Some(p99) = lag_p99_ms.filter(|ms| *ms > LAG_P99_MS) {
-        reasons.push(format!(
-            "the generator's scheduler lag p99 was {p99:.1} ms (> 10 ms): its timings include its own delay"
-        ));
+        // The intervals that woke late: the generator's share and the machine's pressure
+        // in each say whose doing it was.
+        let at =
+            |pts: &[[f64; 2]], t: f64| pts.iter().find(|p| (p[0] - t).abs() < 1e-6).map(|p| p[1]);
+        let late: Vec<f64> = lag_pts
+            .iter()
+            .filter(|p| p[1] * 1000.0 > LAG_P99_MS)
+            .map(|p| p[0])
+            .collect();
+        let others = late.iter().filter(|t| {
+            let share = at(&share_pts, **t).unwrap_or(1.0);
+            let pressure = at(&pressure_pts, **t).unwrap_or(0.0);
+            share < LOW_SHARE && pressure >= BUSY_PRESSURE
+        });
+        let by_others = others.count();
+        if !late.is_empty() && by_others * 2 > late.len() {
+            busy_reasons.push(format!(
+                "the machine was busy with other work: its scheduler lag p99 was {p99:.1} ms while the generator used at most {:.0} % of its CPU and a runnable task waited for a CPU {:.0} % of the time (p99, /proc/pressure/cpu) in {by_others} of the {} late intervals; the timings include that delay, the load was not limited by the generator",
+                cpu_share_max.unwrap_or(0.0) * 100.0,
+                cpu_pressure_p99.unwrap_or(0.0) * 100.0,
+                late.len()
+            ));
+        } else {
+            reasons.push(format!(
+                "the generator's scheduler lag p99 was {p99:.1} ms (> 10 ms) with no other work waiting for the CPU: its timings include its own delay"
+            ));
+        }
     }
     GeneratorLoad {
         cpu_share_max,
@@ -113,7 +170,20 @@ pub fn generator(
         bottleneck: !reasons.is_empty(),
         server_inside,
         reasons,
+        machine_busy: !busy_reasons.is_empty(),
+        busy_reasons,
+        cpu_pressure_p99,
     }
+}
+
+/// The nearest-rank p99 of `v`.
+fn p99(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((0.99 * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    Some(v[rank - 1])
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 
 use super::format_us;
 use crate::report::soak::fit::interval_text;
-use crate::summary::soak::{Slope, Soak};
+use crate::report::soak::shape::per_event_text;
+use crate::summary::soak::{Slope, Soak, Trend};
 use std::fmt::Write;
 
 /// A p99 change above this is worth a line.
@@ -27,11 +28,9 @@ fn worth_a_line(series: &str) -> bool {
     }
 }
 
-pub fn render(out: &mut String, soak: &Soak) {
-    let watched = soak
-        .slopes
-        .iter()
-        .any(|s| s.series.starts_with("server.") || s.series.starts_with("scrape."));
+/// The block for `soak`; `watched`: the run watched the server (so a run too short for
+/// verdicts says so).
+pub fn render(out: &mut String, soak: &Soak, watched: bool) {
     let drifts: Vec<_> = soak
         .drift
         .iter()
@@ -39,13 +38,15 @@ pub fn render(out: &mut String, soak: &Soak) {
         .filter(|d| d.p99_change.is_some_and(|c| c.abs() > NOTABLE_DRIFT))
         .collect();
     let lived_through = !soak.outages.is_empty() || !soak.storms.is_empty();
-    if !watched && !lived_through {
+    let judged = watched && soak.too_short.is_none();
+    if !judged && !lived_through {
         // Slopes and drift of a run that watched nothing are the generator's own, and
-        // over a short run they are noise: only the warning stays.
-        if soak.generator.bottleneck {
-            out.push('\n');
-            generator_warning(out, soak, "");
+        // over a short run they are noise: only what the run says about the generator
+        // and the machine stays.
+        if let (true, Some(why)) = (watched, &soak.too_short) {
+            let _ = writeln!(out, "\nsoak: no verdicts: {why}");
         }
+        generator_notes(out, soak, "\n");
         return;
     }
     let _ = writeln!(
@@ -58,15 +59,10 @@ pub fn render(out: &mut String, soak: &Soak) {
     for s in soak
         .slopes
         .iter()
-        .filter(|s| worth_a_line(&s.series))
+        .filter(|s| judged && worth_a_line(&s.series))
         .filter(moved)
     {
-        let _ = writeln!(
-            out,
-            "  {}, 95% CI {}",
-            s.text,
-            interval_text(s.ci95_per_s[0], s.ci95_per_s[1], s.unit)
-        );
+        slope_lines(out, s);
     }
     for d in drifts {
         let (Some(a), Some(b), Some(c)) = (d.first.p99_us, d.last.p99_us, d.p99_change) else {
@@ -105,15 +101,66 @@ pub fn render(out: &mut String, soak: &Soak) {
             t.kind, t.at_s, t.dropped, t.recovered
         );
     }
-    if soak.generator.bottleneck {
-        generator_warning(out, soak, "  ");
-    }
+    generator_notes(out, soak, "");
 }
 
-fn generator_warning(out: &mut String, soak: &Soak, indent: &str) {
-    let _ = writeln!(out, "{indent}WARNING: the generator limited the figures");
-    for r in &soak.generator.reasons {
-        let _ = writeln!(out, "{indent}  {r}");
+/// One series: its trend and per-session figure first (what a leak is judged on), then
+/// the per-hour slope, then the test that decided.
+fn slope_lines(out: &mut String, s: &Slope) {
+    let per_hour = format!(
+        "{}, 95% CI {}",
+        s.text,
+        interval_text(s.ci95_per_s[0], s.ci95_per_s[1], s.unit)
+    );
+    let Some(trend) = s.trend else {
+        let _ = writeln!(out, "  {per_hour}");
+        return;
+    };
+    let what = match (trend, s.limit, s.at_limit_from_s, s.levels_off_at_s) {
+        (Trend::AtLimit, Some(l), Some(at), _) => format!("at its limit ({l:.0}) from {at:.1}s"),
+        (Trend::WarmUp, _, _, Some(at)) => format!("warm-up, flat from {at:.1}s"),
+        (t, ..) => t.words().to_string(),
+    };
+    let per = s
+        .per
+        .iter()
+        .map(|p| {
+            format!(
+                "{} per {} ({} … {}, {} {})",
+                per_event_text(p.value, s.unit),
+                p.per,
+                per_event_text(p.ci95[0], s.unit),
+                per_event_text(p.ci95[1], s.unit),
+                p.events,
+                if p.per == "call" { "calls" } else { "sessions" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let label = crate::report::soak::fit::label(&s.series);
+    if per.is_empty() {
+        let _ = writeln!(out, "  {label}: {what} — {per_hour}");
+    } else {
+        let _ = writeln!(out, "  {label}: {what} — {per}; {per_hour}");
+    }
+    let _ = writeln!(out, "    {}", s.decided_by);
+}
+
+/// The generator's saturation, or a machine busy with other work.
+fn generator_notes(out: &mut String, soak: &Soak, lead: &str) {
+    let g = &soak.generator;
+    if g.bottleneck {
+        let _ = writeln!(out, "{lead}  WARNING: the generator limited the figures");
+        for r in &g.reasons {
+            let _ = writeln!(out, "    {r}");
+        }
+    }
+    if g.machine_busy {
+        let lead = if g.bottleneck { "" } else { lead };
+        let _ = writeln!(out, "{lead}  NOTE: the machine was busy with other work");
+        for r in &g.busy_reasons {
+            let _ = writeln!(out, "    {r}");
+        }
     }
 }
 
@@ -138,7 +185,7 @@ mod tests {
     #[test]
     fn the_block_shows_slopes_notable_drift_and_the_warning() {
         let mut out = String::new();
-        render(&mut out, &Soak::default());
+        render(&mut out, &Soak::default(), false);
         assert!(out.is_empty(), "nothing to say: {out:?}");
         let mut rss = Series::new("server.rss", SeriesUnit::Bytes);
         for i in 0..10 {
@@ -171,7 +218,7 @@ mod tests {
             slopes: Vec::new(),
             ..soak.clone()
         };
-        render(&mut out, &unwatched);
+        render(&mut out, &unwatched, false);
         assert!(!out.contains("soak ("), "{out}");
         assert!(!out.contains("drift"), "{out}");
         assert!(
@@ -179,9 +226,11 @@ mod tests {
             "{out}"
         );
         out.clear();
-        render(&mut out, &soak);
+        render(&mut out, &soak, true);
         assert!(out.contains("soak (steady 1s–9s):"), "{out}");
         assert!(out.contains("RSS +3.52 MiB/h (R² 1.00), 95% CI"), "{out}");
+        assert!(out.contains("RSS: leak — "), "{out}");
+        assert!(out.contains("grows to the end"), "{out}");
         assert!(
             out.contains("drift tools/call: p99 1.00ms → 1.50ms (+50.0%, 200 and 200 samples)"),
             "{out}"
@@ -189,6 +238,30 @@ mod tests {
         assert!(!out.contains("ping"), "a 5% drift is not shown: {out}");
         assert!(
             out.contains("WARNING: the generator") && out.contains("busy"),
+            "{out}"
+        );
+        // Too short: no block, and, when the server was watched, why.
+        let short = Soak {
+            too_short: Some("the steady part was 9.0s".into()),
+            slopes: Vec::new(),
+            drift: Vec::new(),
+            generator: Default::default(),
+            ..soak.clone()
+        };
+        out.clear();
+        render(&mut out, &short, true);
+        assert_eq!(out, "\nsoak: no verdicts: the steady part was 9.0s\n");
+        out.clear();
+        render(&mut out, &short, false);
+        assert!(out.is_empty(), "{out}");
+        // A busy machine is a note, not the generator's fault.
+        let mut busy = short.clone();
+        busy.generator.machine_busy = true;
+        busy.generator.busy_reasons = vec!["other work".into()];
+        out.clear();
+        render(&mut out, &busy, false);
+        assert!(
+            out.contains("NOTE: the machine was busy") && !out.contains("WARNING"),
             "{out}"
         );
     }

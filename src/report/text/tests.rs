@@ -19,6 +19,7 @@ pub(super) fn latency(base: u64) -> Latency {
         p99_us: base * 4,
         p999_us: base * 5,
         max_us: base * 6,
+        ci95: None,
     }
 }
 
@@ -131,6 +132,8 @@ pub(super) fn summary(model: &str) -> Summary {
                 unit: Unit::Us,
                 passed: true,
                 observed_text: "4.00ms".into(),
+                inconclusive: false,
+                decided_by: String::new(),
             },
             ThresholdResult {
                 expression: "error_rate < 1%".into(),
@@ -139,6 +142,8 @@ pub(super) fn summary(model: &str) -> Summary {
                 unit: Unit::Ratio,
                 passed: false,
                 observed_text: "40.00%".into(),
+                inconclusive: false,
+                decided_by: String::new(),
             },
         ],
         counters: BTreeMap::new(),
