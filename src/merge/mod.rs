@@ -8,7 +8,8 @@
 //! What is not added: examples are kept in shard order up to the collector's bounds
 //! (one process keeps the first in time); the resource series, soak outages and storms
 //! and the generator's load are shard 0's (every shard watches the same server; each
-//! shard's own generator figures stay in its folder).
+//! shard's own generator figures stay in its folder), but the fleet's running totals
+//! that per-session slopes divide by are every shard's.
 
 pub mod intervals;
 pub mod state;
@@ -19,6 +20,37 @@ use anyhow::{bail, Context};
 use state::{Part, State};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Shard 0's resource series, with the fleet's running totals (`fleet.sessions`,
+/// `fleet.abandoned`, `fleet.calls`) summed over every shard at shard 0's sample times
+/// (each shard's value at or before that time): the server's memory is the whole fleet's
+/// doing, so its growth per session is per session of the whole fleet.
+fn totals_of_all<'a>(
+    first: &[crate::metrics::Series],
+    all: impl Iterator<Item = &'a [crate::metrics::Series]> + Clone,
+) -> Vec<crate::metrics::Series> {
+    use crate::report::soak::shape::{ABANDONED, CALLS, SESSIONS};
+    let mut out = first.to_vec();
+    for s in out
+        .iter_mut()
+        .filter(|s| [SESSIONS, ABANDONED, CALLS].contains(&s.name.as_str()))
+    {
+        for p in &mut s.points {
+            p[1] = all
+                .clone()
+                .filter_map(|series| series.iter().find(|x| x.name == s.name))
+                .map(|x| {
+                    x.points
+                        .iter()
+                        .take_while(|q| q[0] <= p[0] + 1e-6)
+                        .last()
+                        .map_or(0.0, |q| q[1])
+                })
+                .sum();
+        }
+    }
+    out
+}
 
 /// The raw state of a run, in its results folder.
 pub const STATE_FILE: &str = "state.json";
@@ -219,7 +251,10 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         } else {
             stopped_by(&shards)
         },
-        resources: first.run.resources.clone(),
+        resources: totals_of_all(
+            &first.run.resources,
+            shards.iter().map(|(_, s)| s.run.resources.as_slice()),
+        ),
         soak: first.run.soak.clone(),
         checkpoint_at: checkpoint.then(|| state::time_of(finished_ns)),
         shard: None,

@@ -540,3 +540,24 @@ async fn shards_of_different_targets_say_so_and_the_start_skew_is_their_spread()
         900
     );
 }
+
+#[test]
+fn the_fleets_running_totals_are_every_shards() {
+    use crate::metrics::{Series, SeriesUnit};
+    let shard = |offset: f64, per_s: f64| {
+        let mut sessions = Series::new("fleet.sessions", SeriesUnit::Count);
+        let mut rss = Series::new("server.rss", SeriesUnit::Bytes);
+        for i in 0..5 {
+            let t = f64::from(i) + offset;
+            sessions.push(t, per_s * t);
+            rss.push(t, 1e6);
+        }
+        vec![sessions, rss]
+    };
+    let (a, b) = (shard(0.0, 10.0), shard(0.01, 30.0));
+    let merged = totals_of_all(&a, [a.as_slice(), b.as_slice()].into_iter());
+    // At shard 0's t = 3: its 30, and shard 1's last value at or before (t = 2.01: 60.3).
+    assert_eq!(merged[0].points[3], [3.0, 30.0 + 30.0 * 2.01]);
+    // Other series stay shard 0's.
+    assert_eq!(merged[1], a[1]);
+}

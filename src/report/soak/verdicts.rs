@@ -158,8 +158,14 @@ pub fn generator(
                 late.len()
             ));
         } else {
+            let why = match cpu_share_max {
+                Some(share) if share >= LOW_SHARE => {
+                    format!("while it used up to {:.0} % of its CPU", share * 100.0)
+                }
+                _ => "with no other work waiting for the CPU".to_string(),
+            };
             reasons.push(format!(
-                "the generator's scheduler lag p99 was {p99:.1} ms (> 10 ms) with no other work waiting for the CPU: its timings include its own delay"
+                "the generator's scheduler lag p99 was {p99:.1} ms (> 10 ms) {why}: its timings include its own delay"
             ));
         }
     }
@@ -222,6 +228,58 @@ mod tests {
         let g = generator(&laggy, 10.0, 100.0, false);
         assert!(g.bottleneck && g.reasons[0].contains("lag"), "{g:?}");
         assert_eq!(generator(&[], 0.0, 1.0, false), GeneratorLoad::default());
+    }
+
+    #[test]
+    fn late_wake_ups_under_other_work_are_a_busy_machine_not_a_bottleneck() {
+        let run = |share: f64, lag: f64, pressure: f64| {
+            generator(
+                &[
+                    series("generator.cpu_share", SeriesUnit::Count, |_| share),
+                    series("generator.lag", SeriesUnit::Seconds, |_| lag),
+                    series("machine.cpu_pressure", SeriesUnit::Count, |_| pressure),
+                ],
+                10.0,
+                100.0,
+                false,
+            )
+        };
+        // Other work held the CPUs: a note, not the generator's fault.
+        let g = run(0.05, 0.05, 0.6);
+        assert!(g.machine_busy && !g.bottleneck, "{g:?}");
+        assert!(g.busy_reasons[0].contains("busy with other work"), "{g:?}");
+        assert_eq!(g.cpu_pressure_p99, Some(0.6));
+        // Late with nothing else waiting: its own doing.
+        let g = run(0.05, 0.05, 0.0);
+        assert!(g.bottleneck && !g.machine_busy, "{g:?}");
+        assert!(g.reasons[0].contains("no other work waiting"), "{g:?}");
+        // Late while it used its CPU: its own doing too, whatever the pressure.
+        let g = run(0.8, 0.05, 0.9);
+        assert!(g.bottleneck && !g.machine_busy, "{g:?}");
+        // On time: neither.
+        let g = run(0.05, 0.001, 0.6);
+        assert!(!g.bottleneck && !g.machine_busy, "{g:?}");
+        // Saturated: a lower bound, and says so.
+        let g = run(0.95, 0.001, 0.0);
+        assert!(
+            g.bottleneck && g.reasons[0].contains("lower bound"),
+            "{g:?}"
+        );
+    }
+
+    #[test]
+    fn a_run_too_short_has_no_slopes_and_says_how_long_it_needs() {
+        let rss = [series("server.rss", SeriesUnit::Bytes, |t| {
+            1e6 + 1024.0 * t
+        })];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let soak = verdicts(&SoakPlan::default(), dir.path(), &[], &rss, 10.0);
+        assert!(soak.slopes.is_empty() && soak.drift.is_empty());
+        let why = soak.too_short.expect("too short");
+        // 20 intervals of 1 s after a 10 % warm-up: 22.2 s, rounded up.
+        assert!(why.contains("run 23s or longer"), "{why}");
+        let soak = verdicts(&SoakPlan::default(), dir.path(), &[], &rss, 100.0);
+        assert!(soak.too_short.is_none() && !soak.slopes.is_empty());
     }
 
     #[test]
