@@ -7,6 +7,8 @@
 #   bash benches/soak-verdicts.sh                 # every server below
 #   ONLY='py1|builtin' bash benches/soak-verdicts.sh
 #   DURATION=30s bash benches/soak-verdicts.sh    # a quick look (verdicts need 10 s steady)
+#   TABLE_ONLY=1 bash benches/soak-verdicts.sh    # the table again from the last folders,
+#                                                 # verdicts recomputed (mcp-fleet report DIR)
 #
 # Servers: Python mcp 1.30.0 and 2.3.0 (interop/python_server.py; venvs from interop/run.sh
 # under target/interop/, installed here when missing), rmcp (peers/rmcp-server), the
@@ -52,11 +54,15 @@ row() { # NAME keeps|reclaims CMD…
   name=$1 kind=$2
   shift 2
   [[ $name =~ $only ]] || return 0
-  start "$@" || return 0
-  rm -rf "${work:?}/$name"
-  taskset -c "$gen_core" "$bin" run benches/soak-verdicts.toml --target "$url" --server-pid "$pid" \
-    --duration "$duration" --quiet --out "$work/$name" >/dev/null || true
-  kill "$pid" 2>/dev/null || true
+  if [[ -n ${TABLE_ONLY:-} ]]; then
+    "$bin" report "$work/$name" >/dev/null
+  else
+    start "$@" || return 0
+    rm -rf "${work:?}/$name"
+    taskset -c "$gen_core" "$bin" run benches/soak-verdicts.toml --target "$url" --server-pid "$pid" \
+      --duration "$duration" --quiet --out "$work/$name" >/dev/null || true
+    kill "$pid" 2>/dev/null || true
+  fi
   python3 - "$work/$name/summary.json" "$name" "$kind" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -65,19 +71,21 @@ pts = next(x for x in s["resources"] if x["name"] == "server.rss")["points"]
 mb = lambda b: f"{b / 1e6:.0f} MB"
 kib = lambda b: f"{b / 1024:+.2f} KiB"
 if rss is None:
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | – | – | – | {s['soak'].get('too_short', 'no slope')} |")
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | – | – | – | – | {s['soak'].get('too_short', 'no slope')} |")
     sys.exit()
-per = next((p for p in rss.get("per", []) if p["per"] == "session"), None)
-per_text = f"{kib(per['value'])} ({kib(per['ci95'][0])} … {kib(per['ci95'][1])}), {per['events']} sessions" if per else "–"
+def per(kind):
+    p = next((p for p in rss.get("per", []) if p["per"] == kind), None)
+    return f"{kib(p['value'])} ({kib(p['ci95'][0])} … {kib(p['ci95'][1])})" if p else "–"
 hour = rss["per_s"] * 3600 / 2**20
-print(f"| {sys.argv[2]} | {sys.argv[3]} | **{rss.get('trend', '–')}** | {per_text} | {hour:+.0f} MiB/h (R² {rss['r2']:.2f}) | {mb(pts[0][1])} → {mb(pts[-1][1])} |")
+fds = next((x for x in s["soak"]["slopes"] if x["series"] == "server.fds"), {})
+print(f"| {sys.argv[2]} | {sys.argv[3]} | **{rss.get('trend', '–')}** (FDs: {fds.get('trend', '–')}) | {per('session')} | {per('abandoned')} | {hour:+.0f} MiB/h (R² {rss['r2']:.2f}) | {mb(pts[0][1])} → {mb(pts[-1][1])} |")
 PY
 }
 
 echo "soak-verdicts: $(git rev-parse --short HEAD), $duration each, $(nproc) cores, load $(load_avg)"
 echo
-echo "| server | sessions | verdict on server.rss | growth per session (95% CI) | per hour | RSS first → last |"
-echo "|---|---|---|---|---|---|"
+echo "| server | sessions | verdict on server.rss | per session ended (95% CI) | per abandoned session | per hour | RSS first → last |"
+echo "|---|---|---|---|---|---|---|"
 row py1-stateful keeps target/interop/venv/bin/python interop/python_server.py streamable-http PORT
 row py2-stateful keeps target/interop/venv2/bin/python interop/python_server.py streamable-http PORT
 row rmcp-stateful keeps "$rmcp" --http 127.0.0.1:PORT

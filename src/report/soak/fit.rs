@@ -14,7 +14,7 @@ pub const MIN_POINTS: usize = 3;
 /// `fleet.*` series (the load applied), the machine's and the limits are not something
 /// that can leak: they get none.
 pub fn slopes(resources: &[Series], from_s: f64, to_s: f64) -> Vec<Slope> {
-    resources
+    let mut all: Vec<Slope> = resources
         .iter()
         .filter(|s| {
             !s.name.starts_with("fleet.")
@@ -28,7 +28,9 @@ pub fn slopes(resources: &[Series], from_s: f64, to_s: f64) -> Vec<Slope> {
                 slope(s, from_s, to_s)
             }
         })
-        .collect()
+        .collect();
+    super::shape::capped_by_limits(&mut all, resources, 0.0, to_s);
+    all
 }
 
 /// The least-squares line through `series` over `[from_s, to_s]`, if there are enough

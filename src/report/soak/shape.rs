@@ -129,6 +129,22 @@ pub fn judge(
             interval(&late),
             shown(floor)
         );
+    } else if let (Some(a), Some((early_rate, late_rate))) = (
+        early.filter(grows),
+        rates(sessions, run_from_s, late_from, to_s).filter(|(e, l)| *l < 0.25 * e),
+    ) {
+        // Flat, but because the sessions nearly stopped coming (the server stopped
+        // taking them): the plateau says nothing of reclaiming; the growth while they
+        // came is the evidence.
+        let mut before = figures(series, all, run_from_s, late_from).unwrap_or(s);
+        before.trend = Some(Trend::Leak);
+        before.limit = limit;
+        before.levels_off_at_s = Some(late_from);
+        before.decided_by = format!(
+            "grew {} {per} while sessions came; from {late_from:.1}s they nearly stopped ({early_rate:.1}/s → {late_rate:.1}/s), so its plateau says nothing of reclaiming",
+            shown(a.slope)
+        );
+        return Some(before);
     } else if let Some(a) = early.filter(grows) {
         s.trend = Some(Trend::WarmUp);
         s.decided_by = format!(
@@ -158,6 +174,50 @@ pub fn judge(
     Some(s)
 }
 
+/// A series that levelled off (a warm-up, or a leak whose sessions stopped) when another
+/// of the same server reached its limit was capped by that limit: memory stops growing when the server can no
+/// longer take sessions because its descriptors ran out. Such slopes become "at its
+/// limit", with the figures of the growth before it. `slopes` are one run's.
+pub fn capped_by_limits(slopes: &mut [Slope], all: &[Series], run_from_s: f64, to_s: f64) {
+    let limits: Vec<(String, f64)> = slopes
+        .iter()
+        .filter(|s| s.trend == Some(Trend::AtLimit))
+        .filter_map(|s| Some((s.series.clone(), s.at_limit_from_s?)))
+        .collect();
+    // Within a tenth of the run (at least 10 s) of the limit counts as the same moment.
+    let near = ((to_s - run_from_s) / 10.0).max(10.0);
+    let flat = |s: &&mut Slope| matches!(s.trend, Some(Trend::WarmUp | Trend::Leak));
+    for s in slopes.iter_mut().filter(flat) {
+        let Some(at) = s.levels_off_at_s else {
+            continue;
+        };
+        let Some((name, limit_at)) = limits.iter().find(|(_, t)| (t - at).abs() <= near) else {
+            continue;
+        };
+        let Some(series) = all.iter().find(|x| x.name == s.series) else {
+            continue;
+        };
+        let Some(mut before) = figures(series, all, run_from_s, at) else {
+            continue;
+        };
+        before.trend = Some(Trend::AtLimit);
+        before.at_limit_from_s = Some(at);
+        before.decided_by = format!(
+            "levelled off at {at:.1}s, when {} reached the server's limit at {limit_at:.1}s: capped by it, not reclaimed ({} before)",
+            fit::label(name),
+            before
+                .per
+                .iter()
+                .find(|p| p.per == "session")
+                .map_or_else(
+                    || fit::rate_text(before.per_s, before.unit),
+                    |p| format!("{} per session", per_event_text(p.value, before.unit))
+                )
+        );
+        *s = before;
+    }
+}
+
 /// The time slope and per-event slopes of `series` over `[from_s, to_s]`.
 fn figures(series: &Series, all: &[Series], from_s: f64, to_s: f64) -> Option<Slope> {
     let mut s = fit::slope(series, from_s, to_s)?;
@@ -185,6 +245,13 @@ fn figures(series: &Series, all: &[Series], from_s: f64, to_s: f64) -> Option<Sl
         }
     }
     Some(s)
+}
+
+/// Sessions per second before and after `split_s`, in the session domain only.
+fn rates(sessions: Option<&Series>, from_s: f64, split_s: f64, to_s: f64) -> Option<(f64, f64)> {
+    let x = sessions?;
+    let per_s = |a: f64, b: f64| (b > a).then(|| increase(x, a, b) / (b - a));
+    Some((per_s(from_s, split_s)?, per_s(split_s, to_s)?))
 }
 
 /// How much a cumulative series rose over `[from_s, to_s]`.

@@ -152,3 +152,60 @@ fn only_levels_are_judged() {
         assert_eq!(super::judged(&Series::new(name, unit)), yes, "{name}");
     }
 }
+
+#[test]
+fn memory_that_stops_when_descriptors_hit_their_limit_was_capped_not_warmed_up() {
+    // The leak keeps 256 KiB and a descriptor per session; at 20,000 descriptors the
+    // server takes almost no more sessions, and both series go flat.
+    let sessions = |t: f64| {
+        if t <= 80.0 {
+            250.0 * t
+        } else {
+            20_000.0 + 3.0 * (t - 80.0)
+        }
+    };
+    let mut rss = Series::new("server.rss", SeriesUnit::Bytes);
+    let mut fds = Series::new("server.fds", SeriesUnit::Count);
+    let mut limit = Series::new(FDS_LIMIT, SeriesUnit::Count);
+    let mut x = Series::new(SESSIONS, SeriesUnit::Count);
+    for i in 1..=120 {
+        let t = i as f64;
+        let kept = sessions(t).min(20_000.0);
+        rss.push(t, 1e8 + 256.0 * 1024.0 * kept);
+        fds.push(t, 10.0 + kept.min(19_990.0));
+        limit.push(t, 20_000.0);
+        x.push(t, sessions(t));
+    }
+    let all = vec![rss, fds, limit, x];
+    let slopes = fit::slopes(&all, 12.0, 120.0);
+    let get = |name: &str| slopes.iter().find(|s| s.series == name).expect(name);
+    assert_eq!(get("server.fds").trend, Some(Trend::AtLimit));
+    let rss = get("server.rss");
+    assert_eq!(rss.trend, Some(Trend::AtLimit), "{}", rss.decided_by);
+    assert!(
+        rss.decided_by.contains("FDs reached the server's limit"),
+        "{}",
+        rss.decided_by
+    );
+    let per = rss
+        .per
+        .iter()
+        .find(|p| p.per == "session")
+        .expect("per session");
+    assert!((per.value / 1024.0 - 256.0).abs() < 2.0, "{per:?}");
+    // Without a limit to name, the plateau came with the sessions stopping: the growth
+    // while they came decides, a leak.
+    let mut free = all.clone();
+    free[2].points.iter_mut().for_each(|p| p[1] = 1e6);
+    let slopes = fit::slopes(&free, 12.0, 120.0);
+    let rss = slopes
+        .iter()
+        .find(|s| s.series == "server.rss")
+        .expect("rss");
+    assert_eq!(rss.trend, Some(Trend::Leak), "{}", rss.decided_by);
+    assert!(
+        rss.decided_by.contains("nearly stopped"),
+        "{}",
+        rss.decided_by
+    );
+}

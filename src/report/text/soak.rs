@@ -121,27 +121,39 @@ fn slope_lines(out: &mut String, s: &Slope) {
         (Trend::WarmUp, _, _, Some(at)) => format!("warm-up, flat from {at:.1}s"),
         (t, ..) => t.words().to_string(),
     };
-    let per = s
+    // Per session and per abandoned session read best on one line; `per call` and the
+    // intervals are in `summary.json` and on the next line.
+    let per: Vec<String> = s
         .per
         .iter()
+        .filter(|p| p.per != "call")
         .map(|p| {
-            format!(
-                "{} per {} ({} … {}, {} {})",
-                per_event_text(p.value, s.unit),
-                p.per,
-                per_event_text(p.ci95[0], s.unit),
-                per_event_text(p.ci95[1], s.unit),
-                p.events,
-                if p.per == "call" { "calls" } else { "sessions" }
-            )
+            let what = if p.per == "session" {
+                "session"
+            } else {
+                "abandoned session"
+            };
+            format!("{} per {what}", per_event_text(p.value, s.unit))
         })
-        .collect::<Vec<_>>()
-        .join("; ");
+        .collect();
     let label = crate::report::soak::fit::label(&s.series);
-    if per.is_empty() {
-        let _ = writeln!(out, "  {label}: {what} — {per_hour}");
-    } else {
-        let _ = writeln!(out, "  {label}: {what} — {per}; {per_hour}");
+    let hour = format!(
+        "{} (R² {:.2})",
+        crate::report::soak::fit::rate_text(s.per_s, s.unit),
+        s.r2
+    );
+    match s.per.iter().find(|p| p.per == "session") {
+        Some(p) => {
+            let _ = writeln!(
+                out,
+                "  {label}: {what} — {} ({} sessions); {hour}",
+                per.join(", "),
+                p.events
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  {label}: {what} — {per_hour}");
+        }
     }
     let _ = writeln!(out, "    {}", s.decided_by);
 }
