@@ -3,6 +3,7 @@
 //! [`Stats`] and hands the result back when every sender is gone.
 
 use super::interval::{IntervalSink, Intervals, LiveFigures};
+use super::recorder::{Recorder, Snapshots};
 use super::stats::{PhaseTable, Stats};
 use super::{CheckId, Counter, FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
 use crate::protocol::{Era, TransportKind, VersionId};
@@ -126,50 +127,6 @@ pub enum SessionOutcome {
     Unreachable,
 }
 
-/// The sending side, one per virtual client. Cloning is cheap.
-#[derive(Debug, Clone)]
-pub struct Recorder {
-    tx: mpsc::UnboundedSender<Event>,
-}
-
-impl Recorder {
-    pub fn send(&self, event: Event) {
-        // The collector outlives every recorder; a send error only happens at teardown.
-        let _ = self.tx.send(event);
-    }
-
-    pub fn sample(&self, sample: Sample) {
-        self.send(Event::Sample(sample));
-    }
-
-    pub fn count(&self, counter: Counter) {
-        self.count_n(counter, 1);
-    }
-
-    pub fn count_n(&self, counter: Counter, n: u64) {
-        if n > 0 {
-            self.send(Event::Count { counter, n });
-        }
-    }
-}
-
-/// Asks a running collector for the figures so far (a checkpoint), without stopping it
-/// and without a lock on the hot path: the request is a message like any sample.
-#[derive(Debug, Clone)]
-pub struct Snapshots {
-    tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
-}
-
-impl Snapshots {
-    /// The figures so far, with the finished intervals' rows as the timeline; `None`
-    /// once the collector has finished.
-    pub async fn take(&self) -> Option<Stats> {
-        let (reply, answer) = oneshot::channel();
-        self.tx.send(reply).ok()?;
-        answer.await.ok()
-    }
-}
-
 /// The receiving side.
 pub struct Collector {
     rx: mpsc::UnboundedReceiver<Event>,
@@ -207,7 +164,7 @@ impl Collector {
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
                 totals: None,
             },
-            Recorder { tx },
+            Recorder::new(tx),
         )
     }
 
@@ -242,9 +199,7 @@ impl Collector {
 
     /// A handle that asks this collector for snapshots while it runs.
     pub fn snapshots(&self) -> Snapshots {
-        Snapshots {
-            tx: self.snapshot_tx.clone(),
-        }
+        Snapshots::new(self.snapshot_tx.clone())
     }
 
     /// Fold events until every recorder is dropped, rotating intervals on a tick.
@@ -320,21 +275,7 @@ impl Collector {
 
     fn apply(&mut self, event: Event) {
         if let Some(t) = &self.totals {
-            let add = |c: &std::sync::atomic::AtomicU64, n: u64| {
-                c.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            };
-            match &event {
-                Event::Sample(x) if x.phase == Phase::ToolsCall => add(&t.calls, 1),
-                Event::SessionEnded {
-                    outcome: SessionOutcome::Completed | SessionOutcome::Failed,
-                    ..
-                } => add(&t.sessions, 1),
-                Event::Count {
-                    counter: Counter::Abandoned,
-                    n,
-                } => add(&t.abandoned, *n),
-                _ => {}
-            }
+            t.note(&event);
         }
         let s = &mut self.stats;
         match event {

@@ -23,6 +23,28 @@ pub struct RunningTotals {
     pub calls: AtomicU64,
 }
 
+impl RunningTotals {
+    /// Count `event` if it is one of the totals'.
+    pub fn note(&self, event: &super::Event) {
+        use super::{Counter, Event, Phase};
+        let add = |c: &AtomicU64, n: u64| {
+            c.fetch_add(n, Ordering::Relaxed);
+        };
+        match event {
+            Event::Sample(x) if x.phase == Phase::ToolsCall => add(&self.calls, 1),
+            Event::SessionEnded {
+                outcome: SessionOutcome::Completed | SessionOutcome::Failed,
+                ..
+            } => add(&self.sessions, 1),
+            Event::Count {
+                counter: Counter::Abandoned,
+                n,
+            } => add(&self.abandoned, *n),
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct LiveCounters {
     pub in_flight: AtomicU64,

@@ -9,17 +9,19 @@ mod histogram;
 pub mod interval;
 mod live;
 mod phase;
+mod recorder;
 pub mod resources;
 mod stats;
 pub mod traffic;
 
 pub use client_fault::{ClientFault, FaultEra, Verdict};
-pub use collector::{Collector, Event, LeftOut, Recorder, SessionOutcome, Snapshots};
+pub use collector::{Collector, Event, LeftOut, SessionOutcome};
 pub use counter::{Counter, CounterTable};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use live::{LiveCounters, RunningTotals};
 pub use phase::Phase;
+pub use recorder::{Recorder, Snapshots};
 pub use resources::{Series, SeriesUnit};
 pub use stats::{
     FaultCounts, FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, ToolCounts,

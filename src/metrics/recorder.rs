@@ -1,0 +1,60 @@
+//! The sending side of the collector: a [`Recorder`] per virtual client, and
+//! [`Snapshots`] for checkpoints. Both are channel senders: nothing on the hot path waits
+//! for a lock.
+
+use super::collector::Event;
+use super::stats::Stats;
+use super::{Counter, Sample};
+use tokio::sync::{mpsc, oneshot};
+
+/// The sending side, one per virtual client. Cloning is cheap.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    tx: mpsc::UnboundedSender<Event>,
+}
+
+impl Recorder {
+    pub(super) fn new(tx: mpsc::UnboundedSender<Event>) -> Recorder {
+        Recorder { tx }
+    }
+
+    pub fn send(&self, event: Event) {
+        // The collector outlives every recorder; a send error only happens at teardown.
+        let _ = self.tx.send(event);
+    }
+
+    pub fn sample(&self, sample: Sample) {
+        self.send(Event::Sample(sample));
+    }
+
+    pub fn count(&self, counter: Counter) {
+        self.count_n(counter, 1);
+    }
+
+    pub fn count_n(&self, counter: Counter, n: u64) {
+        if n > 0 {
+            self.send(Event::Count { counter, n });
+        }
+    }
+}
+
+/// Asks a running collector for the figures so far (a checkpoint), without stopping it
+/// and without a lock on the hot path: the request is a message like any sample.
+#[derive(Debug, Clone)]
+pub struct Snapshots {
+    tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
+}
+
+impl Snapshots {
+    pub(super) fn new(tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>) -> Snapshots {
+        Snapshots { tx }
+    }
+
+    /// The figures so far, with the finished intervals' rows as the timeline; `None`
+    /// once the collector has finished.
+    pub async fn take(&self) -> Option<Stats> {
+        let (reply, answer) = oneshot::channel();
+        self.tx.send(reply).ok()?;
+        answer.await.ok()
+    }
+}
