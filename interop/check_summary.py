@@ -4,11 +4,13 @@
     check_summary.py DIR --sessions N --phases initialize,tools/list,... \
         [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
         [--min-accepted 0.95 [--acceptance-tools a,b]] [--left-out TOOL]...
+        [--phase-count tools/list=600] [--server-message roots/list>0]
 
 Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
 == 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
 every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
-`counters` is 0). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+`counters` is 0), and so does every `--phase-count` (a phase's `count`: one sample per
+list page, so pagination shows) and `--server-message` (`server_messages`). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
 those of --acceptance-tools) was called and had at least that share of its calls
 accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
 generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
@@ -108,6 +110,12 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, required=True)
     ap.add_argument("--phases", default="")
     ap.add_argument("--counter", action="append", default=[])
+    ap.add_argument("--phase-count", action="append", default=[],
+                    help="a phase's sample count: `tools/list=600` (one sample per page: "
+                         "pagination) or `reinitialize>0` (404 re-init)")
+    ap.add_argument("--server-message", action="append", default=[],
+                    help="a request or notification the server sent, counted in "
+                         "`server_messages`: `roots/list>0`")
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     ap.add_argument("--known-finding", action="append", default=[],
@@ -168,6 +176,19 @@ def main() -> int:
         got = counters.get(name, 0)
         if (op == "=" and got != want) or (op == ">" and not got > want):
             problems.append(f"counter {name}={got} (want {op}{want})")
+
+    for flag, table, specs in (("--phase-count", phases, a.phase_count),
+                               ("--server-message", s.get("server_messages") or {}, a.server_message)):
+        for spec in specs:
+            m = re.fullmatch(r"([\w/.-]+)(=|>)(\d+)", spec)
+            if not m:
+                problems.append(f"bad {flag} {spec!r}")
+                continue
+            name, op, want = m.group(1), m.group(2), int(m.group(3))
+            got = table.get(name, 0)
+            got = got.get("count", 0) if isinstance(got, dict) else got
+            if (op == "=" and got != want) or (op == ">" and got <= want):
+                problems.append(f"{flag} {name}={got} (want {op}{want})")
 
     accepted_seen = acceptance(s, a, problems)
 

@@ -1,0 +1,157 @@
+# Sourced by interop/run.sh: the servers of ours on the Go, Java and TypeScript v2 SDKs
+# (interop/go-sdk/, …), each built here into target/interop/ with every cache under it
+# (GOPATH, GOMODCACHE, GOCACHE), so a clean clone is self-contained and ~/ untouched.
+# Uses run.sh's helpers: selected, any_selected, check, record, start_server, stop_server,
+# server_failed, free_port, say; and its variables ROOT, WORK, RESULTS, PROFILES.
+
+GO_SDK_VERSION="v1.8.0"          # github.com/modelcontextprotocol/go-sdk (interop/go-sdk/go.mod)
+
+# Every check of these stacks also asks for zero findings with the strictest options.
+STRICT=(--strict --probe-undeclared)
+# python.toml's and sdk.toml's steps after the handshake (sdk.toml adds the `roots` call).
+SDK_PHASES="initialize,tools/list,resources/list,resources/templates/list,prompts/list,tools/call,resources/read,prompts/get,ping,answer,close"
+# Servers list one item a page (`--page-size 1`): 3 tools, so 3 tools/list samples per
+# listing, which is how the checks see that the fleet followed nextCursor.
+TOOLS_PAGES=3
+
+go_env() {
+  export GOPATH="$WORK/go" GOMODCACHE="$WORK/go/pkg/mod" GOCACHE="$WORK/go/cache"
+  # Module cache files writable (a plain `rm -rf target/` works); never fetch a toolchain.
+  export GOFLAGS=-modcacherw GOTOOLCHAIN=local
+}
+
+# build_go DIR BINARY: `go build` of interop/DIR into target/interop/bin/BINARY, again only
+# when a source, go.mod or go.sum is newer than the binary.
+build_go() {
+  local dir="$ROOT/interop/$1" bin="$WORK/bin/$2" f stale=0
+  if ! command -v go >/dev/null; then
+    say "interop: go not found on PATH: Go >= 1.25 builds interop/$1 (install Go, or skip with INTEROP_ONLY)"
+    return 1
+  fi
+  [ -x "$bin" ] || stale=1
+  for f in "$dir"/*.go "$dir"/go.mod "$dir"/go.sum; do [ "$f" -nt "$bin" ] && stale=1; done
+  [ "$stale" = 1 ] || return 0
+  say "build: interop/$1 ($(go version | cut -d' ' -f3)) → target/interop/bin/$2"
+  mkdir -p "$WORK/bin"
+  (go_env; cd "$dir" && go build -trimpath -o "$bin" .) >"$WORK/$2.build.log" 2>&1 ||
+    { tail -20 "$WORK/$2.build.log"; return 1; }
+}
+
+GO_SDK_CHECKS=(go-sdk-stdio go-sdk-stdio-discovery go-sdk-stdio-auto go-sdk-stdio-modern go-sdk-http go-sdk-profile-http
+  go-sdk-http-auto go-sdk-http-modern go-sdk-json-http go-sdk-reinit-http go-sdk-stateless-http
+  go-sdk-stateless-profile go-sdk-stateless-auto go-sdk-stateless-modern go-sdk-sse go-sdk-profile-sse)
+
+# The official Go SDK: stdio, Streamable HTTP with sessions (2025 versions only: its
+# server/discover lists no modern version) and stateless (both eras), legacy SSE.
+go_sdk_checks() {
+  any_selected "${GO_SDK_CHECKS[@]}" || return 0
+  if ! build_go go-sdk go-sdk-server; then
+    record go-sdk-build 0 "go build of interop/go-sdk failed (see target/interop/go-sdk-server.build.log)"
+    return 0
+  fi
+  local bin="$WORK/bin/go-sdk-server" port pid
+  local stdio="$bin stdio --page-size 1"
+
+  selected go-sdk-stdio && check go-sdk-stdio 24 "$SDK_PHASES" --server-message roots/list\>0 -- \
+    "$PROFILES/sdk.toml" --stdio "$stdio" --clients 4 "${STRICT[@]}"
+  selected go-sdk-stdio-discovery && check go-sdk-stdio-discovery 20 "$LEGACY_DISCOVERY" \
+    --phase-count tools/list=$((20 * TOOLS_PAGES)) -- \
+    --stdio "$stdio" --clients 4 "${STRICT[@]}"
+  # Over stdio it serves both eras: auto goes modern.
+  selected go-sdk-stdio-auto && check go-sdk-stdio-auto 12 "probe,$MODERN_PHASES" \
+    --counter era_modern=12 --phase-count tools/list=$((12 * TOOLS_PAGES)) -- \
+    "$PROFILES/python-era.toml" --stdio "$stdio" --era auto --clients 4 "${STRICT[@]}"
+  selected go-sdk-stdio-modern && check go-sdk-stdio-modern 12 "discover,$MODERN_PHASES" \
+    --counter era_modern=12 -- \
+    "$PROFILES/python-era.toml" --stdio "$stdio" --era modern --clients 4 "${STRICT[@]}"
+
+  # Streamable HTTP with sessions.
+  if any_selected go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern; then
+    port="$(free_port)"
+    if start_server go-sdk-http "$port" "$bin" http "$port" --page-size 1; then
+      pid=$SERVER_PID
+      selected go-sdk-http && check go-sdk-http 200 "$LEGACY_DISCOVERY" \
+        --phase-count tools/list=$((200 * TOOLS_PAGES)) -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      selected go-sdk-profile-http && check go-sdk-profile-http 120 "$SDK_PHASES" \
+        --counter get_stream_opened\>0 --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      # Its server/discover lists only 2025 versions on a stateful endpoint: probed or
+      # forced, the session falls back to initialize (§4.3).
+      selected go-sdk-http-auto && check go-sdk-http-auto 100 "probe,$PROFILE_PHASES" \
+        --counter era_legacy=100 --counter era_modern=0 -- \
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected go-sdk-http-modern && check go-sdk-http-modern 100 "discover,$PROFILE_PHASES" \
+        --counter era_legacy=100 --counter era_modern=0 -- \
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern
+    fi
+  fi
+
+  # application/json answers instead of SSE streams.
+  if selected go-sdk-json-http; then
+    port="$(free_port)"
+    if start_server go-sdk-json "$port" "$bin" http "$port" --json; then
+      pid=$SERVER_PID
+      check go-sdk-json-http 120 "$SDK_PHASES" --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed go-sdk-json-http
+    fi
+  fi
+
+  # Sessions forgotten after 300 ms idle: 404, then re-initialize and retry.
+  if selected go-sdk-reinit-http; then
+    port="$(free_port)"
+    if start_server go-sdk-reinit "$port" "$bin" http "$port" --session-timeout 300ms; then
+      pid=$SERVER_PID
+      check go-sdk-reinit-http 20 "initialize,tools/call,reinitialize,close" \
+        --phase-count reinitialize=20 --counter session_expired=20 -- \
+        "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed go-sdk-reinit-http
+    fi
+  fi
+
+  # Stateless: no session id, GET and DELETE 405; 2026-07-28 served.
+  if any_selected go-sdk-stateless-http go-sdk-stateless-profile go-sdk-stateless-auto go-sdk-stateless-modern; then
+    port="$(free_port)"
+    if start_server go-sdk-stateless "$port" "$bin" http "$port" --stateless --page-size 1; then
+      pid=$SERVER_PID
+      selected go-sdk-stateless-http && check go-sdk-stateless-http 200 "$LEGACY_DISCOVERY" \
+        --phase-count tools/list=$((200 * TOOLS_PAGES)) -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      selected go-sdk-stateless-profile && check go-sdk-stateless-profile 120 "$PROFILE_PHASES" -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected go-sdk-stateless-auto && check go-sdk-stateless-auto 200 "probe,$MODERN_PHASES" \
+        --counter era_modern=200 --phase-count tools/list=$((200 * TOOLS_PAGES)) -- \
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected go-sdk-stateless-modern && check go-sdk-stateless-modern 200 "discover,$MODERN_PHASES" \
+        --counter era_modern=200 -- \
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed go-sdk-stateless-http go-sdk-stateless-profile go-sdk-stateless-auto go-sdk-stateless-modern
+    fi
+  fi
+
+  # Legacy HTTP+SSE: GET /sse, POST to the endpoint it names.
+  if any_selected go-sdk-sse go-sdk-profile-sse; then
+    port="$(free_port)"
+    if start_server go-sdk-sse "$port" "$bin" sse "$port"; then
+      pid=$SERVER_PID
+      selected go-sdk-sse && check go-sdk-sse 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10 "${STRICT[@]}"
+      selected go-sdk-profile-sse && check go-sdk-profile-sse 120 "$SDK_PHASES" --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed go-sdk-sse go-sdk-profile-sse
+    fi
+  fi
+  return 0
+}
