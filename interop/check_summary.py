@@ -5,12 +5,15 @@
         [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
         [--min-accepted 0.95 [--acceptance-tools a,b]] [--left-out TOOL]...
         [--phase-count tools/list=600] [--server-message roots/list>0]
+        [--expect-failures timeout=4]
 
 Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
 == 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
 every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
 `counters` is 0), and so does every `--phase-count` (a phase's `count`: one sample per
-list page, so pagination shows) and `--server-message` (`server_messages`). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+list page, so pagination shows) and `--server-message` (`server_messages`).
+`--expect-failures KIND=N` asserts a real SDK finding: exactly N sessions failed, all
+with that failure kind (`summary.json` `failures` is exactly `{KIND: N}`). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
 those of --acceptance-tools) was called and had at least that share of its calls
 accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
 generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
@@ -116,6 +119,9 @@ def main() -> int:
     ap.add_argument("--server-message", action="append", default=[],
                     help="a request or notification the server sent, counted in "
                          "`server_messages`: `roots/list>0`")
+    ap.add_argument("--expect-failures", default=None,
+                    help="a real SDK finding, asserted: `timeout=4` means exactly 4 sessions "
+                         "failed, all with that failure kind, and the rest completed")
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     ap.add_argument("--known-finding", action="append", default=[],
@@ -143,10 +149,16 @@ def main() -> int:
     sess = s.get("sessions", {})
     if a.client_faults is not None:
         return client_faults(s, a)
-    if sess.get("completed") != a.sessions:
-        problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions})")
-    if sess.get("failed", 0) != 0:
-        problems.append(f"sessions.failed={sess.get('failed')}")
+    want_failed, expected = 0, {}
+    if a.expect_failures:
+        kind, _, n = a.expect_failures.partition("=")
+        want_failed, expected = int(n), {kind: int(n)}
+        if (s.get("failures") or {}) != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
+    if sess.get("completed") != a.sessions - want_failed:
+        problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions - want_failed})")
+    if sess.get("failed", 0) != want_failed:
+        problems.append(f"sessions.failed={sess.get('failed')} (want {want_failed})")
     if sess.get("interrupted", 0) != 0:
         problems.append(f"sessions.interrupted={sess.get('interrupted')}")
     # A correct third-party server must not draw conformance findings (no false alarms).
@@ -163,7 +175,7 @@ def main() -> int:
         if not p or p.get("count", 0) <= 0:
             skipped = p.get("skipped", 0) if p else 0
             problems.append(f"phase {name} count=0" + (f" ({skipped} skipped)" if skipped else ""))
-        elif p.get("errors", 0) and not a.rpc_errors_ok:
+        elif p.get("errors", 0) and not a.rpc_errors_ok and not expected:
             problems.append(f"phase {name} errors={p['errors']} {p.get('failures', {})}")
 
     counters = s.get("counters", {})
@@ -213,6 +225,8 @@ def main() -> int:
         extra.append(f"accepted: {accepted_seen}")
     if known:
         extra.append(f"known server bug drawn: {', '.join(known)}")
+    if expected:
+        extra.append(f"expected failures: {fmt_counts(expected)}")
     print(f"{sess.get('completed')}/{a.sessions} sessions, {rate:.1f} sessions/s"
           + ("; " + "; ".join(extra) if extra else ""))
     return 0

@@ -38,7 +38,7 @@ build_go() {
 }
 
 GO_SDK_CHECKS=(go-sdk-stdio go-sdk-stdio-discovery go-sdk-stdio-auto go-sdk-stdio-modern go-sdk-http go-sdk-profile-http
-  go-sdk-http-auto go-sdk-http-modern go-sdk-json-http go-sdk-reinit-http go-sdk-stateless-http
+  go-sdk-http-auto go-sdk-http-modern go-sdk-roots-post-stream go-sdk-json-http go-sdk-reinit-http go-sdk-stateless-http
   go-sdk-stateless-profile go-sdk-stateless-auto go-sdk-stateless-modern go-sdk-sse go-sdk-profile-sse)
 
 # The official Go SDK: stdio, Streamable HTTP with sessions (2025 versions only: its
@@ -66,7 +66,7 @@ go_sdk_checks() {
     "$PROFILES/python-era.toml" --stdio "$stdio" --era modern --clients 4 "${STRICT[@]}"
 
   # Streamable HTTP with sessions.
-  if any_selected go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern; then
+  if any_selected go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern go-sdk-roots-post-stream; then
     port="$(free_port)"
     if start_server go-sdk-http "$port" "$bin" http "$port" --page-size 1; then
       pid=$SERVER_PID
@@ -84,9 +84,13 @@ go_sdk_checks() {
       selected go-sdk-http-modern && check go-sdk-http-modern 100 "discover,$PROFILE_PHASES" \
         --counter era_legacy=100 --counter era_modern=0 -- \
         "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      # roots/list on the POST's own stream, for a client without a GET stream.
+      selected go-sdk-roots-post-stream && check go-sdk-roots-post-stream 2 "initialize,tools/call,answer,close" \
+        --server-message roots/list=2 -- \
+        "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       stop_server "$pid"
     else
-      server_failed go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern
+      server_failed go-sdk-http go-sdk-profile-http go-sdk-http-auto go-sdk-http-modern go-sdk-roots-post-stream
     fi
   fi
 
@@ -108,8 +112,8 @@ go_sdk_checks() {
     port="$(free_port)"
     if start_server go-sdk-reinit "$port" "$bin" http "$port" --session-timeout 300ms; then
       pid=$SERVER_PID
-      check go-sdk-reinit-http 20 "initialize,tools/call,reinitialize,close" \
-        --phase-count reinitialize=20 --counter session_expired=20 -- \
+      check go-sdk-reinit-http 8 "initialize,tools/call,reinitialize,close" \
+        --phase-count reinitialize=8 --counter session_expired=8 -- \
         "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       stop_server "$pid"
     else
@@ -151,6 +155,121 @@ go_sdk_checks() {
       stop_server "$pid"
     else
       server_failed go-sdk-sse go-sdk-profile-sse
+    fi
+  fi
+  return 0
+}
+
+MCP_GO_VERSION="v1.2.1"          # github.com/mark3labs/mcp-go (interop/mcp-go/go.mod)
+# mcp-go ends a paged list with an empty page: 3 tools a page each are 4 tools/list samples.
+MCP_GO_TOOLS_PAGES=4
+
+MCP_GO_CHECKS=(mcp-go-stdio mcp-go-stdio-discovery mcp-go-stdio-auto mcp-go-stdio-modern mcp-go-http
+  mcp-go-profile-http mcp-go-http-auto mcp-go-http-modern mcp-go-stateful-http mcp-go-reinit-http
+  mcp-go-roots-post-stream mcp-go-stateless-http mcp-go-stateless-modern mcp-go-sse mcp-go-profile-sse)
+
+# mark3labs/mcp-go: stdio, Streamable HTTP (the era picked per request, so one endpoint
+# serves both; session ids issued but not checked by default, checked with --stateful,
+# none with --stateless), legacy SSE. Its `roots` tool asks by a multi round-trip input
+# request, which the SDK turns into roots/list for a 2025-era client.
+mcp_go_checks() {
+  any_selected "${MCP_GO_CHECKS[@]}" || return 0
+  if ! build_go mcp-go mcp-go-server; then
+    record mcp-go-build 0 "go build of interop/mcp-go failed (see target/interop/mcp-go-server.build.log)"
+    return 0
+  fi
+  local bin="$WORK/bin/mcp-go-server" port pid
+  local stdio="$bin stdio --page-size 1"
+
+  selected mcp-go-stdio && check mcp-go-stdio 24 "$SDK_PHASES" --server-message roots/list\>0 -- \
+    "$PROFILES/sdk.toml" --stdio "$stdio" --clients 4 "${STRICT[@]}"
+  selected mcp-go-stdio-discovery && check mcp-go-stdio-discovery 20 "$LEGACY_DISCOVERY" \
+    --phase-count tools/list=$((20 * MCP_GO_TOOLS_PAGES)) -- \
+    --stdio "$stdio" --clients 4 "${STRICT[@]}"
+  # The 2026-07-28 era: roots asked in an input_required result, fulfilled and retried.
+  selected mcp-go-stdio-auto && check mcp-go-stdio-auto 12 "probe,$MODERN_PHASES" \
+    --counter era_modern=12 --counter input_rounds=12 -- \
+    "$PROFILES/sdk-era.toml" --stdio "$stdio" --era auto --clients 4 "${STRICT[@]}"
+  selected mcp-go-stdio-modern && check mcp-go-stdio-modern 12 "discover,$MODERN_PHASES" \
+    --counter era_modern=12 --counter input_rounds=12 -- \
+    "$PROFILES/sdk-era.toml" --stdio "$stdio" --era modern --clients 4 "${STRICT[@]}"
+
+  # Streamable HTTP as mcp-go serves it by default (session ids issued, not checked).
+  if any_selected mcp-go-http mcp-go-profile-http mcp-go-http-auto mcp-go-http-modern; then
+    port="$(free_port)"
+    if start_server mcp-go-http "$port" "$bin" http "$port" --page-size 1; then
+      pid=$SERVER_PID
+      selected mcp-go-http && check mcp-go-http 200 "$LEGACY_DISCOVERY" \
+        --phase-count tools/list=$((200 * MCP_GO_TOOLS_PAGES)) -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      selected mcp-go-profile-http && check mcp-go-profile-http 120 "$SDK_PHASES" \
+        --counter get_stream_opened\>0 --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected mcp-go-http-auto && check mcp-go-http-auto 200 "probe,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected mcp-go-http-modern && check mcp-go-http-modern 200 "discover,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed mcp-go-http mcp-go-profile-http mcp-go-http-auto mcp-go-http-modern
+    fi
+  fi
+
+  # --stateful: ids checked (404 after DELETE or the idle sweep, here after 1 s idle).
+  if any_selected mcp-go-stateful-http mcp-go-reinit-http mcp-go-roots-post-stream; then
+    port="$(free_port)"
+    if start_server mcp-go-stateful "$port" "$bin" http "$port" --stateful --idle-ttl 1s; then
+      pid=$SERVER_PID
+      selected mcp-go-stateful-http && check mcp-go-stateful-http 120 "$SDK_PHASES" \
+        --counter get_stream_opened\>0 --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected mcp-go-reinit-http && check mcp-go-reinit-http 8 "initialize,tools/call,reinitialize,close" \
+        --phase-count reinitialize=8 --counter session_expired=8 -- \
+        "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      # Finding: it sends server→client requests on the standalone GET stream only. A
+      # client without one (the spec lets it choose: 2025-11-25 transports, "Listening for
+      # Messages from the Server", the client MAY issue a GET) never gets the roots/list,
+      # and the tool call hangs until the client gives up: every session times out.
+      selected mcp-go-roots-post-stream && check mcp-go-roots-post-stream 2 "initialize" \
+        --expect-failures timeout=2 -- \
+        "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed mcp-go-stateful-http mcp-go-reinit-http mcp-go-roots-post-stream
+    fi
+  fi
+
+  # --stateless: no session; roots only by the 2026-07-28 input requests.
+  if any_selected mcp-go-stateless-http mcp-go-stateless-modern; then
+    port="$(free_port)"
+    if start_server mcp-go-stateless "$port" "$bin" http "$port" --stateless; then
+      pid=$SERVER_PID
+      selected mcp-go-stateless-http && check mcp-go-stateless-http 120 "$PROFILE_PHASES" -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected mcp-go-stateless-modern && check mcp-go-stateless-modern 200 "discover,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed mcp-go-stateless-http mcp-go-stateless-modern
+    fi
+  fi
+
+  # Legacy HTTP+SSE. Its SSE session cannot send roots/list ("session does not support
+  # roots", -32603 to the tool call): python.toml, without the `roots` call.
+  if any_selected mcp-go-sse mcp-go-profile-sse; then
+    port="$(free_port)"
+    if start_server mcp-go-sse "$port" "$bin" sse "$port"; then
+      pid=$SERVER_PID
+      selected mcp-go-sse && check mcp-go-sse 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10 "${STRICT[@]}"
+      selected mcp-go-profile-sse && check mcp-go-profile-sse 120 "$PROFILE_PHASES" -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed mcp-go-sse mcp-go-profile-sse
     fi
   fi
   return 0
