@@ -5,7 +5,7 @@
         [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
         [--min-accepted 0.95 [--acceptance-tools a,b]] [--left-out TOOL]...
         [--phase-count tools/list=600] [--server-message roots/list>0]
-        [--expect-failures timeout=4]
+        [--expect-failures timeout=4] [--rejected-persona NAME]
 
 Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
 == 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
@@ -13,7 +13,9 @@ every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
 `counters` is 0), and so does every `--phase-count` (a phase's `count`: one sample per
 list page, so pagination shows) and `--server-message` (`server_messages`).
 `--expect-failures KIND=N` asserts a real SDK finding: exactly N sessions failed, all
-with that failure kind (`summary.json` `failures` is exactly `{KIND: N}`). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+with that failure kind (`summary.json` `failures` is exactly `{KIND: N}`);
+`--rejected-persona NAME`: every session of that persona ended `version_rejected` (the
+server answered a version the persona does not accept) and no other failed. With --min-accepted, every tool of `tool_acceptance` (schema 9; or
 those of --acceptance-tools) was called and had at least that share of its calls
 accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
 generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
@@ -122,6 +124,10 @@ def main() -> int:
     ap.add_argument("--expect-failures", default=None,
                     help="a real SDK finding, asserted: `timeout=4` means exactly 4 sessions "
                          "failed, all with that failure kind, and the rest completed")
+    ap.add_argument("--rejected-persona", action="append", default=[],
+                    help="a persona whose every session ends as version_rejected (the server "
+                         "answered a version outside its accept_versions, as the spec lets a "
+                         "server do); the other personas' sessions complete")
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     ap.add_argument("--known-finding", action="append", default=[],
@@ -153,6 +159,17 @@ def main() -> int:
     if a.expect_failures:
         kind, _, n = a.expect_failures.partition("=")
         want_failed, expected = int(n), {kind: int(n)}
+        if (s.get("failures") or {}) != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
+    if a.rejected_persona:
+        personas = s.get("personas") or {}
+        for name in a.rejected_persona:
+            p = personas.get(name) or {}
+            if not p.get("sessions") or p.get("failed") != p.get("sessions"):
+                problems.append(f"persona {name}: {p.get('failed', 0)} of {p.get('sessions', 0)} "
+                                f"sessions rejected (want all, and at least one)")
+            want_failed += p.get("failed", 0)
+        expected = {"version_rejected": want_failed}
         if (s.get("failures") or {}) != expected:
             problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
     if sess.get("completed") != a.sessions - want_failed:

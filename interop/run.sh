@@ -432,7 +432,7 @@ if [ ! -x "$FLEET" ]; then
   exit 1
 fi
 mkdir -p "$RESULTS"
-say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION, go-sdk $GO_SDK_VERSION, mcp-go $MCP_GO_VERSION"
+say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION, go-sdk $GO_SDK_VERSION, mcp-go $MCP_GO_VERSION, java-sdk $JAVA_SDK_VERSION"
 
 if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
     everything-profile-http everything-sse everything-profile-sse \
@@ -450,6 +450,7 @@ fi
 app_checks
 go_sdk_checks
 mcp_go_checks
+java_sdk_checks
 
 cleanup
 [ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"

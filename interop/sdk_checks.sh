@@ -274,3 +274,92 @@ mcp_go_checks() {
   fi
   return 0
 }
+
+JAVA_SDK_VERSION="2.2.0"         # io.modelcontextprotocol.sdk:mcp (interop/java-sdk/pom.xml), on Tomcat 11.0.29
+
+# build_java: `mvn package` of interop/java-sdk into target/interop/java-sdk/ (the jar and
+# lib/ with its dependencies), the Maven repository under target/interop/m2; again only
+# when pom.xml or a source is newer than the jar.
+build_java() {
+  local dir="$ROOT/interop/java-sdk" jar="$WORK/java-sdk/java-sdk-server.jar" f stale=0
+  local tool
+  for tool in java mvn; do
+    if ! command -v "$tool" >/dev/null; then
+      say "interop: $tool not found on PATH: JDK >= 17 and Maven build interop/java-sdk (install them, or skip with INTEROP_ONLY)"
+      return 1
+    fi
+  done
+  [ -f "$jar" ] || stale=1
+  while IFS= read -r f; do [ "$f" -nt "$jar" ] && stale=1; done < <(find "$dir" -type f)
+  [ "$stale" = 1 ] || return 0
+  say "build: interop/java-sdk (mvn package, $(java -version 2>&1 | head -1)) → target/interop/java-sdk/"
+  rm -rf "$WORK/java-sdk/lib"
+  mvn -B -q -f "$dir/pom.xml" -Dmaven.repo.local="$WORK/m2" package >"$WORK/java-sdk.build.log" 2>&1 ||
+    { tail -20 "$WORK/java-sdk.build.log"; return 1; }
+}
+
+JAVA_SDK_CHECKS=(java-sdk-stdio java-sdk-stdio-auto java-sdk-http java-sdk-profile-http java-sdk-http-auto
+  java-sdk-roots-post-stream java-sdk-reinit-http java-sdk-sse java-sdk-profile-sse)
+
+# The official Java SDK (classic McpServer, the 2025 era): stdio, Streamable HTTP on an
+# embedded Tomcat, legacy SSE. Each transport serves its own versions: Streamable HTTP
+# 2025-03-26 … 2025-11-25, SSE only 2024-11-05, so the personas that accept none of
+# them end `version_rejected` (the server answered a version it supports, as the spec
+# lets it; the client declines it), and the check says which.
+java_sdk_checks() {
+  any_selected "${JAVA_SDK_CHECKS[@]}" || return 0
+  if ! build_java; then
+    record java-sdk-build 0 "mvn package of interop/java-sdk failed (see target/interop/java-sdk.build.log)"
+    return 0
+  fi
+  local java_cmd="java -cp $WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/* fleet.InteropServer"
+  local port pid
+
+  # stdio: a JVM per session (~2 s to answer initialize on 2 cores).
+  selected java-sdk-stdio && check java-sdk-stdio 4 "$SDK_PHASES" --server-message roots/list\>0 -- \
+    "$PROFILES/sdk.toml" --stdio "$java_cmd stdio" --clients 2 "${STRICT[@]}"
+  selected java-sdk-stdio-auto && check java-sdk-stdio-auto 2 "probe,$PROFILE_PHASES" \
+    --counter era_legacy=2 --counter era_modern=0 -- \
+    "$PROFILES/python-era.toml" --stdio "$java_cmd stdio" --era auto --clients 2 "${STRICT[@]}"
+
+  if any_selected java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream java-sdk-reinit-http; then
+    port="$(free_port)"
+    # Idle sessions evicted by its sweeper (every 500 ms), for the 404 re-init.
+    if start_server java-sdk-http "$port" $java_cmd http "$port" --sweep-ms 500; then
+      pid=$SERVER_PID
+      selected java-sdk-http && check java-sdk-http 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      selected java-sdk-profile-http && check java-sdk-profile-http 120 "$SDK_PHASES" \
+        --counter get_stream_opened\>0 --server-message roots/list\>0 --rejected-persona old-2024-11 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected java-sdk-http-auto && check java-sdk-http-auto 100 "probe,$PROFILE_PHASES" \
+        --counter era_legacy=100 --counter era_modern=0 -- \
+        "$PROFILES/python-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected java-sdk-roots-post-stream && check java-sdk-roots-post-stream 2 "initialize,tools/call,answer,close" \
+        --server-message roots/list=2 -- \
+        "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      selected java-sdk-reinit-http && check java-sdk-reinit-http 8 "initialize,tools/call,reinitialize,close" \
+        --phase-count reinitialize=8 --counter session_expired=8 -- \
+        "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream java-sdk-reinit-http
+    fi
+  fi
+
+  if any_selected java-sdk-sse java-sdk-profile-sse; then
+    port="$(free_port)"
+    if start_server java-sdk-sse "$port" $java_cmd sse "$port"; then
+      pid=$SERVER_PID
+      selected java-sdk-sse && check java-sdk-sse 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10 "${STRICT[@]}"
+      selected java-sdk-profile-sse && check java-sdk-profile-sse 120 "$SDK_PHASES" \
+        --server-message roots/list\>0 --rejected-persona legacy-2025-03 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed java-sdk-sse java-sdk-profile-sse
+    fi
+  fi
+  return 0
+}
