@@ -432,7 +432,7 @@ if [ ! -x "$FLEET" ]; then
   exit 1
 fi
 mkdir -p "$RESULTS"
-say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION, go-sdk $GO_SDK_VERSION, mcp-go $MCP_GO_VERSION, java-sdk $JAVA_SDK_VERSION"
+say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION, go-sdk $GO_SDK_VERSION, mcp-go $MCP_GO_VERSION, java-sdk $JAVA_SDK_VERSION, @modelcontextprotocol/server $TS2_VERSION"
 
 if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
     everything-profile-http everything-sse everything-profile-sse \
@@ -451,6 +451,7 @@ app_checks
 go_sdk_checks
 mcp_go_checks
 java_sdk_checks
+ts2_checks
 
 cleanup
 [ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"

@@ -363,3 +363,87 @@ java_sdk_checks() {
   fi
   return 0
 }
+
+TS2_VERSION="2.4.0"              # @modelcontextprotocol/server (npm), the TypeScript SDK v2
+TS2_DIR="$WORK/npm-ts2"
+
+install_ts2() {
+  local pkg="$TS2_DIR/node_modules/@modelcontextprotocol/server/package.json" got=""
+  [ -f "$pkg" ] && got="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$pkg")"
+  [ "$got" = "$TS2_VERSION" ] && return 0
+  say "install: @modelcontextprotocol/server@$TS2_VERSION (npm, $TS2_DIR)"
+  mkdir -p "$TS2_DIR"
+  npm install --prefix "$TS2_DIR" --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/server@$TS2_VERSION" >"$WORK/npm-ts2-install.log" 2>&1 ||
+    { tail -20 "$WORK/npm-ts2-install.log"; return 1; }
+}
+
+TS2_CHECKS=(ts-v2-stdio ts-v2-stdio-auto ts-v2-stdio-modern ts-v2-http ts-v2-profile-http ts-v2-http-auto
+  ts-v2-http-modern ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream)
+
+# The TypeScript SDK v2: serveStdio (the era picked by the opening exchange), and
+# createMcpHandler over HTTP: 2026-07-28 per request, 2025 traffic served statelessly
+# (GET and DELETE 405) — or, with --sessions, routed by isLegacyRequest to a sessionful
+# WebStandardStreamableHTTPServerTransport, the pattern its docs give.
+ts2_checks() {
+  any_selected "${TS2_CHECKS[@]}" || return 0
+  if ! install_ts2; then
+    record ts-v2-install 0 "npm install @modelcontextprotocol/server@$TS2_VERSION failed"
+    return 0
+  fi
+  local server="$ROOT/interop/ts-v2/server.mjs" port pid
+  local node_cmd="env MCP_TS2_MODULES=$TS2_DIR/node_modules node $server"
+
+  selected ts-v2-stdio && check ts-v2-stdio 8 "$SDK_PHASES" --server-message roots/list\>0 -- \
+    "$PROFILES/sdk.toml" --stdio "$node_cmd stdio" --clients 2 "${STRICT[@]}"
+  selected ts-v2-stdio-auto && check ts-v2-stdio-auto 6 "probe,$MODERN_PHASES" \
+    --counter era_modern=6 --counter input_rounds=6 -- \
+    "$PROFILES/sdk-era.toml" --stdio "$node_cmd stdio" --era auto --clients 2 "${STRICT[@]}"
+  selected ts-v2-stdio-modern && check ts-v2-stdio-modern 6 "discover,$MODERN_PHASES" \
+    --counter era_modern=6 --counter input_rounds=6 -- \
+    "$PROFILES/sdk-era.toml" --stdio "$node_cmd stdio" --era modern --clients 2 "${STRICT[@]}"
+
+  if any_selected ts-v2-http ts-v2-profile-http ts-v2-http-auto ts-v2-http-modern; then
+    port="$(free_port)"
+    if start_server ts-v2-http "$port" $node_cmd http "$port"; then
+      pid=$SERVER_PID
+      selected ts-v2-http && check ts-v2-http 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      # Stateless 2025 serving cannot ask the client: python.toml, without `roots`.
+      selected ts-v2-profile-http && check ts-v2-profile-http 120 "$PROFILE_PHASES" \
+        --counter get_stream_not_offered\>0 -- \
+        "$PROFILES/python.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected ts-v2-http-auto && check ts-v2-http-auto 200 "probe,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected ts-v2-http-modern && check ts-v2-http-modern 200 "discover,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed ts-v2-http ts-v2-profile-http ts-v2-http-auto ts-v2-http-modern
+    fi
+  fi
+
+  if any_selected ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream; then
+    port="$(free_port)"
+    if start_server ts-v2-sessions "$port" $node_cmd http "$port" --sessions; then
+      pid=$SERVER_PID
+      selected ts-v2-sessions-http && check ts-v2-sessions-http 200 "$LEGACY_DISCOVERY" -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
+      selected ts-v2-sessions-profile && check ts-v2-sessions-profile 120 "$SDK_PHASES" \
+        --counter get_stream_opened\>0 --server-message roots/list\>0 -- \
+        "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
+      selected ts-v2-sessions-auto && check ts-v2-sessions-auto 200 "probe,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected ts-v2-roots-post-stream && check ts-v2-roots-post-stream 2 "initialize,tools/call,answer,close" \
+        --server-message roots/list=2 -- \
+        "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream
+    fi
+  fi
+  return 0
+}
