@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # the *_VERSION pins are printed by run.sh
 # Sourced by interop/run.sh: the servers of ours on the Go, Java and TypeScript v2 SDKs
 # (interop/go-sdk/, …), each built here into target/interop/ with every cache under it
 # (GOPATH, GOMODCACHE, GOCACHE), so a clean clone is self-contained and ~/ untouched.
@@ -312,7 +314,9 @@ java_sdk_checks() {
     record java-sdk-build 0 "mvn package of interop/java-sdk failed (see target/interop/java-sdk.build.log)"
     return 0
   fi
+  # `lib/*` is Java's own classpath wildcard, never a shell glob.
   local java_cmd="java -cp $WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/* fleet.InteropServer"
+  local java_argv=(java -cp "$WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/*" fleet.InteropServer)
   local port pid
 
   # stdio: a JVM per session (~2 s to answer initialize on 2 cores).
@@ -325,7 +329,7 @@ java_sdk_checks() {
   if any_selected java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream java-sdk-reinit-http; then
     port="$(free_port)"
     # Idle sessions evicted by its sweeper (every 500 ms), for the 404 re-init.
-    if start_server java-sdk-http "$port" $java_cmd http "$port" --sweep-ms 500; then
+    if start_server java-sdk-http "$port" "${java_argv[@]}" http "$port" --sweep-ms 500; then
       pid=$SERVER_PID
       selected java-sdk-http && check java-sdk-http 200 "$LEGACY_DISCOVERY" -- \
         --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
@@ -349,7 +353,7 @@ java_sdk_checks() {
 
   if any_selected java-sdk-sse java-sdk-profile-sse; then
     port="$(free_port)"
-    if start_server java-sdk-sse "$port" $java_cmd sse "$port"; then
+    if start_server java-sdk-sse "$port" "${java_argv[@]}" sse "$port"; then
       pid=$SERVER_PID
       selected java-sdk-sse && check java-sdk-sse 200 "$LEGACY_DISCOVERY" -- \
         --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10 "${STRICT[@]}"
@@ -393,6 +397,7 @@ ts2_checks() {
   fi
   local server="$ROOT/interop/ts-v2/server.mjs" port pid
   local node_cmd="env MCP_TS2_MODULES=$TS2_DIR/node_modules node $server"
+  local node_argv=(env "MCP_TS2_MODULES=$TS2_DIR/node_modules" node "$server")
 
   selected ts-v2-stdio && check ts-v2-stdio 8 "$SDK_PHASES" --server-message roots/list\>0 -- \
     "$PROFILES/sdk.toml" --stdio "$node_cmd stdio" --clients 2 "${STRICT[@]}"
@@ -405,7 +410,7 @@ ts2_checks() {
 
   if any_selected ts-v2-http ts-v2-profile-http ts-v2-http-auto ts-v2-http-modern; then
     port="$(free_port)"
-    if start_server ts-v2-http "$port" $node_cmd http "$port"; then
+    if start_server ts-v2-http "$port" "${node_argv[@]}" http "$port"; then
       pid=$SERVER_PID
       selected ts-v2-http && check ts-v2-http 200 "$LEGACY_DISCOVERY" -- \
         --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
@@ -427,7 +432,7 @@ ts2_checks() {
 
   if any_selected ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream; then
     port="$(free_port)"
-    if start_server ts-v2-sessions "$port" $node_cmd http "$port" --sessions; then
+    if start_server ts-v2-sessions "$port" "${node_argv[@]}" http "$port" --sessions; then
       pid=$SERVER_PID
       selected ts-v2-sessions-http && check ts-v2-sessions-http 200 "$LEGACY_DISCOVERY" -- \
         --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
