@@ -301,7 +301,8 @@ build_java() {
 }
 
 JAVA_SDK_CHECKS=(java-sdk-stdio java-sdk-stdio-auto java-sdk-http java-sdk-profile-http java-sdk-http-auto
-  java-sdk-roots-post-stream java-sdk-reinit-http java-sdk-sse java-sdk-profile-sse)
+  java-sdk-roots-post-stream java-sdk-reinit-http java-sdk-sse java-sdk-profile-sse
+  java-sdk-modern-stdio java-sdk-modern-http java-sdk-modern-http-auto java-sdk-modern-legacy-refused)
 
 # The official Java SDK (classic McpServer, the 2025 era): stdio, Streamable HTTP on an
 # embedded Tomcat, legacy SSE. Each transport serves its own versions: Streamable HTTP
@@ -363,6 +364,33 @@ java_sdk_checks() {
       stop_server "$pid"
     else
       server_failed java-sdk-sse java-sdk-profile-sse
+    fi
+  fi
+
+  # Its 2026-07-28 server (io.modelcontextprotocol.modern, fleet.ModernServer): lists one
+  # item a page, roots by input_required; modern only, so a 2025 client's initialize
+  # gets -32022 naming 2026-07-28 (asserted: every session of a legacy client fails so).
+  local modern_cmd="java -cp $WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/* fleet.ModernServer"
+  local modern_argv=(java -cp "$WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/*" fleet.ModernServer)
+  selected java-sdk-modern-stdio && check java-sdk-modern-stdio 4 "discover,$MODERN_PHASES" \
+    --counter era_modern=4 --counter input_rounds=4 --phase-count tools/list=$((4 * TOOLS_PAGES)) -- \
+    "$PROFILES/sdk-era.toml" --stdio "$modern_cmd stdio" --era modern --clients 2 "${STRICT[@]}"
+  if any_selected java-sdk-modern-http java-sdk-modern-http-auto java-sdk-modern-legacy-refused; then
+    port="$(free_port)"
+    if start_server java-sdk-modern "$port" "${modern_argv[@]}" http "$port"; then
+      pid=$SERVER_PID
+      selected java-sdk-modern-http && check java-sdk-modern-http 200 "discover,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 --phase-count tools/list=$((200 * TOOLS_PAGES)) -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era modern --clients 10 "${STRICT[@]}"
+      selected java-sdk-modern-http-auto && check java-sdk-modern-http-auto 200 "probe,$MODERN_PHASES" \
+        --counter era_modern=200 --counter input_rounds=200 -- \
+        "$PROFILES/sdk-era.toml" --target "http://127.0.0.1:$port/mcp" --era auto --clients 10 "${STRICT[@]}"
+      selected java-sdk-modern-legacy-refused && check java-sdk-modern-legacy-refused 8 "" \
+        --expect-failures rpc_error:-32022=8 -- \
+        --target "http://127.0.0.1:$port/mcp" --clients 4 "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed java-sdk-modern-http java-sdk-modern-http-auto java-sdk-modern-legacy-refused
     fi
   fi
   return 0
