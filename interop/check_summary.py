@@ -15,7 +15,9 @@ list page, so pagination shows) and `--server-message` (`server_messages`).
 `--expect-failures KIND=N` asserts a real SDK finding: exactly N sessions failed, all
 with that failure kind (`summary.json` `failures` is exactly `{KIND: N}`);
 `--rejected-persona NAME`: every session of that persona ended `version_rejected` (the
-server answered a version the persona does not accept) and no other failed. With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+server answered a version the persona does not accept) and no other failed;
+`--known-failure KIND`: an intermittent upstream bug named by the check, tolerated in at
+most 2% of the sessions and shown on the PASS line. With --min-accepted, every tool of `tool_acceptance` (schema 9; or
 those of --acceptance-tools) was called and had at least that share of its calls
 accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
 generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
@@ -128,6 +130,10 @@ def main() -> int:
                     help="a persona whose every session ends as version_rejected (the server "
                          "answered a version outside its accept_versions, as the spec lets a "
                          "server do); the other personas' sessions complete")
+    ap.add_argument("--known-failure", action="append", default=[],
+                    help="a failure kind the server draws now and then (an upstream bug, named "
+                         "where the check is made): up to 2%% of the sessions may fail so, "
+                         "shown on the PASS line")
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     ap.add_argument("--known-finding", action="append", default=[],
@@ -159,7 +165,7 @@ def main() -> int:
     if a.expect_failures:
         kind, _, n = a.expect_failures.partition("=")
         want_failed, expected = int(n), {kind: int(n)}
-        if (s.get("failures") or {}) != expected:
+        if {k: v for k, v in (s.get("failures") or {}).items() if k not in a.known_failure} != expected:
             problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
     if a.rejected_persona:
         personas = s.get("personas") or {}
@@ -170,11 +176,26 @@ def main() -> int:
                                 f"sessions rejected (want all, and at least one)")
             want_failed += p.get("failed", 0)
         expected = {"version_rejected": want_failed}
-        if (s.get("failures") or {}) != expected:
+        if {k: v for k, v in (s.get("failures") or {}).items() if k not in a.known_failure} != expected:
             problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
+    # An intermittent upstream bug, named by the check: tolerated in a few sessions only.
+    got_failures = dict(s.get("failures") or {})
+    known_failed = {k: got_failures.pop(k) for k in a.known_failure if k in got_failures}
+    if known_failed:
+        if sum(known_failed.values()) > max(1, a.sessions // 50):
+            problems.append(f"known failures {fmt_counts(known_failed)} in more than 2% of "
+                            f"{a.sessions} sessions")
+        if expected and got_failures != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)} "
+                            f"and the known ones)")
+        elif not expected and got_failures:
+            problems.append(f"failures {json.dumps(got_failures)} besides the known ones")
+        want_failed += sum(known_failed.values())
     if sess.get("completed") != a.sessions - want_failed:
         problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions - want_failed})")
-    if sess.get("failed", 0) != want_failed:
+    # A session whose connect drew a known failure is counted unreachable, not failed.
+    failed = sess.get("failed", 0) + (sess.get("unreachable", 0) if known_failed else 0)
+    if failed != want_failed:
         problems.append(f"sessions.failed={sess.get('failed')} (want {want_failed})")
     if sess.get("interrupted", 0) != 0:
         problems.append(f"sessions.interrupted={sess.get('interrupted')}")
@@ -192,7 +213,8 @@ def main() -> int:
         if not p or p.get("count", 0) <= 0:
             skipped = p.get("skipped", 0) if p else 0
             problems.append(f"phase {name} count=0" + (f" ({skipped} skipped)" if skipped else ""))
-        elif p.get("errors", 0) and not a.rpc_errors_ok and not expected:
+        elif (p.get("errors", 0) and not a.rpc_errors_ok and not expected
+              and not set(p.get("failures") or {}) <= set(a.known_failure)):
             problems.append(f"phase {name} errors={p['errors']} {p.get('failures', {})}")
 
     counters = s.get("counters", {})
@@ -244,6 +266,8 @@ def main() -> int:
         extra.append(f"known server bug drawn: {', '.join(known)}")
     if expected:
         extra.append(f"expected failures: {fmt_counts(expected)}")
+    if known_failed:
+        extra.append(f"known server bug drawn: {fmt_counts(known_failed)}")
     print(f"{sess.get('completed')}/{a.sessions} sessions, {rate:.1f} sessions/s"
           + ("; " + "; ".join(extra) if extra else ""))
     return 0

@@ -352,14 +352,21 @@ java_sdk_checks() {
     fi
   fi
 
+  # Finding, intermittent: its legacy SSE transport (same Tomcat, where Streamable HTTP
+  # shows none) fails ~3–8 sessions in 1000: a new connection closed before the answer,
+  # the stream ending before its `endpoint` event or mid-session (`transport_closed`), or a
+  # POST answered 500 "The request associated with the AsyncContext has already completed
+  # processing." (`http_status:500`). Go and Python SSE servers: 0 in 2000 the same way.
+  # Tolerated in at most 2% of the sessions and shown on the PASS line.
+  local java_sse_bug=(--known-failure transport_closed --known-failure http_status:500)
   if any_selected java-sdk-sse java-sdk-profile-sse; then
     port="$(free_port)"
     if start_server java-sdk-sse "$port" "${java_argv[@]}" sse "$port"; then
       pid=$SERVER_PID
-      selected java-sdk-sse && check java-sdk-sse 200 "$LEGACY_DISCOVERY" -- \
+      selected java-sdk-sse && check java-sdk-sse 200 "$LEGACY_DISCOVERY" "${java_sse_bug[@]}" -- \
         --target "http://127.0.0.1:$port/sse" --transport sse --protocol-version 2024-11-05 --clients 10 "${STRICT[@]}"
       selected java-sdk-profile-sse && check java-sdk-profile-sse 120 "$SDK_PHASES" \
-        --server-message roots/list\>0 --rejected-persona legacy-2025-03 -- \
+        --server-message roots/list\>0 --rejected-persona legacy-2025-03 "${java_sse_bug[@]}" -- \
         "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/sse" --transport sse --clients 8 "${STRICT[@]}"
       stop_server "$pid"
     else
