@@ -219,17 +219,14 @@ mcp_go_checks() {
     fi
   fi
 
-  # --stateful: ids checked (404 after DELETE or the idle sweep, here after 1 s idle).
-  if any_selected mcp-go-stateful-http mcp-go-reinit-http mcp-go-roots-post-stream; then
+  # --stateful: ids checked (404 after DELETE or the idle sweep).
+  if any_selected mcp-go-stateful-http mcp-go-roots-post-stream; then
     port="$(free_port)"
-    if start_server mcp-go-stateful "$port" "$bin" http "$port" --stateful --idle-ttl 1s; then
+    if start_server mcp-go-stateful "$port" "$bin" http "$port" --stateful; then
       pid=$SERVER_PID
       selected mcp-go-stateful-http && check mcp-go-stateful-http 120 "$SDK_PHASES" \
         --counter get_stream_opened\>0 --server-message roots/list\>0 -- \
         "$PROFILES/sdk.toml" --target "http://127.0.0.1:$port/mcp" --clients 8 "${STRICT[@]}"
-      selected mcp-go-reinit-http && check mcp-go-reinit-http 8 "initialize,tools/call,reinitialize,close" \
-        --phase-count reinitialize=8 --counter session_expired=8 -- \
-        "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       # Finding: it sends server→client requests on the standalone GET stream only. A
       # client without one (the spec lets it choose: 2025-11-25 transports, "Listening for
       # Messages from the Server", the client MAY issue a GET) never gets the roots/list,
@@ -239,7 +236,22 @@ mcp_go_checks() {
         "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       stop_server "$pid"
     else
-      server_failed mcp-go-stateful-http mcp-go-reinit-http mcp-go-roots-post-stream
+      server_failed mcp-go-stateful-http mcp-go-roots-post-stream
+    fi
+  fi
+
+  # Sessions swept after 1 s idle (a server of its own: the sweep would end the other
+  # checks' sessions whenever the machine is slow): 404, then re-initialize and retry.
+  if selected mcp-go-reinit-http; then
+    port="$(free_port)"
+    if start_server mcp-go-reinit "$port" "$bin" http "$port" --stateful --idle-ttl 1s; then
+      pid=$SERVER_PID
+      check mcp-go-reinit-http 8 "initialize,tools/call,reinitialize,close" \
+        --phase-count reinitialize=8 --counter session_expired=8 -- \
+        "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed mcp-go-reinit-http
     fi
   fi
 
@@ -327,10 +339,9 @@ java_sdk_checks() {
     --counter era_legacy=2 --counter era_modern=0 -- \
     "$PROFILES/python-era.toml" --stdio "$java_cmd stdio" --era auto --clients 2 "${STRICT[@]}"
 
-  if any_selected java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream java-sdk-reinit-http; then
+  if any_selected java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream; then
     port="$(free_port)"
-    # Idle sessions evicted by its sweeper (every 500 ms), for the 404 re-init.
-    if start_server java-sdk-http "$port" "${java_argv[@]}" http "$port" --sweep-ms 500; then
+    if start_server java-sdk-http "$port" "${java_argv[@]}" http "$port"; then
       pid=$SERVER_PID
       selected java-sdk-http && check java-sdk-http 200 "$LEGACY_DISCOVERY" -- \
         --target "http://127.0.0.1:$port/mcp" --clients 10 "${STRICT[@]}"
@@ -343,12 +354,24 @@ java_sdk_checks() {
       selected java-sdk-roots-post-stream && check java-sdk-roots-post-stream 2 "initialize,tools/call,answer,close" \
         --server-message roots/list=2 -- \
         "$PROFILES/roots-post-stream.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
-      selected java-sdk-reinit-http && check java-sdk-reinit-http 8 "initialize,tools/call,reinitialize,close" \
+      stop_server "$pid"
+    else
+      server_failed java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream
+    fi
+  fi
+
+  # Idle sessions evicted by its sweeper (every 500 ms), for the 404 re-init; a server of
+  # its own, as the sweep also catches sessions that are merely slow.
+  if selected java-sdk-reinit-http; then
+    port="$(free_port)"
+    if start_server java-sdk-reinit "$port" "${java_argv[@]}" http "$port" --sweep-ms 500; then
+      pid=$SERVER_PID
+      check java-sdk-reinit-http 8 "initialize,tools/call,reinitialize,close" \
         --phase-count reinitialize=8 --counter session_expired=8 -- \
         "$PROFILES/reinit.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       stop_server "$pid"
     else
-      server_failed java-sdk-http java-sdk-profile-http java-sdk-http-auto java-sdk-roots-post-stream java-sdk-reinit-http
+      server_failed java-sdk-reinit-http
     fi
   fi
 
