@@ -4,11 +4,20 @@
     check_summary.py DIR --sessions N --phases initialize,tools/list,... \
         [--counter era_modern=N] [--counter era_legacy>0] [--rpc-errors-ok]
         [--min-accepted 0.95 [--acceptance-tools a,b]] [--left-out TOOL]...
+        [--phase-count tools/list=600] [--server-message roots/list>0]
+        [--expect-failures timeout=4] [--rejected-persona NAME]
 
 Passes when `sessions.completed == N`, `sessions.failed == 0`, `sessions.interrupted
 == 0`, every named phase has `count > 0` (and no errors unless --rpc-errors-ok), and
 every `--counter` holds (`name=N`, `name>0`, `name=0`; a counter missing from
-`counters` is 0). With --min-accepted, every tool of `tool_acceptance` (schema 9; or
+`counters` is 0), and so does every `--phase-count` (a phase's `count`: one sample per
+list page, so pagination shows) and `--server-message` (`server_messages`).
+`--expect-failures KIND=N` asserts a real SDK finding: exactly N sessions failed, all
+with that failure kind (`summary.json` `failures` is exactly `{KIND: N}`);
+`--rejected-persona NAME`: every session of that persona ended `version_rejected` (the
+server answered a version the persona does not accept) and no other failed;
+`--known-failure KIND`: an intermittent upstream bug named by the check, tolerated in at
+most 2% of the sessions and shown on the PASS line. With --min-accepted, every tool of `tool_acceptance` (schema 9; or
 those of --acceptance-tools) was called and had at least that share of its calls
 accepted (`accepted / calls`); --left-out TOOL asks that the tool was left out of
 generated calls (`tool_acceptance[TOOL].left_out`, e.g. destructive). Prints one line: what was seen on success, the reasons and
@@ -108,6 +117,23 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, required=True)
     ap.add_argument("--phases", default="")
     ap.add_argument("--counter", action="append", default=[])
+    ap.add_argument("--phase-count", action="append", default=[],
+                    help="a phase's sample count: `tools/list=600` (one sample per page: "
+                         "pagination) or `reinitialize>0` (404 re-init)")
+    ap.add_argument("--server-message", action="append", default=[],
+                    help="a request or notification the server sent, counted in "
+                         "`server_messages`: `roots/list>0`")
+    ap.add_argument("--expect-failures", default=None,
+                    help="a real SDK finding, asserted: `timeout=4` means exactly 4 sessions "
+                         "failed, all with that failure kind, and the rest completed")
+    ap.add_argument("--rejected-persona", action="append", default=[],
+                    help="a persona whose every session ends as version_rejected (the server "
+                         "answered a version outside its accept_versions, as the spec lets a "
+                         "server do); the other personas' sessions complete")
+    ap.add_argument("--known-failure", action="append", default=[],
+                    help="a failure kind the server draws now and then (an upstream bug, named "
+                         "where the check is made): up to 2%% of the sessions may fail so, "
+                         "shown on the PASS line")
     ap.add_argument("--rpc-errors-ok", action="store_true")
     ap.add_argument("--warnings-ok", action="store_true", help="tolerate warning findings")
     ap.add_argument("--known-finding", action="append", default=[],
@@ -135,10 +161,50 @@ def main() -> int:
     sess = s.get("sessions", {})
     if a.client_faults is not None:
         return client_faults(s, a)
-    if sess.get("completed") != a.sessions:
-        problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions})")
-    if sess.get("failed", 0) != 0:
-        problems.append(f"sessions.failed={sess.get('failed')}")
+    want_failed, expected = 0, {}
+    if a.expect_failures:
+        kind, _, n = a.expect_failures.partition("=")
+        want_failed, expected = int(n), {kind: int(n)}
+        if {k: v for k, v in (s.get("failures") or {}).items() if k not in a.known_failure} != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
+    if a.rejected_persona:
+        personas = s.get("personas") or {}
+        persona_failed = 0
+        for name in a.rejected_persona:
+            p = personas.get(name) or {}
+            if not p.get("sessions") or p.get("failed") != p.get("sessions"):
+                problems.append(f"persona {name}: {p.get('failed', 0)} of {p.get('sessions', 0)} "
+                                f"sessions rejected (want all, and at least one)")
+            persona_failed += p.get("failed", 0)
+        # Those personas' sessions, less any a known failure ended first.
+        rejected = (s.get("failures") or {}).get("version_rejected", 0)
+        known_total = sum((s.get("failures") or {}).get(k, 0) for k in a.known_failure)
+        if not persona_failed - known_total <= rejected <= persona_failed:
+            problems.append(f"version_rejected×{rejected} (want the {persona_failed} sessions of "
+                            f"{', '.join(a.rejected_persona)})")
+        want_failed += rejected
+        expected = {"version_rejected": rejected}
+        if {k: v for k, v in (s.get("failures") or {}).items() if k not in a.known_failure} != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)})")
+    # An intermittent upstream bug, named by the check: tolerated in a few sessions only.
+    got_failures = dict(s.get("failures") or {})
+    known_failed = {k: got_failures.pop(k) for k in a.known_failure if k in got_failures}
+    if known_failed:
+        if sum(known_failed.values()) > max(1, a.sessions // 50):
+            problems.append(f"known failures {fmt_counts(known_failed)} in more than 2% of "
+                            f"{a.sessions} sessions")
+        if expected and got_failures != expected:
+            problems.append(f"failures {json.dumps(s.get('failures'))} (want {json.dumps(expected)} "
+                            f"and the known ones)")
+        elif not expected and got_failures:
+            problems.append(f"failures {json.dumps(got_failures)} besides the known ones")
+        want_failed += sum(known_failed.values())
+    if sess.get("completed") != a.sessions - want_failed:
+        problems.append(f"sessions.completed={sess.get('completed')} (want {a.sessions - want_failed})")
+    # A session whose connect drew a known failure is counted unreachable, not failed.
+    failed = sess.get("failed", 0) + (sess.get("unreachable", 0) if known_failed else 0)
+    if failed != want_failed:
+        problems.append(f"sessions.failed={sess.get('failed')} (want {want_failed})")
     if sess.get("interrupted", 0) != 0:
         problems.append(f"sessions.interrupted={sess.get('interrupted')}")
     # A correct third-party server must not draw conformance findings (no false alarms).
@@ -155,7 +221,8 @@ def main() -> int:
         if not p or p.get("count", 0) <= 0:
             skipped = p.get("skipped", 0) if p else 0
             problems.append(f"phase {name} count=0" + (f" ({skipped} skipped)" if skipped else ""))
-        elif p.get("errors", 0) and not a.rpc_errors_ok:
+        elif (p.get("errors", 0) and not a.rpc_errors_ok and not expected
+              and not set(p.get("failures") or {}) <= set(a.known_failure)):
             problems.append(f"phase {name} errors={p['errors']} {p.get('failures', {})}")
 
     counters = s.get("counters", {})
@@ -168,6 +235,19 @@ def main() -> int:
         got = counters.get(name, 0)
         if (op == "=" and got != want) or (op == ">" and not got > want):
             problems.append(f"counter {name}={got} (want {op}{want})")
+
+    for flag, table, specs in (("--phase-count", phases, a.phase_count),
+                               ("--server-message", s.get("server_messages") or {}, a.server_message)):
+        for spec in specs:
+            m = re.fullmatch(r"([\w/.-]+)(=|>)(\d+)", spec)
+            if not m:
+                problems.append(f"bad {flag} {spec!r}")
+                continue
+            name, op, want = m.group(1), m.group(2), int(m.group(3))
+            got = table.get(name, 0)
+            got = got.get("count", 0) if isinstance(got, dict) else got
+            if (op == "=" and got != want) or (op == ">" and got <= want):
+                problems.append(f"{flag} {name}={got} (want {op}{want})")
 
     accepted_seen = acceptance(s, a, problems)
 
@@ -192,6 +272,10 @@ def main() -> int:
         extra.append(f"accepted: {accepted_seen}")
     if known:
         extra.append(f"known server bug drawn: {', '.join(known)}")
+    if expected:
+        extra.append(f"expected failures: {fmt_counts(expected)}")
+    if known_failed:
+        extra.append(f"known server bug drawn: {fmt_counts(known_failed)}")
     print(f"{sess.get('completed')}/{a.sessions} sessions, {rate:.1f} sessions/s"
           + ("; " + "; ".join(extra) if extra else ""))
     return 0

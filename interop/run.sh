@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop suite: mcp-fleet against pinned third-party MCP servers, installed here on
-# first use (npm + PyPI only), all on 127.0.0.1 with ports picked at run time.
+# first use (npm, PyPI, the Go module proxy), all on 127.0.0.1 with ports picked at run time.
 #
 #   MCP_FLEET=target/release/mcp-fleet interop/run.sh
 #
@@ -416,6 +416,10 @@ app_checks() {
   return 0
 }
 
+# The servers of ours on the Go, Java and TypeScript v2 SDKs, built here.
+# shellcheck source=interop/sdk_checks.sh
+source "$ROOT/interop/sdk_checks.sh"
+
 # ---------------------------------------------------------------- main
 
 for tool in node npm python3 timeout; do
@@ -428,7 +432,7 @@ if [ ! -x "$FLEET" ]; then
   exit 1
 fi
 mkdir -p "$RESULTS"
-say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION"
+say "interop: $("$FLEET" --version 2>/dev/null || echo "$FLEET"); server-everything $EVERYTHING_VERSION, mcp $MCP1_VERSION and $MCP2_VERSION, server-memory $MEMORY_VERSION, mcp-server-time $TIME_VERSION, go-sdk $GO_SDK_VERSION, mcp-go $MCP_GO_VERSION, java-sdk $JAVA_SDK_VERSION, @modelcontextprotocol/server $TS2_VERSION"
 
 if any_selected everything-stdio everything-profile-stdio everything-http everything-http-auto \
     everything-profile-http everything-sse everything-profile-sse \
@@ -444,6 +448,10 @@ if any_selected "${PY2_CHECKS[@]}"; then
   if install_venv "$WORK/venv2" "$MCP2_VERSION"; then python_checks py2 "$WORK/venv2"; else record py2-install 0 "pip install mcp==$MCP2_VERSION failed"; fi
 fi
 app_checks
+go_sdk_checks
+mcp_go_checks
+java_sdk_checks
+ts2_checks
 
 cleanup
 [ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"

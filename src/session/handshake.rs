@@ -273,12 +273,33 @@ impl Session<'_> {
             .await;
         let verdict = match outcome {
             Ok(result) => match ServerInfo::from_discover(&result, &self.modern_version.clone()) {
-                Ok(info) => {
-                    self.version = crate::protocol::VersionId::of(&info.protocol_version);
-                    self.server = Some(info);
-                    self.check_capabilities();
-                    return Ok(Era::Modern);
-                }
+                Ok(info) => match self.listed_version(&result) {
+                    listed @ (Listed::Ours | Listed::Modern(_)) => {
+                        let mut info = info;
+                        // Another modern version in common: go on at it.
+                        if let Listed::Modern(v) = listed {
+                            self.set_modern_version(&v);
+                            info.protocol_version = v;
+                        }
+                        self.version = crate::protocol::VersionId::of(&info.protocol_version);
+                        self.server = Some(info);
+                        self.check_capabilities();
+                        return Ok(Era::Modern);
+                    }
+                    // Only legacy versions in common (the Go SDK's stateful sessions list
+                    // just those): the handshake, as for a -32022 (§4.3).
+                    Listed::Legacy => Era::Legacy,
+                    Listed::None if probing => Era::Legacy,
+                    Listed::None => {
+                        return Err(Failure::new(
+                            FailureKind::VersionRejected,
+                            format!(
+                                "server/discover lists {}; no version in common with the persona",
+                                result.get("supportedVersions").unwrap_or(&Value::Null)
+                            ),
+                        ))
+                    }
+                },
                 // A probe answered with something that is not a DiscoverResult: not a
                 // modern server (Python v2 falls back the same way).
                 Err(_) if probing => Era::Legacy,
@@ -326,6 +347,26 @@ impl Session<'_> {
         Ok(verdict)
     }
 
+    /// Which of a `DiscoverResult`'s `supportedVersions` the session can go on with: the
+    /// version it asked at, another modern one the persona accepts, only a legacy one,
+    /// or none. A server may answer `server/discover` and still not serve the modern era
+    /// on that endpoint; its list says so.
+    fn listed_version(&self, result: &Value) -> Listed {
+        let listed = result.get("supportedVersions").and_then(Value::as_array);
+        let ours = self.modern_version.as_str();
+        if listed.is_some_and(|l| l.iter().any(|v| v.as_str() == Some(ours))) {
+            return Listed::Ours;
+        }
+        let data = serde_json::json!({ "supported": listed });
+        if let Some(v) = self.mutual_version(Some(&data), true) {
+            Listed::Modern(v)
+        } else if self.mutual_version(Some(&data), false).is_some() {
+            Listed::Legacy
+        } else {
+            Listed::None
+        }
+    }
+
     /// The spec's era detection: a JSON-RPC error that is not a modern one, an HTTP 4xx
     /// without a modern error body, or (stdio) silence means a legacy server.
     fn looks_legacy(&self, f: &Failure) -> bool {
@@ -356,6 +397,14 @@ impl Session<'_> {
         self.sample_own(Phase::Reinitialize, started, &result);
         result
     }
+}
+
+/// What a `DiscoverResult`'s `supportedVersions` leaves the session ([`Session::listed_version`]).
+enum Listed {
+    Ours,
+    Modern(String),
+    Legacy,
+    None,
 }
 
 /// A refusal of `server/discover` that says the server is not a modern one: any

@@ -29,7 +29,7 @@ impl Session<'_> {
         self.transport.set_protocol_version(Some(&v));
     }
 
-    fn set_modern_version(&mut self, version: &str) {
+    pub(super) fn set_modern_version(&mut self, version: &str) {
         self.modern_version = version.to_string();
         self.version = crate::protocol::VersionId::of(version);
         self.transport.set_protocol_version(Some(version));

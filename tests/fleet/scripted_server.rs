@@ -26,6 +26,9 @@ enum Mode {
     /// A legacy server that refuses an unknown method (`server/discover`) with -32602,
     /// as Python's 1.x SDK does, not -32601.
     Legacy32602,
+    /// Answers `server/discover` listing only legacy versions and refuses the modern
+    /// version on every other request (-32022), as the Go SDK's stateful sessions do.
+    DiscoverLegacyOnly,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +78,30 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
         return (
             [("content-type", "application/json")],
             json!({"jsonrpc":"2.0","id":id,"error":{"code":-32602,"message":"Invalid request parameters"}}).to_string(),
+        )
+            .into_response();
+    }
+    if s.mode == Mode::DiscoverLegacyOnly && method == "server/discover" {
+        return (
+            [("content-type", "application/json")],
+            json!({"jsonrpc":"2.0","id":id,"result":{"resultType":"complete",
+                "supportedVersions":["2025-11-25","2025-06-18"],"capabilities":{"tools":{}},
+                "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"scripted","version":"0"}}}})
+            .to_string(),
+        )
+            .into_response();
+    }
+    if s.mode == Mode::DiscoverLegacyOnly
+        && headers
+            .get("mcp-protocol-version")
+            .is_some_and(|v| v == "2026-07-28")
+    {
+        let error = json!({"code":-32022,"message":"unsupported protocol version",
+            "data":{"supported":["2025-11-25","2025-06-18"],"requested":"2026-07-28"}});
+        return (
+            StatusCode::BAD_REQUEST,
+            [("content-type", "application/json")],
+            json!({"jsonrpc":"2.0","id":id,"error":error}).to_string(),
         )
             .into_response();
     }
@@ -417,4 +444,41 @@ async fn modern_against_a_legacy_server_is_version_rejected_whatever_code_refuse
         json.to_string().contains("use --era auto or legacy"),
         "{json:#}"
     );
+}
+
+#[tokio::test]
+async fn a_discover_listing_only_legacy_versions_falls_back_to_initialize() {
+    // The Go SDK's stateful Streamable HTTP answers server/discover with its legacy
+    // versions only; the fleet took that for a modern server and every request after it
+    // drew -32022. Probed or forced, the session now falls back to the handshake (§4.3).
+    for era in ["auto", "modern"] {
+        let (url, script, task) = start(Mode::DiscoverLegacyOnly).await;
+        let mut args = RunArgs {
+            overrides: mcp_fleet::cli::Overrides {
+                target: Some(url),
+                ..Default::default()
+            },
+            ..RunArgs::default()
+        };
+        args.overrides.client.era = mcp_fleet::plan::EraMode::from_name(era);
+        let json = FleetRun::new(args)
+            .profile("[load]\nclients = 1\nsessions = 2\n[[scenario]]\nname = \"l\"\nsteps = [{ op = \"tools/list\" }]\n")
+            .run()
+            .await
+            .json;
+        task.abort();
+        assert_eq!(json["sessions"]["completed"], 2, "{era}: {json:#}");
+        assert_eq!(json["failures"], json!({}), "{era}");
+        assert_eq!(json["counters"]["era_legacy"], 2, "{era}: {json:#}");
+        assert!(json["counters"].get("era_modern").is_none(), "{era}");
+        let posts = script.posts.lock().expect("lock").clone();
+        let listed = posts.iter().filter(|p| p.body["method"] == "tools/list");
+        assert!(listed.clone().count() >= 2, "{era}");
+        assert!(
+            listed
+                .into_iter()
+                .all(|p| p.version.as_deref() == Some("2025-11-25")),
+            "{era}: tools/list at the negotiated legacy version"
+        );
+    }
 }
