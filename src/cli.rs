@@ -295,6 +295,15 @@ pub struct ServeArgs {
     /// one process, so this suits WebSocket sessions (one connection each).
     #[arg(long, requires = "http")]
     pub reuse_port: bool,
+    /// Capacity knob: handshakes (initialize, server/discover) wait for one of N workers
+    /// and hold it for --service-time, so the server takes at most N / T handshakes a
+    /// second whatever the CPU (a known answer for `ceiling`).
+    #[arg(long, value_name = "N", requires = "service_time", value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// With --workers: how long each handshake holds its worker, e.g. 20ms (no CPU
+    /// burnt: it waits).
+    #[arg(long, value_name = "DURATION", requires = "workers", value_parser = humantime::parse_duration)]
+    pub service_time: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Default, Args)]

@@ -359,10 +359,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         auth,
         tasks: args.tasks,
         reuse_port: args.reuse_port,
+        capacity: args.workers.zip(args.service_time),
         ..Default::default()
     };
     match args.http {
         Some(addr) => {
+            let capacity = opts.capacity;
             let server = server::spawn_http(addr, opts)
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
@@ -373,6 +375,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 server.addr,
                 server.addr
             ));
+            if let Some((n, t)) = capacity {
+                let per_s = server::capacity::Capacity::new(n, t).per_s();
+                console::errln(format_args!(
+                    "  capacity: {n} workers × {} per handshake = {per_s:.0} handshakes/s",
+                    humantime::format_duration(t)
+                ));
+            }
             let _ = tokio::signal::ctrl_c().await;
             server.shutdown().await;
             Ok(())
