@@ -15,6 +15,7 @@
 //! server; [`validate`] stops after the plan; [`report`] and [`compare`] read results
 //! folders.
 
+pub mod ceiling;
 pub mod cli;
 pub mod client;
 pub mod conformance;
@@ -42,6 +43,7 @@ pub mod transport;
 pub mod watch;
 
 use anyhow::Context;
+pub use ceiling::run as ceiling;
 use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
 use instruments::Instruments;
 use plan::{Overrides, Plan};
@@ -75,17 +77,26 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     if let Some(n) = args.processes {
         return run_processes(&args, n).await;
     }
+    let outcome = run_slice(&args).await?;
+    print_summary(&outcome.summary, &outcome.results_dir, &args);
+    Ok(outcome)
+}
+
+/// One run (this process's shard of it) with its results written but not printed: the
+/// body of [`run`], and each step of a [`ceiling`] search, so a step's figures are
+/// exactly those `run` would give.
+pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     // The shard and the start time first: a bad one stops the run before anything starts.
-    let (shard, start_at) = shard_and_start(&args)?;
+    let (shard, start_at) = shard_and_start(args)?;
     let Prepared {
         plan,
         targets,
         dir,
         metrics,
-    } = prepare(&args, shard, start_at.as_ref()).await?;
+    } = prepare(args, shard, start_at.as_ref()).await?;
     let instruments = Instruments::start(
         &plan,
-        instruments_options(&args, metrics),
+        instruments_options(args, metrics),
         &dir,
         &targets.children,
         start_at.as_ref().map(|a| a.at),
@@ -120,7 +131,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
     let summary = results::write_end(&run, &measured, &stopped_by)?;
-    print_summary(&summary, &dir, &args);
     Ok(RunOutcome {
         summary,
         results_dir: dir,

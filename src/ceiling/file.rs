@@ -1,0 +1,148 @@
+//! `ceiling.json`: the search's settings, every step's figures and the answer, written
+//! after every step (so a stopped search leaves what it measured) and read back by
+//! `compare`. Versioned by `schema_version`; docs/ceiling.md describes the fields.
+//! Also the terminal's step table and verdict.
+
+use super::step::StepFigures;
+use super::verdict::Answer;
+use crate::report::text::format_us;
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The file's name in the ceiling's results folder.
+pub const FILE_NAME: &str = "ceiling.json";
+/// Bumped when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the search was run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub from_per_s: f64,
+    pub to_per_s: f64,
+    pub factor: f64,
+    pub step_s: f64,
+    pub warmup_s: f64,
+    pub resolution: f64,
+    pub slos: Vec<String>,
+    /// The target as the steps' `summary.json` names it (secrets redacted).
+    pub target: String,
+    pub server_cores: Option<f64>,
+}
+
+/// The whole of `ceiling.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CeilingFile {
+    pub schema_version: u32,
+    pub tool_version: String,
+    pub started_at: String,
+    pub settings: Settings,
+    pub steps: Vec<StepFigures>,
+    /// `None` until the search has an answer (no step done yet).
+    pub answer: Option<Answer>,
+    /// The search ran to its end (not stopped by a signal).
+    pub complete: bool,
+}
+
+impl CeilingFile {
+    /// Write it into `dir` (through a temporary file: a reader never sees half of it).
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let path = dir.join(FILE_NAME);
+        let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+        let text = serde_json::to_string_pretty(self)?;
+        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Read `dir/ceiling.json`.
+    pub fn read(dir: &Path) -> anyhow::Result<CeilingFile> {
+        let path = dir.join(FILE_NAME);
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is not a ceiling.json", path.display()))
+    }
+}
+
+/// The step table's header (latencies are of `phase`).
+pub fn table_header(phase: &str) -> String {
+    format!(
+        "{:>4}  {:<6}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>10}  {:>7}  {:>7}  verdict   (latency: {phase})",
+        "step", "stage", "offered/s", "achieved/s", "p50", "p95", "p99", "errors", "server CPU", "gen CPU", "lag p99"
+    )
+}
+
+/// One row of the step table.
+pub fn table_row(s: &StepFigures, phase: &str) -> String {
+    let p = s.phases.get(phase);
+    let lat = |v: Option<u64>| v.map_or("–".to_string(), |us| format_us(us as f64));
+    let errors = s.failed + s.unreachable;
+    let error_pct = if s.started > 0 {
+        format!("{:.2}%", errors as f64 / s.started as f64 * 100.0)
+    } else {
+        "–".into()
+    };
+    let cpu = s
+        .server
+        .cpu_cores
+        .map_or("–".into(), |c| format!("{c:.2}"));
+    let gen = s
+        .generator
+        .cpu_share_max
+        .map_or("–".into(), |c| format!("{:.0}%", c * 100.0));
+    let lag = s
+        .generator
+        .lag_p99_ms
+        .map_or("–".into(), |ms| format!("{ms:.1}ms"));
+    let mark = if s.interrupted {
+        "stopped".to_string()
+    } else if s.passed {
+        "ok".to_string()
+    } else {
+        format!("FAIL {}", s.reasons.join("; "))
+    };
+    format!(
+        "{:>4}  {:<6}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>10}  {:>7}  {:>7}  {mark}",
+        s.index,
+        s.stage,
+        super::step::rate_name(s.offered_per_s),
+        format!("{:.1}", s.achieved_per_s),
+        lat(p.and_then(|p| p.p50_us)),
+        lat(p.and_then(|p| p.p95_us)),
+        lat(p.and_then(|p| p.p99_us)),
+        error_pct,
+        cpu,
+        gen,
+        lag,
+    )
+}
+
+/// The verdict for people, several lines.
+pub fn verdict_text(a: &Answer) -> String {
+    let mut out = String::new();
+    match (a.ceiling_per_s, a.calls_per_s) {
+        (Some(c), Some(calls)) => out.push_str(&format!(
+            "ceiling: {}{c} sessions/s ({calls} calls/s) met every SLO\n",
+            if a.lower_bound { "at least " } else { "" }
+        )),
+        (Some(c), None) => out.push_str(&format!("ceiling: {c} sessions/s met every SLO\n")),
+        (None, _) => out.push_str("ceiling: none — even the lowest step failed its SLOs\n"),
+    }
+    if let Some(f) = a.first_failing_per_s {
+        out.push_str(&format!(
+            "first failing: {f} sessions/s — {}\n",
+            a.failures_past.join("; ")
+        ));
+    }
+    match a.knee_per_s {
+        Some(k) => out.push_str(&format!(
+            "knee: p99({}) rises steeply past {k} sessions/s\n",
+            a.knee_phase
+        )),
+        None => out.push_str(&format!("knee: p99({}) never rose steeply\n", a.knee_phase)),
+    }
+    out.push_str(&format!("bound: {} — {}\n", a.bound.name(), a.why));
+    for n in &a.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}

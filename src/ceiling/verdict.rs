@@ -1,0 +1,240 @@
+//! The answer of a ceiling search, from its steps: the highest rate that met every SLO
+//! (and the calls a second it implies), the knee where p99 starts to rise steeply, how
+//! the first step past the ceiling failed, and what bounds the ceiling — judged on that
+//! step's measurements, in this order: the generator itself (then the figure is only a
+//! lower bound), connections (refused or failed connects, a file-descriptor limit), the
+//! server's CPU near its cores, else latency alone (queueing with idle CPU).
+
+use super::search::{bracket, Bracket};
+use super::step::StepFigures;
+use serde::{Deserialize, Serialize};
+
+/// The server's CPU counts as saturated at this share of its cores.
+pub const CPU_BUSY: f64 = 0.85;
+/// p99 has risen steeply once it is this many times the lowest step's …
+pub const KNEE_RATIO: f64 = 2.0;
+/// … and at least this much above it (µs): sub-millisecond jitter is no knee.
+pub const KNEE_FLOOR_US: f64 = 1_000.0;
+/// Failed connects above this share of a step's sessions are a connection limit.
+pub const CONNECT_SHARE: f64 = 0.01;
+
+/// What bounds the ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundKind {
+    /// The generator saturated (CPU or scheduler lag): the ceiling is a lower bound.
+    Generator,
+    /// Connects failed or a descriptor limit was reached.
+    Connections,
+    /// The server's CPU was near its cores.
+    ServerCpu,
+    /// Latency rose while the server's CPU stayed idle: queueing.
+    Queueing,
+    /// Latency rose; the server's CPU was not watched, so CPU and queueing cannot be told apart.
+    Latency,
+    /// Every step up to `--to` passed: no ceiling below it.
+    NotReached,
+    /// Even the lowest step failed.
+    BelowLowest,
+}
+
+impl BoundKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundKind::Generator => "generator",
+            BoundKind::Connections => "connections",
+            BoundKind::ServerCpu => "server CPU",
+            BoundKind::Queueing => "latency/queueing",
+            BoundKind::Latency => "latency",
+            BoundKind::NotReached => "not reached",
+            BoundKind::BelowLowest => "below the lowest step",
+        }
+    }
+}
+
+/// What the search found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The highest rate that met every SLO (sessions/s).
+    pub ceiling_per_s: Option<f64>,
+    /// The MCP requests a second that rate implies (at that step's calls per session).
+    pub calls_per_s: Option<f64>,
+    /// The lowest rate that failed.
+    pub first_failing_per_s: Option<f64>,
+    /// The last rate before p99 (of `knee_phase`) rose steeply.
+    pub knee_per_s: Option<f64>,
+    pub knee_phase: String,
+    /// How the first failing step failed.
+    pub failures_past: Vec<String>,
+    pub bound: BoundKind,
+    /// The bound in words, with the figures behind it.
+    pub why: String,
+    /// The generator limited a step that decides the answer: the ceiling is at least this.
+    pub lower_bound: bool,
+    /// Other things worth knowing (e.g. the generator busy at a passing step).
+    pub notes: Vec<String>,
+}
+
+/// What the verdicts need besides the steps.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The cores the server may use.
+    pub server_cores: Option<f64>,
+    /// The server process's open-file limit.
+    pub server_fd_limit: Option<u64>,
+    /// The phase whose p99 shows the knee.
+    pub knee_phase: String,
+}
+
+/// The answer of `steps` (interrupted ones are left out).
+pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
+    let done: Vec<&StepFigures> = steps.iter().filter(|s| !s.interrupted).collect();
+    let pairs: Vec<(f64, bool)> = done.iter().map(|s| (s.offered_per_s, s.passed)).collect();
+    let at = |rate: f64| done.iter().copied().find(|s| s.offered_per_s == rate);
+    let (ceiling, failing) = match bracket(&pairs) {
+        Bracket::AllPassed => (pairs.iter().map(|p| p.0).reduce(f64::max), None),
+        Bracket::NonePassed => (None, pairs.iter().map(|p| p.0).reduce(f64::min)),
+        Bracket::Between { passed, failed } => (Some(passed), Some(failed)),
+    };
+    let best = ceiling.and_then(at);
+    let decider = failing.and_then(at);
+    let mut notes = Vec::new();
+    for s in &done {
+        if s.generator.bottleneck && Some(s.offered_per_s) != failing {
+            notes.push(format!(
+                "the generator was busy at {}/s too: {}",
+                s.offered_per_s,
+                s.generator.reasons.join("; ")
+            ));
+        }
+    }
+    let (bound, why, lower_bound) = match decider {
+        None if done.is_empty() => (BoundKind::NotReached, "no step was measured".into(), false),
+        None => (
+            BoundKind::NotReached,
+            format!(
+                "every step up to {}/s met the SLOs: raise --to to find the ceiling",
+                ceiling.unwrap_or_default()
+            ),
+            best.is_some_and(|s| s.generator.bottleneck),
+        ),
+        Some(d) => {
+            let base = done
+                .iter()
+                .copied()
+                .min_by(|a, b| a.offered_per_s.total_cmp(&b.offered_per_s));
+            let (kind, why) = bound_of(d, base, ctx);
+            let kind = if ceiling.is_none() && kind != BoundKind::Generator {
+                BoundKind::BelowLowest
+            } else {
+                kind
+            };
+            (kind, why, kind == BoundKind::Generator)
+        }
+    };
+    Answer {
+        ceiling_per_s: ceiling,
+        calls_per_s: best.map(|s| (s.offered_per_s * s.calls_per_session * 10.0).round() / 10.0),
+        first_failing_per_s: failing,
+        knee_per_s: knee(&done, &ctx.knee_phase),
+        knee_phase: ctx.knee_phase.clone(),
+        failures_past: decider.map(|d| d.reasons.clone()).unwrap_or_default(),
+        bound,
+        why,
+        lower_bound,
+        notes,
+    }
+}
+
+/// What bounds the search at the failing step `d`; `base` is the lowest step.
+fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (BoundKind, String) {
+    let rate = d.offered_per_s;
+    if d.generator.bottleneck {
+        return (
+            BoundKind::Generator,
+            format!(
+                "the generator was the bottleneck at {rate}/s ({}): the ceiling is a lower bound; spread the load over processes or machines (run --processes N, or shards: docs/scaling-out.md)",
+                d.generator.reasons.join("; ")
+            ),
+        );
+    }
+    let connects = d.failures.get("connect_failed").copied().unwrap_or(0);
+    if connects > 0 && connects as f64 >= CONNECT_SHARE * d.started.max(1) as f64 {
+        let example = d
+            .failure_examples
+            .get("connect_failed")
+            .map(|e| format!(", e.g. {e}"))
+            .unwrap_or_default();
+        return (
+            BoundKind::Connections,
+            format!("{connects} connects failed at {rate}/s{example}"),
+        );
+    }
+    if let (Some(fds), Some(limit)) = (d.server.fds_max, ctx.server_fd_limit) {
+        if limit > 0 && fds >= 0.9 * limit as f64 {
+            return (
+                BoundKind::Connections,
+                format!("the server held {fds:.0} descriptors of its limit of {limit} at {rate}/s: raise its `ulimit -n`"),
+            );
+        }
+    }
+    let p99 = |s: &StepFigures| s.p99(&ctx.knee_phase).map(|us| crate::report::text::format_us(us as f64));
+    let rise = match (base.and_then(|b| p99(b).map(|p| (b.offered_per_s, p))), p99(d)) {
+        (Some((r0, p0)), Some(p1)) => format!("p99({}) went from {p0} at {r0}/s to {p1} at {rate}/s", ctx.knee_phase),
+        _ => format!("the SLOs broke at {rate}/s"),
+    };
+    let gen = d
+        .generator
+        .cpu_share_max
+        .map(|s| format!(", the generator at most {:.0} % of its CPU", s * 100.0))
+        .unwrap_or_default();
+    let extras = server_extras(d);
+    match (d.server.cpu_cores, ctx.server_cores) {
+        (Some(cpu), Some(cores)) if cpu >= CPU_BUSY * cores => (
+            BoundKind::ServerCpu,
+            format!("the server used {cpu:.2} of its {cores} cores at {rate}/s{extras}{gen}: its CPU is the limit"),
+        ),
+        (Some(cpu), Some(cores)) => (
+            BoundKind::Queueing,
+            format!("{rise} while the server used {cpu:.2} of its {cores} cores{extras}{gen}: requests queue with CPU to spare (a lock, a bounded worker pool, a downstream)"),
+        ),
+        _ => (
+            BoundKind::Latency,
+            format!("{rise}{gen}; the server's CPU was not watched: give --server-pid, --server-cgroup or --server-metrics to tell its CPU from queueing"),
+        ),
+    }
+}
+
+/// The server's threads, descriptors and memory at a step, for the verdict's text.
+fn server_extras(d: &StepFigures) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = d.server.threads_max {
+        parts.push(format!("{t:.0} threads"));
+    }
+    if let Some(f) = d.server.fds_max {
+        parts.push(format!("{f:.0} descriptors"));
+    }
+    if let Some(r) = d.server.rss_max_bytes {
+        parts.push(crate::report::soak::fit::bytes_text(r, false));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The last rate before p99 of `phase` rose steeply: above [`KNEE_RATIO`] × the lowest
+/// step's p99 and [`KNEE_FLOOR_US`] above it. `None` when it never did.
+pub fn knee(steps: &[&StepFigures], phase: &str) -> Option<f64> {
+    let mut by_rate: Vec<(f64, u64)> = steps
+        .iter()
+        .filter_map(|s| s.p99(phase).map(|p| (s.offered_per_s, p)))
+        .collect();
+    by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let &(_, base) = by_rate.first()?;
+    let base = base as f64;
+    let steep = |p: u64| p as f64 > (KNEE_RATIO * base).max(base + KNEE_FLOOR_US);
+    let i = by_rate.iter().position(|&(_, p)| steep(p))?;
+    (i > 0).then(|| by_rate[i - 1].0)
+}
