@@ -57,7 +57,7 @@ pub fn render(f: &CeilingFile) -> String {
     if let Some(a) = &f.answer {
         let _ = write!(
             b,
-            "<h2>Answer</h2><pre>{}</pre>",
+            "<h2>Answer</h2><pre style=\"white-space:pre-wrap\">{}</pre>",
             esc(&file::verdict_text(a))
         );
     }
