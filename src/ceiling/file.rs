@@ -57,9 +57,10 @@ impl CeilingFile {
     /// Read `dir/ceiling.json`.
     pub fn read(dir: &Path) -> anyhow::Result<CeilingFile> {
         let path = dir.join(FILE_NAME);
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is not a ceiling.json", path.display()))
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a ceiling.json", path.display()))
     }
 }
 
@@ -81,10 +82,7 @@ pub fn table_row(s: &StepFigures, phase: &str) -> String {
     } else {
         "–".into()
     };
-    let cpu = s
-        .server
-        .cpu_cores
-        .map_or("–".into(), |c| format!("{c:.2}"));
+    let cpu = s.server.cpu_cores.map_or("–".into(), |c| format!("{c:.2}"));
     let gen = s
         .generator
         .cpu_share_max

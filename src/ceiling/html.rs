@@ -34,8 +34,7 @@ enum Mark {
 /// Write `report.html` into `dir`.
 pub fn write(f: &CeilingFile, dir: &Path) -> anyhow::Result<()> {
     let path = dir.join(crate::report::html::FILE_NAME);
-    std::fs::write(&path, render(f))
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    std::fs::write(&path, render(f)).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
 /// The page.
@@ -73,14 +72,26 @@ pub fn render(f: &CeilingFile) -> String {
         b.push_str(&latency_chart(&steps, &phase, &slos, knee));
     }
     b.push_str("</div><h2>Rate and CPU per step</h2><div class=\"grid2\">");
-    let offered: Vec<(f64, f64)> = steps.iter().map(|s| (s.offered_per_s, s.offered_per_s)).collect();
-    let achieved: Vec<(f64, f64)> = steps.iter().map(|s| (s.offered_per_s, s.achieved_per_s)).collect();
+    let offered: Vec<(f64, f64)> = steps
+        .iter()
+        .map(|s| (s.offered_per_s, s.offered_per_s))
+        .collect();
+    let achieved: Vec<(f64, f64)> = steps
+        .iter()
+        .map(|s| (s.offered_per_s, s.achieved_per_s))
+        .collect();
     b.push_str(&chart(
         "Offered and achieved sessions/s",
         "offered sessions/s",
         &[
-            Line { name: "offered".into(), points: offered },
-            Line { name: "achieved".into(), points: achieved },
+            Line {
+                name: "offered".into(),
+                points: offered,
+            },
+            Line {
+                name: "achieved".into(),
+                points: achieved,
+            },
         ],
         &[],
         |v| format!("{v:.0}"),
@@ -101,8 +112,14 @@ pub fn render(f: &CeilingFile) -> String {
         "Server CPU (cores, mean) and generator CPU (share of its cores, max)",
         "offered sessions/s",
         &[
-            Line { name: "server cores".into(), points: server },
-            Line { name: "generator share".into(), points: generator },
+            Line {
+                name: "server cores".into(),
+                points: server,
+            },
+            Line {
+                name: "generator share".into(),
+                points: generator,
+            },
         ],
         &marks,
         |v| format!("{v:.2}"),
@@ -148,7 +165,12 @@ fn phases(steps: &[&StepFigures]) -> Vec<String> {
 }
 
 /// p50/p95/p99 of `phase` against the achieved rate, with the knee and the SLO lines.
-fn latency_chart(steps: &[&StepFigures], phase: &str, slos: &[Threshold], knee: Option<f64>) -> String {
+fn latency_chart(
+    steps: &[&StepFigures],
+    phase: &str,
+    slos: &[Threshold],
+    knee: Option<f64>,
+) -> String {
     let line = |name: &str, pick: fn(&super::step::PhaseFigures) -> Option<u64>| Line {
         name: name.into(),
         points: steps
@@ -185,14 +207,23 @@ fn latency_chart(steps: &[&StepFigures], phase: &str, slos: &[Threshold], knee: 
 }
 
 /// A line chart as inline SVG: linear axes from zero, points marked, a legend.
-fn chart(title: &str, x_label: &str, lines: &[Line], marks: &[Mark], y_text: impl Fn(f64) -> String) -> String {
+fn chart(
+    title: &str,
+    x_label: &str,
+    lines: &[Line],
+    marks: &[Mark],
+    y_text: impl Fn(f64) -> String,
+) -> String {
     let all = lines.iter().flat_map(|l| l.points.iter());
-    let x_max = all.clone().map(|p| p.0).chain(marks.iter().filter_map(|m| match m {
-        Mark::X(x, _) => Some(*x),
-        Mark::Y(..) => None,
-    }))
-    .fold(0.0, f64::max)
-    .max(1e-9)
+    let x_max = all
+        .clone()
+        .map(|p| p.0)
+        .chain(marks.iter().filter_map(|m| match m {
+            Mark::X(x, _) => Some(*x),
+            Mark::Y(..) => None,
+        }))
+        .fold(0.0, f64::max)
+        .max(1e-9)
         * 1.05;
     let y_max = all
         .map(|p| p.1)

@@ -83,7 +83,8 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     // The plan once, before anything starts: a bad profile or flag stops here (exit 2).
     let plan = step_plan(&base, ladder.from, args.step)?;
     let builtin = if plan.soak.server_inside {
-        let b = server::BuiltIn::start(args.builtin_program.as_deref(), &builtin_flags(&plan)).await?;
+        let b =
+            server::BuiltIn::start(args.builtin_program.as_deref(), &builtin_flags(&plan)).await?;
         base.overrides.target = Some(b.url.clone());
         base.overrides.server_pids.push(b.pid);
         Some(b)
@@ -112,7 +113,12 @@ async fn search(
         server_cores: args
             .server_cores
             .or_else(|| pid.and_then(server::cores_of))
-            .or_else(|| plan.watch.server_cgroup.is_some().then(server::machine_cores)),
+            .or_else(|| {
+                plan.watch
+                    .server_cgroup
+                    .is_some()
+                    .then(server::machine_cores)
+            }),
         server_fd_limit: pid.and_then(server::fd_limit_of),
         knee_phase,
     };
@@ -157,7 +163,12 @@ async fn search(
         let outcome = runner.measure(&dir.join(&rel), rate).await?;
         let mut fig = StepFigures::of(&outcome.summary, rate, args.step, outcome.stopped_by);
         fig.index = index;
-        fig.stage = if measured.iter().all(|(_, ok)| *ok) { "ladder" } else { "bisect" }.into();
+        fig.stage = if measured.iter().all(|(_, ok)| *ok) {
+            "ladder"
+        } else {
+            "bisect"
+        }
+        .into();
         fig.dir = rel;
         if file.settings.target.is_empty() {
             file.settings.target = outcome.summary.run.target.clone();
@@ -289,7 +300,9 @@ fn print(file: &CeilingFile, dir: &std::path::Path, args: &CeilingArgs) {
         console::out(format_args!("{}", file::verdict_text(a)));
     }
     if !file.complete {
-        console::outln(format_args!("stopped before the end: the answer is of the steps so far"));
+        console::outln(format_args!(
+            "stopped before the end: the answer is of the steps so far"
+        ));
     }
     console::outln(format_args!("results: {}", dir.display()));
 }

@@ -88,7 +88,10 @@ pub enum Bracket {
     /// The lowest step failed (nothing below it was measured).
     NonePassed,
     /// The highest passing rate below the lowest failing one, and that failing rate.
-    Between { passed: f64, failed: f64 },
+    Between {
+        passed: f64,
+        failed: f64,
+    },
 }
 
 /// The bracket of `steps`.

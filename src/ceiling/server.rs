@@ -39,7 +39,10 @@ impl BuiltIn {
             .spawn()
             .with_context(|| format!("starting the built-in server ({})", program.display()))?;
         let pid = child.id().context("the built-in server exited at once")?;
-        let stderr = child.stderr.take().context("the built-in server's stderr")?;
+        let stderr = child
+            .stderr
+            .take()
+            .context("the built-in server's stderr")?;
         let mut lines = BufReader::new(stderr).lines();
         let first = tokio::time::timeout(START_LIMIT, lines.next_line())
             .await
@@ -102,5 +105,8 @@ pub fn machine_cores() -> f64 {
     std::fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|l| count_cpus(l.trim()))
-        .map_or_else(|| std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64), f64::from)
+        .map_or_else(
+            || std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64),
+            f64::from,
+        )
 }

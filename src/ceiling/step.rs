@@ -115,9 +115,7 @@ impl StepFigures {
         let calls: u64 = summary
             .phases
             .iter()
-            .filter(|(name, _)| {
-                Phase::from_name(name).is_some_and(|p| !NOT_CALLS.contains(&p))
-            })
+            .filter(|(name, _)| Phase::from_name(name).is_some_and(|p| !NOT_CALLS.contains(&p)))
             .map(|(_, p)| p.count)
             .sum();
         let reached = s.completed + s.failed;
@@ -189,7 +187,13 @@ fn server_load(summary: &Summary) -> ServerLoad {
             .resources
             .iter()
             .find(|s| s.name == name)
-            .map(|s| s.points.iter().map(|p| p[1]).filter(|v| v.is_finite()).collect())
+            .map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| p[1])
+                    .filter(|v| v.is_finite())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let max = |name: &str| values(name).into_iter().reduce(f64::max);
@@ -244,6 +248,13 @@ impl StepRun<'_> {
         overrides.duration = Some(format!("{}ms", length.as_millis()));
         overrides.sessions = None;
         overrides.checkpoint = Some("off".into());
+        // Ten intervals a step at least (100 ms to 1 s): enough samples of the server's
+        // and the generator's CPU and lag within a short step.
+        if overrides.interval.is_none() {
+            let interval =
+                (self.step / 10).clamp(Duration::from_millis(100), Duration::from_secs(1));
+            overrides.interval = Some(format!("{}ms", interval.as_millis()));
+        }
         RunArgs {
             profile: self.base.profile.clone(),
             overrides,

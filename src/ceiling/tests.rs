@@ -89,9 +89,12 @@ fn step(rate: f64, passed: bool, p99_ms: f64) -> StepFigures {
         started: (rate * 10.0) as u64,
         completed: (rate * 10.0) as u64,
         calls_per_session: 4.0,
-        phases: [("initialize".to_string(), phase.clone()), ("session".to_string(), phase)]
-            .into_iter()
-            .collect(),
+        phases: [
+            ("initialize".to_string(), phase.clone()),
+            ("session".to_string(), phase),
+        ]
+        .into_iter()
+        .collect(),
         server: ServerLoad {
             cpu_cores: Some(0.2),
             threads_max: Some(4.0),
@@ -144,10 +147,27 @@ fn the_knee_needs_a_steep_rise_over_the_lowest_step() {
     let steps = searched();
     let refs: Vec<&StepFigures> = steps.iter().collect();
     assert_eq!(knee(&refs, "initialize"), Some(100.0));
-    let flat = [step(50.0, true, 1.0), step(100.0, true, 1.5), step(200.0, true, 1.9)];
+    let flat = [
+        step(50.0, true, 1.0),
+        step(100.0, true, 1.5),
+        step(200.0, true, 1.9),
+    ];
     let refs: Vec<&StepFigures> = flat.iter().collect();
-    assert_eq!(knee(&refs, "initialize"), None, "sub-millisecond jitter is no knee");
+    assert_eq!(
+        knee(&refs, "initialize"),
+        None,
+        "sub-millisecond jitter is no knee"
+    );
     assert_eq!(knee(&refs, "tools/call"), None, "no such phase");
+    // A slow first step (a cold start) is not the base.
+    let cold = [
+        step(50.0, true, 30.0),
+        step(100.0, true, 10.0),
+        step(150.0, true, 12.0),
+        step(200.0, false, 45.0),
+    ];
+    let refs: Vec<&StepFigures> = cold.iter().collect();
+    assert_eq!(knee(&refs, "initialize"), Some(150.0));
 }
 
 #[test]
@@ -158,7 +178,13 @@ fn a_busy_server_cpu_bounds_the_ceiling_and_idle_cpu_does_not() {
     assert_eq!(a.bound, BoundKind::ServerCpu, "{}", a.why);
     assert!(a.why.contains("1.90 of its 2 cores"), "{}", a.why);
     // The same step on a server with 8 cores: queueing.
-    let a = answer(&steps, &Context { server_cores: Some(8.0), ..ctx() });
+    let a = answer(
+        &steps,
+        &Context {
+            server_cores: Some(8.0),
+            ..ctx()
+        },
+    );
     assert_eq!(a.bound, BoundKind::Queueing, "{}", a.why);
 }
 
@@ -166,11 +192,16 @@ fn a_busy_server_cpu_bounds_the_ceiling_and_idle_cpu_does_not() {
 fn a_busy_generator_makes_the_ceiling_a_lower_bound_and_a_calm_one_does_not() {
     let mut steps = searched();
     steps[2].generator.bottleneck = true;
-    steps[2].generator.reasons = vec!["the generator's scheduler lag p99 was 40.0 ms (> 10 ms)".into()];
+    steps[2].generator.reasons =
+        vec!["the generator's scheduler lag p99 was 40.0 ms (> 10 ms)".into()];
     let a = answer(&steps, &ctx());
     assert_eq!(a.bound, BoundKind::Generator, "{}", a.why);
     assert!(a.lower_bound);
-    assert!(a.why.contains("lower bound") && a.why.contains("--processes"), "{}", a.why);
+    assert!(
+        a.why.contains("lower bound") && a.why.contains("--processes"),
+        "{}",
+        a.why
+    );
     // Busy only at a passing step: a note, not the bound.
     let mut steps = searched();
     steps[1].generator.bottleneck = true;
@@ -185,9 +216,10 @@ fn a_busy_generator_makes_the_ceiling_a_lower_bound_and_a_calm_one_does_not() {
 fn failed_connects_and_a_full_descriptor_table_bound_it_and_stray_ones_do_not() {
     let mut steps = searched();
     steps[2].failures.insert("connect_failed".into(), 300);
-    steps[2]
-        .failure_examples
-        .insert("connect_failed".into(), "Connection refused (os error 111)".into());
+    steps[2].failure_examples.insert(
+        "connect_failed".into(),
+        "Connection refused (os error 111)".into(),
+    );
     let a = answer(&steps, &ctx());
     assert_eq!(a.bound, BoundKind::Connections, "{}", a.why);
     assert!(a.why.contains("refused"), "{}", a.why);
@@ -199,8 +231,18 @@ fn failed_connects_and_a_full_descriptor_table_bound_it_and_stray_ones_do_not() 
     let a = answer(&steps, &ctx());
     assert_eq!(a.bound, BoundKind::Connections, "{}", a.why);
     assert!(a.why.contains("ulimit"), "{}", a.why);
-    let a = answer(&steps, &Context { server_fd_limit: None, ..ctx() });
-    assert_eq!(a.bound, BoundKind::Queueing, "no known limit, no verdict on it");
+    let a = answer(
+        &steps,
+        &Context {
+            server_fd_limit: None,
+            ..ctx()
+        },
+    );
+    assert_eq!(
+        a.bound,
+        BoundKind::Queueing,
+        "no known limit, no verdict on it"
+    );
 }
 
 #[test]
@@ -209,7 +251,13 @@ fn an_unwatched_server_says_latency_and_asks_to_be_watched() {
     for s in &mut steps {
         s.server = ServerLoad::default();
     }
-    let a = answer(&steps, &Context { server_cores: None, ..ctx() });
+    let a = answer(
+        &steps,
+        &Context {
+            server_cores: None,
+            ..ctx()
+        },
+    );
     assert_eq!(a.bound, BoundKind::Latency, "{}", a.why);
     assert!(a.why.contains("--server-pid"), "{}", a.why);
     // Watched: it says which.
@@ -231,7 +279,10 @@ fn no_ceiling_below_the_top_and_none_above_the_bottom_are_said_so() {
     let mut cut = searched();
     cut[2].interrupted = true;
     let a = answer(&cut, &ctx());
-    assert_eq!((a.bound, a.ceiling_per_s), (BoundKind::NotReached, Some(150.0)));
+    assert_eq!(
+        (a.bound, a.ceiling_per_s),
+        (BoundKind::NotReached, Some(150.0))
+    );
 }
 
 #[test]
@@ -250,11 +301,21 @@ fn the_report_draws_a_chart_per_phase_and_the_file_round_trips() {
         ..Default::default()
     };
     let page = super::html::render(&file);
-    assert_eq!(page.matches("<svg").count(), 4, "initialize, session, rate, CPU");
+    assert_eq!(
+        page.matches("<svg").count(),
+        4,
+        "initialize, session, rate, CPU"
+    );
     assert!(page.contains("SLO p99(initialize) &lt; 50ms") && page.contains(">knee<"));
     let dir = tempfile::tempdir().expect("tempdir");
     file.write(dir.path()).expect("write");
-    assert_eq!(super::file::CeilingFile::read(dir.path()).expect("read"), file);
+    assert_eq!(
+        super::file::CeilingFile::read(dir.path()).expect("read"),
+        file
+    );
     let text = super::file::verdict_text(file.answer.as_ref().expect("answer"));
-    assert!(text.starts_with("ceiling: 150 sessions/s (600 calls/s)"), "{text}");
+    assert!(
+        text.starts_with("ceiling: 150 sessions/s (600 calls/s)"),
+        "{text}"
+    );
 }

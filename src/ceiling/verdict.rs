@@ -178,9 +178,18 @@ fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (Boun
             );
         }
     }
-    let p99 = |s: &StepFigures| s.p99(&ctx.knee_phase).map(|us| crate::report::text::format_us(us as f64));
-    let rise = match (base.and_then(|b| p99(b).map(|p| (b.offered_per_s, p))), p99(d)) {
-        (Some((r0, p0)), Some(p1)) => format!("p99({}) went from {p0} at {r0}/s to {p1} at {rate}/s", ctx.knee_phase),
+    let p99 = |s: &StepFigures| {
+        s.p99(&ctx.knee_phase)
+            .map(|us| crate::report::text::format_us(us as f64))
+    };
+    let rise = match (
+        base.and_then(|b| p99(b).map(|p| (b.offered_per_s, p))),
+        p99(d),
+    ) {
+        (Some((r0, p0)), Some(p1)) => format!(
+            "p99({}) went from {p0} at {r0}/s to {p1} at {rate}/s",
+            ctx.knee_phase
+        ),
         _ => format!("the SLOs broke at {rate}/s"),
     };
     let gen = d
@@ -225,16 +234,21 @@ fn server_extras(d: &StepFigures) -> String {
 }
 
 /// The last rate before p99 of `phase` rose steeply: above [`KNEE_RATIO`] × the lowest
-/// step's p99 and [`KNEE_FLOOR_US`] above it. `None` when it never did.
+/// p99 of the slower steps and [`KNEE_FLOOR_US`] above it (the lowest so far, not the
+/// first step's: a first step may be slow from a cold start). `None` when it never did.
 pub fn knee(steps: &[&StepFigures], phase: &str) -> Option<f64> {
     let mut by_rate: Vec<(f64, u64)> = steps
         .iter()
         .filter_map(|s| s.p99(phase).map(|p| (s.offered_per_s, p)))
         .collect();
     by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let &(_, base) = by_rate.first()?;
-    let base = base as f64;
-    let steep = |p: u64| p as f64 > (KNEE_RATIO * base).max(base + KNEE_FLOOR_US);
-    let i = by_rate.iter().position(|&(_, p)| steep(p))?;
-    (i > 0).then(|| by_rate[i - 1].0)
+    let mut low = by_rate.first()?.1 as f64;
+    for i in 1..by_rate.len() {
+        let p = by_rate[i].1 as f64;
+        if p > (KNEE_RATIO * low).max(low + KNEE_FLOOR_US) {
+            return Some(by_rate[i - 1].0);
+        }
+        low = low.min(p);
+    }
+    None
 }

@@ -401,6 +401,7 @@ async fn stdio_children_are_reaped() {
 
 mod arguments;
 mod auth;
+mod ceiling;
 mod checkpoints;
 mod cli;
 mod client_faults;
