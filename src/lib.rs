@@ -416,6 +416,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
 
 /// `mcp-fleet compare BASE NEW`: print the deltas; false when a `--fail-if` rule matched.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+    use report::compare::ceiling;
+    if ceiling::is_ceiling(&args.base) && ceiling::is_ceiling(&args.new) {
+        let rules = args
+            .fail_if
+            .iter()
+            .map(|t| ceiling::Rule::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .context("--fail-if")?;
+        let c = ceiling::compare(&args.base, &args.new, &rules)?;
+        console::out(format_args!("{}", c.text));
+        return Ok(c.regressions.is_empty());
+    }
     let rules = args
         .fail_if
         .iter()
