@@ -13,7 +13,7 @@
 //!
 //! [`run`] is that pipeline, in named steps; [`serve`] runs the built-in reference
 //! server; [`validate`] stops after the plan; [`report`] and [`compare`] read results
-//! folders.
+//! folders; `mcp-fleet ceiling` (its own module) searches in steps of [`run_slice`].
 
 pub mod ceiling;
 pub mod cli;
@@ -43,7 +43,6 @@ pub mod transport;
 pub mod watch;
 
 use anyhow::Context;
-pub use ceiling::run as ceiling;
 use cli::{CompareArgs, ReportArgs, RunArgs, ServeArgs, ValidateArgs};
 use instruments::Instruments;
 use plan::{Overrides, Plan};
@@ -83,7 +82,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
 }
 
 /// One run (this process's shard of it) with its results written but not printed: the
-/// body of [`run`], and each step of a [`ceiling`] search, so a step's figures are
+/// body of [`run`], and each step of a `mcp-fleet ceiling` search, so a step's figures are
 /// exactly those `run` would give.
 pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     // The shard and the start time first: a bad one stops the run before anything starts.
@@ -416,15 +415,15 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
 
 /// `mcp-fleet compare BASE NEW`: print the deltas; false when a `--fail-if` rule matched.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
-    use report::compare::ceiling;
-    if ceiling::is_ceiling(&args.base) && ceiling::is_ceiling(&args.new) {
+    use report::compare::ceiling as searches;
+    if searches::is_ceiling(&args.base) && searches::is_ceiling(&args.new) {
         let rules = args
             .fail_if
             .iter()
-            .map(|t| ceiling::Rule::parse(t))
+            .map(|t| searches::Rule::parse(t))
             .collect::<Result<Vec<_>, _>>()
             .context("--fail-if")?;
-        let c = ceiling::compare(&args.base, &args.new, &rules)?;
+        let c = searches::compare(&args.base, &args.new, &rules)?;
         console::out(format_args!("{}", c.text));
         return Ok(c.regressions.is_empty());
     }

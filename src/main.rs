@@ -71,7 +71,7 @@ fn main() -> ExitCode {
                     }
                 })
             }
-            Command::Ceiling(args) => mcp_fleet::ceiling(*args).await.map(|o| match o.exit_code() {
+            Command::Ceiling(args) => mcp_fleet::ceiling::run(*args).await.map(|o| match o.exit_code() {
                 Some(code) => Verdict::Stopped(code),
                 None => Verdict::from(o.passed()),
             }),

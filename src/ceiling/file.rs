@@ -1,68 +1,10 @@
-//! `ceiling.json`: the search's settings, every step's figures and the answer, written
-//! after every step (so a stopped search leaves what it measured) and read back by
-//! `compare`. Versioned by `schema_version`; docs/ceiling.md describes the fields.
-//! Also the terminal's step table and verdict.
+//! The search's words for people: the terminal's step table as it climbs and the verdict
+//! at the end (also the top of `report.html`). The file they come from, `ceiling.json`,
+//! is `summary::ceiling`'s (re-exported here).
 
-use super::step::StepFigures;
-use super::verdict::Answer;
 use crate::report::text::format_us;
-use anyhow::Context;
-use serde::{Deserialize, Serialize};
-use std::path::Path;
-
-/// The file's name in the ceiling's results folder.
-pub const FILE_NAME: &str = "ceiling.json";
-/// Bumped when a field changes meaning or goes away.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// How the search was run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    pub from_per_s: f64,
-    pub to_per_s: f64,
-    pub factor: f64,
-    pub step_s: f64,
-    pub warmup_s: f64,
-    pub resolution: f64,
-    pub slos: Vec<String>,
-    /// The target as the steps' `summary.json` names it (secrets redacted).
-    pub target: String,
-    pub server_cores: Option<f64>,
-}
-
-/// The whole of `ceiling.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CeilingFile {
-    pub schema_version: u32,
-    pub tool_version: String,
-    pub started_at: String,
-    pub settings: Settings,
-    pub steps: Vec<StepFigures>,
-    /// `None` until the search has an answer (no step done yet).
-    pub answer: Option<Answer>,
-    /// The search ran to its end (not stopped by a signal).
-    pub complete: bool,
-}
-
-impl CeilingFile {
-    /// Write it into `dir` (through a temporary file: a reader never sees half of it).
-    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        let path = dir.join(FILE_NAME);
-        let tmp = dir.join(format!("{FILE_NAME}.tmp"));
-        let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
-    }
-
-    /// Read `dir/ceiling.json`.
-    pub fn read(dir: &Path) -> anyhow::Result<CeilingFile> {
-        let path = dir.join(FILE_NAME);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a ceiling.json", path.display()))
-    }
-}
+use crate::summary::ceiling::{Answer, StepFigures};
+pub use crate::summary::ceiling::{CeilingFile, Settings, FILE_NAME, SCHEMA_VERSION};
 
 /// The step table's header (latencies are of `phase`).
 pub fn table_header(phase: &str) -> String {

@@ -25,7 +25,7 @@ use file::{CeilingFile, Settings};
 use search::Ladder;
 use std::path::PathBuf;
 use std::time::Duration;
-use step::{StepFigures, StepRun};
+use step::StepRun;
 
 /// The SLOs of a search that names none: sessions (every phase of one) within half a
 /// second at p99, and at most 1 % of requests failing.
@@ -161,7 +161,7 @@ async fn search(
         let index = u32::try_from(file.steps.len() + 1).unwrap_or(u32::MAX);
         let rel = step::folder(index, rate);
         let outcome = runner.measure(&dir.join(&rel), rate).await?;
-        let mut fig = StepFigures::of(&outcome.summary, rate, args.step, outcome.stopped_by);
+        let mut fig = step::figures(&outcome.summary, rate, args.step, outcome.stopped_by);
         fig.index = index;
         fig.stage = if measured.iter().all(|(_, ok)| *ok) {
             "ladder"

@@ -6,9 +6,8 @@
 use crate::cli::RunArgs;
 use crate::metrics::Phase;
 use crate::stop::StopReason;
-use crate::summary::soak::GeneratorLoad;
-use crate::summary::{Summary, ThresholdResult};
-use serde::{Deserialize, Serialize};
+pub use crate::summary::ceiling::{PhaseFigures, ServerLoad, StepFigures};
+use crate::summary::Summary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,64 +16,6 @@ use std::time::Duration;
 /// drain of the sessions in flight at its end included) than this share of the offered
 /// rate.
 pub const ACHIEVED_MIN: f64 = 0.95;
-
-/// Latency of one phase at one step (service time, as the SLOs read it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhaseFigures {
-    pub count: u64,
-    pub errors: u64,
-    pub p50_us: Option<u64>,
-    pub p95_us: Option<u64>,
-    pub p99_us: Option<u64>,
-}
-
-/// The server's load during a step, from the watched process (`--server-pid`,
-/// `--server-cgroup`, `--server-metrics`, or the built-in server's own process).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerLoad {
-    /// Mean CPU over the step's intervals, in cores.
-    pub cpu_cores: Option<f64>,
-    pub cpu_cores_max: Option<f64>,
-    pub threads_max: Option<f64>,
-    pub fds_max: Option<f64>,
-    pub rss_max_bytes: Option<f64>,
-}
-
-/// What the search keeps of one step.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StepFigures {
-    /// 1, 2, … in the order measured.
-    pub index: u32,
-    /// `ladder` or `bisect`.
-    pub stage: String,
-    pub offered_per_s: f64,
-    /// Sessions completed a second, over the step's length and its drain.
-    pub achieved_per_s: f64,
-    /// The step's results folder, relative to the ceiling's.
-    pub dir: String,
-    pub passed: bool,
-    /// Why it failed, in words (empty when it passed).
-    pub reasons: Vec<String>,
-    /// A signal cut the step short: it decides nothing.
-    pub interrupted: bool,
-    pub slos: Vec<ThresholdResult>,
-    pub started: u64,
-    pub completed: u64,
-    pub failed: u64,
-    pub unreachable: u64,
-    pub dropped: u64,
-    /// Failures by kind (`timeout`, `connect_failed`, `http_status:503` …).
-    pub failures: BTreeMap<String, u64>,
-    /// The first example of each failure kind (as `summary.json` keeps them: redacted).
-    pub failure_examples: BTreeMap<String, String>,
-    pub phases: BTreeMap<String, PhaseFigures>,
-    /// MCP requests a session made (every phase but the session, connection, close and
-    /// notification ones).
-    pub calls_per_session: f64,
-    pub server: ServerLoad,
-    /// `report::soak::generator` over the step.
-    pub generator: GeneratorLoad,
-}
 
 /// Phases that are not MCP requests.
 const NOT_CALLS: [Phase; 8] = [
@@ -88,95 +29,93 @@ const NOT_CALLS: [Phase; 8] = [
     Phase::Answer,
 ];
 
-impl StepFigures {
-    /// The figures of a step that offered `offered` sessions a second for `step`.
-    pub fn of(summary: &Summary, offered: f64, step: Duration, stopped: StopReason) -> StepFigures {
-        let s = &summary.sessions;
-        let dropped = summary.counters.get("dropped").copied().unwrap_or(0);
-        // Over the run's whole length, drain included: sessions a server queued past
-        // the step's end count at the rate it really finished them.
-        let secs = summary.run.duration_s.max(step.as_secs_f64()).max(1e-9);
-        let achieved = s.completed as f64 / secs;
-        let phases: BTreeMap<String, PhaseFigures> = summary
-            .phases
-            .iter()
-            .map(|(name, p)| {
-                let lat = p.service.as_ref();
-                let fig = PhaseFigures {
-                    count: p.count,
-                    errors: p.errors,
-                    p50_us: lat.map(|l| l.p50_us),
-                    p95_us: lat.map(|l| l.p95_us),
-                    p99_us: lat.map(|l| l.p99_us),
-                };
-                (name.clone(), fig)
-            })
-            .collect();
-        let calls: u64 = summary
-            .phases
-            .iter()
-            .filter(|(name, _)| Phase::from_name(name).is_some_and(|p| !NOT_CALLS.contains(&p)))
-            .map(|(_, p)| p.count)
-            .sum();
-        let reached = s.completed + s.failed;
-        let interrupted = matches!(stopped, StopReason::Signal(_));
-        let mut reasons: Vec<String> = summary
-            .thresholds
-            .iter()
-            .filter(|t| !t.passed)
-            .map(|t| format!("{}: {}", t.expression, t.observed_text))
-            .collect();
-        if dropped > 0 {
-            let cap = summary.run.load.max_in_flight.unwrap_or_default();
-            reasons.push(format!(
-                "{dropped} arrivals dropped at the in-flight cap ({cap})"
-            ));
-        }
-        if achieved < ACHIEVED_MIN * offered {
-            reasons.push(format!(
-                "achieved {achieved:.1}/s of {offered}/s offered ({:+.1}%)",
-                (achieved / offered - 1.0) * 100.0
-            ));
-        }
-        let server_inside = summary.soak.generator.server_inside;
-        StepFigures {
-            offered_per_s: offered,
-            achieved_per_s: (achieved * 10.0).round() / 10.0,
-            passed: reasons.is_empty() && !interrupted,
-            reasons,
-            interrupted,
-            slos: summary.thresholds.clone(),
-            started: s.started,
-            completed: s.completed,
-            failed: s.failed,
-            unreachable: s.unreachable,
-            dropped,
-            failures: summary.failures.clone(),
-            failure_examples: summary
-                .failure_examples
-                .iter()
-                .filter_map(|(k, v)| v.first().map(|e| (k.clone(), e.clone())))
-                .collect(),
-            phases,
-            calls_per_session: if reached > 0 {
-                calls as f64 / reached as f64
-            } else {
-                0.0
-            },
-            server: server_load(summary),
-            generator: crate::report::soak::generator(
-                &summary.resources,
-                0.0,
-                f64::INFINITY,
-                server_inside,
-            ),
-            ..StepFigures::default()
-        }
+/// The figures of a step that offered `offered` sessions a second for `step`.
+pub fn figures(
+    summary: &Summary,
+    offered: f64,
+    step: Duration,
+    stopped: StopReason,
+) -> StepFigures {
+    let s = &summary.sessions;
+    let dropped = summary.counters.get("dropped").copied().unwrap_or(0);
+    // Over the run's whole length, drain included: sessions a server queued past
+    // the step's end count at the rate it really finished them.
+    let secs = summary.run.duration_s.max(step.as_secs_f64()).max(1e-9);
+    let achieved = s.completed as f64 / secs;
+    let phases: BTreeMap<String, PhaseFigures> = summary
+        .phases
+        .iter()
+        .map(|(name, p)| {
+            let lat = p.service.as_ref();
+            let fig = PhaseFigures {
+                count: p.count,
+                errors: p.errors,
+                p50_us: lat.map(|l| l.p50_us),
+                p95_us: lat.map(|l| l.p95_us),
+                p99_us: lat.map(|l| l.p99_us),
+            };
+            (name.clone(), fig)
+        })
+        .collect();
+    let calls: u64 = summary
+        .phases
+        .iter()
+        .filter(|(name, _)| Phase::from_name(name).is_some_and(|p| !NOT_CALLS.contains(&p)))
+        .map(|(_, p)| p.count)
+        .sum();
+    let reached = s.completed + s.failed;
+    let interrupted = matches!(stopped, StopReason::Signal(_));
+    let mut reasons: Vec<String> = summary
+        .thresholds
+        .iter()
+        .filter(|t| !t.passed)
+        .map(|t| format!("{}: {}", t.expression, t.observed_text))
+        .collect();
+    if dropped > 0 {
+        let cap = summary.run.load.max_in_flight.unwrap_or_default();
+        reasons.push(format!(
+            "{dropped} arrivals dropped at the in-flight cap ({cap})"
+        ));
     }
-
-    /// p99 of `phase` at this step, µs.
-    pub fn p99(&self, phase: &str) -> Option<u64> {
-        self.phases.get(phase).and_then(|p| p.p99_us)
+    if achieved < ACHIEVED_MIN * offered {
+        reasons.push(format!(
+            "achieved {achieved:.1}/s of {offered}/s offered ({:+.1}%)",
+            (achieved / offered - 1.0) * 100.0
+        ));
+    }
+    let server_inside = summary.soak.generator.server_inside;
+    StepFigures {
+        offered_per_s: offered,
+        achieved_per_s: (achieved * 10.0).round() / 10.0,
+        passed: reasons.is_empty() && !interrupted,
+        reasons,
+        interrupted,
+        slos: summary.thresholds.clone(),
+        started: s.started,
+        completed: s.completed,
+        failed: s.failed,
+        unreachable: s.unreachable,
+        dropped,
+        failures: summary.failures.clone(),
+        failure_examples: summary
+            .failure_examples
+            .iter()
+            .filter_map(|(k, v)| v.first().map(|e| (k.clone(), e.clone())))
+            .collect(),
+        phases,
+        calls_per_session: if reached > 0 {
+            calls as f64 / reached as f64
+        } else {
+            0.0
+        },
+        server: server_load(summary),
+        generator: crate::report::soak::generator(
+            &summary.resources,
+            0.0,
+            f64::INFINITY,
+            server_inside,
+        ),
+        ..StepFigures::default()
     }
 }
 

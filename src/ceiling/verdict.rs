@@ -6,8 +6,8 @@
 //! server's CPU near its cores, else latency alone (queueing with idle CPU).
 
 use super::search::{bracket, Bracket};
-use super::step::StepFigures;
-use serde::{Deserialize, Serialize};
+use crate::summary::ceiling::StepFigures;
+pub use crate::summary::ceiling::{Answer, BoundKind};
 
 /// The server's CPU counts as saturated at this share of its cores.
 pub const CPU_BUSY: f64 = 0.85;
@@ -17,63 +17,6 @@ pub const KNEE_RATIO: f64 = 2.0;
 pub const KNEE_FLOOR_US: f64 = 1_000.0;
 /// Failed connects above this share of a step's sessions are a connection limit.
 pub const CONNECT_SHARE: f64 = 0.01;
-
-/// What bounds the ceiling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BoundKind {
-    /// The generator saturated (CPU or scheduler lag): the ceiling is a lower bound.
-    Generator,
-    /// Connects failed or a descriptor limit was reached.
-    Connections,
-    /// The server's CPU was near its cores.
-    ServerCpu,
-    /// Latency rose while the server's CPU stayed idle: queueing.
-    Queueing,
-    /// Latency rose; the server's CPU was not watched, so CPU and queueing cannot be told apart.
-    Latency,
-    /// Every step up to `--to` passed: no ceiling below it.
-    NotReached,
-    /// Even the lowest step failed.
-    BelowLowest,
-}
-
-impl BoundKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BoundKind::Generator => "generator",
-            BoundKind::Connections => "connections",
-            BoundKind::ServerCpu => "server CPU",
-            BoundKind::Queueing => "latency/queueing",
-            BoundKind::Latency => "latency",
-            BoundKind::NotReached => "not reached",
-            BoundKind::BelowLowest => "below the lowest step",
-        }
-    }
-}
-
-/// What the search found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
-    /// The highest rate that met every SLO (sessions/s).
-    pub ceiling_per_s: Option<f64>,
-    /// The MCP requests a second that rate implies (at that step's calls per session).
-    pub calls_per_s: Option<f64>,
-    /// The lowest rate that failed.
-    pub first_failing_per_s: Option<f64>,
-    /// The last rate before p99 (of `knee_phase`) rose steeply.
-    pub knee_per_s: Option<f64>,
-    pub knee_phase: String,
-    /// How the first failing step failed.
-    pub failures_past: Vec<String>,
-    pub bound: BoundKind,
-    /// The bound in words, with the figures behind it.
-    pub why: String,
-    /// The generator limited a step that decides the answer: the ceiling is at least this.
-    pub lower_bound: bool,
-    /// Other things worth knowing (e.g. the generator busy at a passing step).
-    pub notes: Vec<String>,
-}
 
 /// What the verdicts need besides the steps.
 #[derive(Debug, Clone, Default)]

@@ -162,7 +162,10 @@ mod tests {
         assert_eq!(clear(&out).expect("an earlier search's"), 3);
         std::fs::create_dir_all(out.join("steps/01-10")).expect("mkdir");
         std::fs::write(out.join("steps/01-10/notes.md"), "mine").expect("write");
-        assert!(clear(&out).is_err(), "a step folder with a file no run wrote");
+        assert!(
+            clear(&out).is_err(),
+            "a step folder with a file no run wrote"
+        );
         std::fs::remove_dir_all(out.join("steps")).expect("rm");
         assert_eq!(std::fs::read_dir(&out).expect("read").count(), 0);
         std::fs::write(out.join("notes.md"), "mine").expect("write");

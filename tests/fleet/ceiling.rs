@@ -44,7 +44,7 @@ fn handshake_profile() -> PathBuf {
 }
 
 async fn search(args: CeilingArgs) -> mcp_fleet::ceiling::CeilingOutcome {
-    tokio::time::timeout(SEARCH_LIMIT, mcp_fleet::ceiling(args))
+    tokio::time::timeout(SEARCH_LIMIT, mcp_fleet::ceiling::run(args))
         .await
         .expect("the search finished in time")
         .expect("the search could be done")

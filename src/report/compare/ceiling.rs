@@ -6,8 +6,8 @@
 //! one baseline search.
 
 use super::{Comparison, FailIf};
-use crate::ceiling::file::CeilingFile;
 use crate::plan::threshold::{split_number, split_op, Op, ThresholdError};
+use crate::summary::ceiling::{Answer, CeilingFile};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -50,13 +50,16 @@ impl Rule {
         let err = |problem: String| ThresholdError {
             text: text.to_string(),
             problem,
-            fix: "write FIGURE OP CHANGE%, e.g. 'ceiling < -10%' (figures: ceiling knee calls)".into(),
+            fix: "write FIGURE OP CHANGE%, e.g. 'ceiling < -10%' (figures: ceiling knee calls)"
+                .into(),
         };
         let (value, unit) = split_number(right)
             .filter(|_| right.starts_with(['+', '-']))
             .ok_or_else(|| err(format!("`{right}` is not a signed change, e.g. -10%")))?;
         if unit != "%" {
-            return Err(err(format!("`{right}`: a ceiling changes by a share, e.g. -10%")));
+            return Err(err(format!(
+                "`{right}`: a ceiling changes by a share, e.g. -10%"
+            )));
         }
         Ok(Rule::Ceiling(CeilingRule {
             text: text.trim().to_string(),
@@ -69,7 +72,7 @@ impl Rule {
 
 /// Whether `dir` holds a ceiling search.
 pub fn is_ceiling(dir: &Path) -> bool {
-    dir.join(crate::ceiling::file::FILE_NAME).is_file()
+    dir.join(crate::summary::ceiling::FILE_NAME).is_file()
 }
 
 /// Compare the searches in `base` and `new`.
@@ -86,7 +89,11 @@ pub fn compare(base: &Path, new: &Path, rules: &[Rule]) -> anyhow::Result<Compar
             Figure::Calls => a.calls_per_s,
         }
     };
-    let _ = writeln!(text, "{:<10} {:>12} {:>12} {:>9}", "", "base", "new", "change");
+    let _ = writeln!(
+        text,
+        "{:<10} {:>12} {:>12} {:>9}",
+        "", "base", "new", "change"
+    );
     for (name, which) in [
         ("ceiling/s", Figure::Ceiling),
         ("knee/s", Figure::Knee),
@@ -98,7 +105,12 @@ pub fn compare(base: &Path, new: &Path, rules: &[Rule]) -> anyhow::Result<Compar
             (Some(x), Some(y)) if x > 0.0 => format!("{:+.1}%", (y - x) / x * 100.0),
             _ => "–".into(),
         };
-        let _ = writeln!(text, "{name:<10} {:>12} {:>12} {change:>9}", shown(bv), shown(nv));
+        let _ = writeln!(
+            text,
+            "{name:<10} {:>12} {:>12} {change:>9}",
+            shown(bv),
+            shown(nv)
+        );
         for r in rules.iter().filter_map(|r| match r {
             Rule::Ceiling(c) if c.figure == which => Some(c),
             _ => None,
@@ -110,18 +122,33 @@ pub fn compare(base: &Path, new: &Path, rules: &[Rule]) -> anyhow::Result<Compar
                 _ => false,
             };
             if broke {
-                regressions.push(format!("{}: {} → {} ({change})", r.text, shown(bv), shown(nv)));
+                regressions.push(format!(
+                    "{}: {} → {} ({change})",
+                    r.text,
+                    shown(bv),
+                    shown(nv)
+                ));
             }
         }
     }
-    let bound = |a: &Option<crate::ceiling::verdict::Answer>| {
-        a.as_ref().map_or("–", |a| a.bound.name()).to_string()
-    };
-    let _ = writeln!(text, "{:<10} {:>12} {:>12}", "bound", bound(&ba), bound(&na));
-    let ceiling_rules = rules.iter().filter(|r| matches!(r, Rule::Ceiling(_))).count();
+    let bound = |a: &Option<Answer>| a.as_ref().map_or("–", |a| a.bound.name()).to_string();
+    let _ = writeln!(
+        text,
+        "{:<10} {:>12} {:>12}",
+        "bound",
+        bound(&ba),
+        bound(&na)
+    );
+    let ceiling_rules = rules
+        .iter()
+        .filter(|r| matches!(r, Rule::Ceiling(_)))
+        .count();
     if ceiling_rules > 0 {
         if regressions.is_empty() {
-            let _ = writeln!(text, "\nno regression of the ceiling ({ceiling_rules} rules)");
+            let _ = writeln!(
+                text,
+                "\nno regression of the ceiling ({ceiling_rules} rules)"
+            );
         } else {
             let _ = writeln!(text, "\nREGRESSIONS");
             for r in &regressions {
@@ -152,7 +179,11 @@ pub fn compare(base: &Path, new: &Path, rules: &[Rule]) -> anyhow::Result<Compar
             continue;
         };
         let c = super::compare(&bsum, &nsum, &step_rules);
-        let _ = writeln!(text, "\nat {}/s ({} → {}):", bs.offered_per_s, bs.dir, ns.dir);
+        let _ = writeln!(
+            text,
+            "\nat {}/s ({} → {}):",
+            bs.offered_per_s, bs.dir, ns.dir
+        );
         text.push_str(&c.text);
         regressions.extend(
             c.regressions
@@ -166,9 +197,7 @@ pub fn compare(base: &Path, new: &Path, rules: &[Rule]) -> anyhow::Result<Compar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ceiling::file::CeilingFile;
-    use crate::ceiling::step::StepFigures;
-    use crate::ceiling::verdict::{Answer, BoundKind};
+    use crate::summary::ceiling::{BoundKind, StepFigures};
 
     fn search(dir: &Path, ceiling: Option<f64>, knee: f64) {
         let f = CeilingFile {
@@ -212,18 +241,33 @@ mod tests {
 
     #[test]
     fn a_ceiling_that_fell_past_the_budget_is_a_regression_and_one_within_it_is_not() {
-        let (base, new) = (tempfile::tempdir().expect("tmp"), tempfile::tempdir().expect("tmp"));
+        let (base, new) = (
+            tempfile::tempdir().expect("tmp"),
+            tempfile::tempdir().expect("tmp"),
+        );
         search(base.path(), Some(200.0), 150.0);
         search(new.path(), Some(170.0), 150.0);
         let rule = |t: &str| Rule::parse(t).expect("rule");
         let c = compare(base.path(), new.path(), &[rule("ceiling < -10%")]).expect("compare");
         assert_eq!(c.regressions.len(), 1, "{}", c.text);
-        assert!(c.regressions[0].contains("200 → 170 (-15.0%)"), "{:?}", c.regressions);
+        assert!(
+            c.regressions[0].contains("200 → 170 (-15.0%)"),
+            "{:?}",
+            c.regressions
+        );
         assert!(c.text.contains("latency/queueing"), "{}", c.text);
-        let c = compare(base.path(), new.path(), &[rule("ceiling < -20%"), rule("knee < -10%")])
-            .expect("compare");
+        let c = compare(
+            base.path(),
+            new.path(),
+            &[rule("ceiling < -20%"), rule("knee < -10%")],
+        )
+        .expect("compare");
         assert!(c.regressions.is_empty(), "{}", c.text);
-        assert!(c.text.contains("no regression of the ceiling (2 rules)"), "{}", c.text);
+        assert!(
+            c.text.contains("no regression of the ceiling (2 rules)"),
+            "{}",
+            c.text
+        );
         // No ceiling at all now: the worst drop.
         search(new.path(), None, 150.0);
         let c = compare(base.path(), new.path(), &[rule("ceiling < -10%")]).expect("compare");
