@@ -193,10 +193,15 @@ pub struct CeilingArgs {
     /// 'error_rate < 1%'.
     #[arg(long = "slo", value_name = "EXPR", display_order = 1)]
     pub slos: Vec<String>,
-    /// The first rate of the ladder, e.g. 10/s.
+    /// What the ladder climbs: `rate` (open-model arrivals a second) or `clients`
+    /// (closed-model virtual clients, each running sessions back to back, for servers
+    /// whose users hold sessions open); --from and --to then count clients.
+    #[arg(long, value_name = "rate|clients", default_value = "rate", value_parser = ["rate", "clients"], display_order = 1)]
+    pub ladder: String,
+    /// The first rate of the ladder, e.g. 10/s (with --ladder clients: clients, e.g. 4).
     #[arg(long, value_name = "N/s", default_value = "10/s", display_order = 2)]
     pub from: String,
-    /// The highest rate the ladder tries, e.g. 10000/s.
+    /// The highest rate the ladder tries, e.g. 10000/s (or clients, e.g. 1000).
     #[arg(long, value_name = "N/s", default_value = "10000/s", display_order = 3)]
     pub to: String,
     /// Each rung of the ladder is this many times the one below.

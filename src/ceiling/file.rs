@@ -7,10 +7,10 @@ use crate::summary::ceiling::{Answer, StepFigures};
 pub use crate::summary::ceiling::{CeilingFile, Settings, FILE_NAME, SCHEMA_VERSION};
 
 /// The step table's header (latencies are of `phase`).
-pub fn table_header(phase: &str) -> String {
+pub fn table_header(phase: &str, clients: bool) -> String {
     format!(
         "{:>4}  {:<6}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}  {:>10}  {:>7}  {:>7}  verdict   (latency: {phase})",
-        "step", "stage", "offered/s", "achieved/s", "p50", "p95", "p99", "errors", "server CPU", "gen CPU", "lag p99"
+        "step", "stage", if clients { "clients" } else { "offered/s" }, "achieved/s", "p50", "p95", "p99", "errors", "server CPU", "gen CPU", "lag p99"
     )
 }
 
@@ -57,9 +57,15 @@ pub fn table_row(s: &StepFigures, phase: &str) -> String {
 }
 
 /// The verdict for people, several lines.
-pub fn verdict_text(a: &Answer) -> String {
+pub fn verdict_text(a: &Answer, clients: bool) -> String {
     let mut out = String::new();
+    let unit = if clients { "clients" } else { "sessions/s" };
     match (a.ceiling_per_s, a.calls_per_s) {
+        (Some(c), Some(calls)) if clients => out.push_str(&format!(
+            "ceiling: {}{c} clients ({} sessions/s, {calls} calls/s) met every SLO\n",
+            if a.lower_bound { "at least " } else { "" },
+            a.sessions_per_s.unwrap_or_default()
+        )),
         (Some(c), Some(calls)) => out.push_str(&format!(
             "ceiling: {}{c} sessions/s ({calls} calls/s) met every SLO\n",
             if a.lower_bound { "at least " } else { "" }
@@ -69,13 +75,13 @@ pub fn verdict_text(a: &Answer) -> String {
     }
     if let Some(f) = a.first_failing_per_s {
         out.push_str(&format!(
-            "first failing: {f} sessions/s — {}\n",
+            "first failing: {f} {unit} — {}\n",
             a.failures_past.join("; ")
         ));
     }
     match a.knee_per_s {
         Some(k) => out.push_str(&format!(
-            "knee: p99({}) rises steeply past {k} sessions/s\n",
+            "knee: p99({}) rises steeply past {k} {unit}\n",
             a.knee_phase
         )),
         None => out.push_str(&format!("knee: p99({}) never rose steeply\n", a.knee_phase)),

@@ -57,7 +57,7 @@ pub fn render(f: &CeilingFile) -> String {
         let _ = write!(
             b,
             "<h2>Answer</h2><pre style=\"white-space:pre-wrap\">{}</pre>",
-            esc(&file::verdict_text(a))
+            esc(&file::verdict_text(a, f.settings.ladder == "clients"))
         );
     }
     b.push_str("<h2>Latency against throughput</h2><div class=\"grid2\">");

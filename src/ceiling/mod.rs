@@ -65,12 +65,15 @@ impl CeilingOutcome {
 /// `mcp-fleet ceiling`.
 pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     refuse_run_flags(&args)?;
-    let ladder = Ladder::new(
-        search::parse_rate(&args.from, "--from")?,
-        search::parse_rate(&args.to, "--to")?,
-        args.factor,
-        search::parse_share(&args.resolution)?,
-    )?;
+    let ladder = Ladder {
+        whole: args.ladder == "clients",
+        ..Ladder::new(
+            search::parse_rate(&args.from, "--from")?,
+            search::parse_rate(&args.to, "--to")?,
+            args.factor,
+            search::parse_share(&args.resolution)?,
+        )?
+    };
     let slos = slos(&args)?;
     let knee_phase = knee_phase(&slos);
     let mut base = RunArgs {
@@ -81,7 +84,7 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     };
     base.overrides.thresholds = slos.iter().map(|t| t.text.clone()).collect();
     // The plan once, before anything starts: a bad profile or flag stops here (exit 2).
-    let plan = step_plan(&base, ladder.from, args.step)?;
+    let plan = step_plan(&base, ladder, args.step)?;
     let builtin = if plan.soak.server_inside {
         let b =
             server::BuiltIn::start(args.builtin_program.as_deref(), &builtin_flags(&plan)).await?;
@@ -106,7 +109,7 @@ async fn search(
     slos: &[Threshold],
     knee_phase: String,
 ) -> anyhow::Result<CeilingOutcome> {
-    let plan = step_plan(base, ladder.from, args.step)?;
+    let plan = step_plan(base, ladder, args.step)?;
     let dir = crate::results::folder::choose("ceiling", args.out.as_deref(), args.quiet)?;
     let pid = plan.watch.server_pids.first().copied();
     let ctx = verdict::Context {
@@ -121,6 +124,7 @@ async fn search(
             }),
         server_fd_limit: pid.and_then(server::fd_limit_of),
         knee_phase,
+        clients: ladder.whole,
     };
     let mut file = CeilingFile {
         schema_version: file::SCHEMA_VERSION,
@@ -136,6 +140,7 @@ async fn search(
             slos: slos.iter().map(|t| t.text.clone()).collect(),
             target: String::new(),
             server_cores: ctx.server_cores,
+            ladder: args.ladder.clone(),
         },
         ..CeilingFile::default()
     };
@@ -144,12 +149,16 @@ async fn search(
         .context("installing the signal handlers")?;
     if !args.quiet {
         describe(&file.settings, &ctx, &dir);
-        console::errln(format_args!("{}", file::table_header(&ctx.knee_phase)));
+        console::errln(format_args!(
+            "{}",
+            file::table_header(&ctx.knee_phase, ladder.whole)
+        ));
     }
     let runner = StepRun {
         base,
         warmup: args.step_warmup,
         step: args.step,
+        clients: ladder.whole,
     };
     let (mut signal, mut unreachable) = (None, false);
     let mut measured: Vec<(f64, bool)> = Vec::new();
@@ -161,7 +170,13 @@ async fn search(
         let index = u32::try_from(file.steps.len() + 1).unwrap_or(u32::MAX);
         let rel = step::folder(index, rate);
         let outcome = runner.measure(&dir.join(&rel), rate).await?;
-        let mut fig = step::figures(&outcome.summary, rate, args.step, outcome.stopped_by);
+        let mut fig = step::figures(
+            &outcome.summary,
+            rate,
+            args.step,
+            outcome.stopped_by,
+            ladder.whole,
+        );
         fig.index = index;
         fig.stage = if measured.iter().all(|(_, ok)| *ok) {
             "ladder"
@@ -260,10 +275,10 @@ fn knee_phase(slos: &[Threshold]) -> String {
         .unwrap_or_else(|| "session".into())
 }
 
-/// The plan of a step at `rate` (errors as `run` would give them).
-fn step_plan(base: &RunArgs, rate: f64, step: Duration) -> anyhow::Result<Plan> {
+/// The plan of the ladder's first step (errors as `run` would give them).
+fn step_plan(base: &RunArgs, ladder: Ladder, step: Duration) -> anyhow::Result<Plan> {
     let mut o = base.overrides.clone();
-    o.rate = Some(format!("{}/s", step::rate_name(rate)));
+    step::set_level(&mut o, ladder.from, ladder.whole);
     o.duration = Some(format!("{}ms", step.as_millis()));
     let source = Source::choose(base.profile.as_deref(), &o);
     Ok(Plan::from_source(&source, &o)?)
@@ -272,9 +287,9 @@ fn step_plan(base: &RunArgs, rate: f64, step: Duration) -> anyhow::Result<Plan> 
 /// What the search will do, on stderr.
 fn describe(s: &Settings, ctx: &verdict::Context, dir: &std::path::Path) {
     console::errln(format_args!(
-        "ceiling search: {}/s to {}/s ×{} per rung, then bisection to {:.0} %; {} s a step after a {} s warm-up",
-        s.from_per_s,
-        s.to_per_s,
+        "ceiling search: {} to {} ×{} per rung, then bisection to {:.0} %; {} s a step after a {} s warm-up",
+        ctx.level(s.from_per_s),
+        ctx.level(s.to_per_s),
         s.factor,
         s.resolution * 100.0,
         s.step_s,
@@ -297,7 +312,10 @@ fn print(file: &CeilingFile, dir: &std::path::Path, args: &CeilingArgs) {
         return;
     }
     if let Some(a) = &file.answer {
-        console::out(format_args!("{}", file::verdict_text(a)));
+        console::out(format_args!(
+            "{}",
+            file::verdict_text(a, file.settings.ladder == "clients")
+        ));
     }
     if !file.complete {
         console::outln(format_args!(

@@ -15,6 +15,8 @@ pub struct Ladder {
     pub factor: f64,
     /// Bisection stops when failing / passing ≤ 1 + this.
     pub resolution: f64,
+    /// Levels are whole numbers (clients), not rates to three figures.
+    pub whole: bool,
 }
 
 /// Why a ladder cannot be climbed.
@@ -50,14 +52,24 @@ impl Ladder {
             to,
             factor,
             resolution,
+            whole: false,
         })
+    }
+
+    /// A level as the ladder writes it.
+    fn level(&self, x: f64) -> f64 {
+        if self.whole {
+            x.round().max(1.0)
+        } else {
+            round(x)
+        }
     }
 
     /// The rate to measure after `steps` (each `(rate, passed)`, in the order measured),
     /// or `None` when the search is over.
     pub fn next(&self, steps: &[(f64, bool)]) -> Option<f64> {
         let Some(&(last, _)) = steps.last() else {
-            return Some(round(self.from));
+            return Some(self.level(self.from));
         };
         match bracket(steps) {
             // Climbing: every step so far passed.
@@ -65,14 +77,14 @@ impl Ladder {
                 if last >= self.to * (1.0 - 1e-9) {
                     return None;
                 }
-                Some(round((last * self.factor).min(self.to)))
+                Some(self.level((last * self.factor).min(self.to)))
             }
             Bracket::NonePassed => None,
             Bracket::Between { passed, failed } => {
                 if failed / passed <= 1.0 + self.resolution {
                     return None;
                 }
-                let mid = round((passed * failed).sqrt());
+                let mid = self.level((passed * failed).sqrt());
                 // Rounding can land on a rate already measured: then it is as close as
                 // the rates can be written.
                 (mid > passed && mid < failed).then_some(mid)

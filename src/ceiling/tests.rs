@@ -47,6 +47,24 @@ fn the_ladder_stops_at_its_top_and_at_a_failing_first_step() {
 }
 
 #[test]
+fn a_ladder_of_clients_climbs_in_whole_clients() {
+    let ladder = Ladder {
+        whole: true,
+        ..Ladder::new(1.0, 64.0, 2.0, 0.05).expect("ladder")
+    };
+    let steps = climb(&ladder, 9.0);
+    assert!(steps.iter().all(|(n, _)| n.fract() == 0.0), "{steps:?}");
+    assert_eq!(
+        search::bracket(&steps),
+        search::Bracket::Between {
+            passed: 9.0,
+            failed: 10.0
+        },
+        "{steps:?}"
+    );
+}
+
+#[test]
 fn bad_ladders_and_rates_are_refused_and_rates_round_to_three_figures() {
     assert!(Ladder::new(0.0, 10.0, 2.0, 0.05).is_err());
     assert!(Ladder::new(10.0, 5.0, 2.0, 0.05).is_err());
@@ -125,6 +143,7 @@ fn ctx() -> Context {
         server_cores: Some(2.0),
         server_fd_limit: Some(1024),
         knee_phase: "initialize".into(),
+        clients: false,
     }
 }
 
@@ -313,7 +332,7 @@ fn the_report_draws_a_chart_per_phase_and_the_file_round_trips() {
         super::file::CeilingFile::read(dir.path()).expect("read"),
         file
     );
-    let text = super::file::verdict_text(file.answer.as_ref().expect("answer"));
+    let text = super::file::verdict_text(file.answer.as_ref().expect("answer"), false);
     assert!(
         text.starts_with("ceiling: 150 sessions/s (600 calls/s)"),
         "{text}"

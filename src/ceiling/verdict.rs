@@ -27,6 +27,19 @@ pub struct Context {
     pub server_fd_limit: Option<u64>,
     /// The phase whose p99 shows the knee.
     pub knee_phase: String,
+    /// The ladder is of closed-model clients (`--ladder clients`), not of rates.
+    pub clients: bool,
+}
+
+impl Context {
+    /// A level of the ladder for people: `40/s`, or `40 clients`.
+    pub fn level(&self, x: f64) -> String {
+        if self.clients {
+            format!("{x} clients")
+        } else {
+            format!("{x}/s")
+        }
+    }
 }
 
 /// The answer of `steps` (interrupted ones are left out).
@@ -45,8 +58,8 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
     for s in &done {
         if s.generator.bottleneck && Some(s.offered_per_s) != failing {
             notes.push(format!(
-                "the generator was busy at {}/s too: {}",
-                s.offered_per_s,
+                "the generator was busy at {} too: {}",
+                ctx.level(s.offered_per_s),
                 s.generator.reasons.join("; ")
             ));
         }
@@ -56,8 +69,8 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
         None => (
             BoundKind::NotReached,
             format!(
-                "every step up to {}/s met the SLOs: raise --to to find the ceiling",
-                ceiling.unwrap_or_default()
+                "every step up to {} met the SLOs: raise --to to find the ceiling",
+                ctx.level(ceiling.unwrap_or_default())
             ),
             best.is_some_and(|s| s.generator.bottleneck),
         ),
@@ -77,7 +90,21 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
     };
     Answer {
         ceiling_per_s: ceiling,
-        calls_per_s: best.map(|s| (s.offered_per_s * s.calls_per_session * 10.0).round() / 10.0),
+        sessions_per_s: best.map(|s| {
+            if ctx.clients {
+                s.achieved_per_s
+            } else {
+                s.offered_per_s
+            }
+        }),
+        calls_per_s: best.map(|s| {
+            let sessions = if ctx.clients {
+                s.achieved_per_s
+            } else {
+                s.offered_per_s
+            };
+            (sessions * s.calls_per_session * 10.0).round() / 10.0
+        }),
         first_failing_per_s: failing,
         knee_per_s: knee(&done, &ctx.knee_phase),
         knee_phase: ctx.knee_phase.clone(),
@@ -91,12 +118,12 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
 
 /// What bounds the search at the failing step `d`; `base` is the lowest step.
 fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (BoundKind, String) {
-    let rate = d.offered_per_s;
+    let rate = ctx.level(d.offered_per_s);
     if d.generator.bottleneck {
         return (
             BoundKind::Generator,
             format!(
-                "the generator was the bottleneck at {rate}/s ({}): the ceiling is a lower bound; spread the load over processes or machines (run --processes N, or shards: docs/scaling-out.md)",
+                "the generator was the bottleneck at {rate} ({}): the ceiling is a lower bound; spread the load over processes or machines (run --processes N, or shards: docs/scaling-out.md)",
                 d.generator.reasons.join("; ")
             ),
         );
@@ -110,14 +137,14 @@ fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (Boun
             .unwrap_or_default();
         return (
             BoundKind::Connections,
-            format!("{connects} connects failed at {rate}/s{example}"),
+            format!("{connects} connects failed at {rate}{example}"),
         );
     }
     if let (Some(fds), Some(limit)) = (d.server.fds_max, ctx.server_fd_limit) {
         if limit > 0 && fds >= 0.9 * limit as f64 {
             return (
                 BoundKind::Connections,
-                format!("the server held {fds:.0} descriptors of its limit of {limit} at {rate}/s: raise its `ulimit -n`"),
+                format!("the server held {fds:.0} descriptors of its limit of {limit} at {rate}: raise its `ulimit -n`"),
             );
         }
     }
@@ -130,10 +157,11 @@ fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (Boun
         p99(d),
     ) {
         (Some((r0, p0)), Some(p1)) => format!(
-            "p99({}) went from {p0} at {r0}/s to {p1} at {rate}/s",
-            ctx.knee_phase
+            "p99({}) went from {p0} at {} to {p1} at {rate}",
+            ctx.knee_phase,
+            ctx.level(r0)
         ),
-        _ => format!("the SLOs broke at {rate}/s"),
+        _ => format!("the SLOs broke at {rate}"),
     };
     let gen = d
         .generator
@@ -144,7 +172,7 @@ fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (Boun
     match (d.server.cpu_cores, ctx.server_cores) {
         (Some(cpu), Some(cores)) if cpu >= CPU_BUSY * cores => (
             BoundKind::ServerCpu,
-            format!("the server used {cpu:.2} of its {cores} cores at {rate}/s{extras}{gen}: its CPU is the limit"),
+            format!("the server used {cpu:.2} of its {cores} cores at {rate}{extras}{gen}: its CPU is the limit"),
         ),
         (Some(cpu), Some(cores)) => (
             BoundKind::Queueing,

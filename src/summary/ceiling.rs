@@ -29,6 +29,14 @@ pub struct Settings {
     /// The target as the steps' `summary.json` names it (secrets redacted).
     pub target: String,
     pub server_cores: Option<f64>,
+    /// `rate` (open-model arrival rates) or `clients` (closed-model clients): what the
+    /// levels (`offered_per_s`, `ceiling_per_s` …) count.
+    #[serde(default = "rate_ladder")]
+    pub ladder: String,
+}
+
+fn rate_ladder() -> String {
+    "rate".into()
 }
 
 /// The whole of `ceiling.json`.
@@ -167,8 +175,12 @@ impl BoundKind {
 /// What the search found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
-    /// The highest rate that met every SLO (sessions/s).
+    /// The highest rate that met every SLO (sessions/s; with `--ladder clients`, the
+    /// most clients, as every level of that ladder is).
     pub ceiling_per_s: Option<f64>,
+    /// Sessions a second at the ceiling (the rate itself, or the clients' achieved rate).
+    #[serde(default)]
+    pub sessions_per_s: Option<f64>,
     /// The MCP requests a second that rate implies (at that step's calls per session).
     pub calls_per_s: Option<f64>,
     /// The lowest rate that failed.

@@ -50,25 +50,9 @@ async fn search(args: CeilingArgs) -> mcp_fleet::ceiling::CeilingOutcome {
         .expect("the search could be done")
 }
 
-#[tokio::test]
-async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
-    let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
-    let out = tempfile::tempdir().expect("tempdir");
-    let mut args = search_args(Some(served.url()), Some(served.pid()), out.path().into());
-    // Handshakes only: the generator's share of this (shared, debug-built) machine stays
-    // small, as the server's capacity is what is measured.
-    args.profile = Some(handshake_profile());
-    let o = search(args).await;
-    let a = o.file.answer.clone().expect("an answer");
-    let ceiling = a.ceiling_per_s.expect("a ceiling");
-    // 4 workers × 20 ms = 200/s; short steps and a loaded test machine: a loose band (the
-    // ±10 % figures are benches/ceiling.sh's).
-    assert!(
-        (120.0..=240.0).contains(&ceiling),
-        "ceiling {ceiling}: {:#?}",
-        o.file.steps
-    );
-    assert!(a.first_failing_per_s.expect("a failing rate") > ceiling);
+/// The verdict on a server that queues with CPU to spare: queueing — never the CPU.
+fn assert_queueing(o: &mcp_fleet::ceiling::CeilingOutcome) {
+    let a = o.file.answer.as_ref().expect("an answer");
     assert_ne!(a.bound, BoundKind::ServerCpu, "never the CPU: {}", a.why);
     if a.bound == BoundKind::Generator {
         // A machine busy with other work (other tests, other builds) delays the
@@ -88,6 +72,28 @@ async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
         assert!(!a.lower_bound, "not the generator: {}", a.why);
         assert!(a.why.contains("queue"), "{}", a.why);
     }
+}
+
+#[tokio::test]
+async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
+    let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut args = search_args(Some(served.url()), Some(served.pid()), out.path().into());
+    // Handshakes only: the generator's share of this (shared, debug-built) machine stays
+    // small, as the server's capacity is what is measured.
+    args.profile = Some(handshake_profile());
+    let o = search(args).await;
+    let a = o.file.answer.clone().expect("an answer");
+    let ceiling = a.ceiling_per_s.expect("a ceiling");
+    // 4 workers × 20 ms = 200/s; short steps and a loaded test machine: a loose band (the
+    // ±10 % figures are benches/ceiling.sh's).
+    assert!(
+        (120.0..=240.0).contains(&ceiling),
+        "ceiling {ceiling}: {:#?}",
+        o.file.steps
+    );
+    assert!(a.first_failing_per_s.expect("a failing rate") > ceiling);
+    assert_queueing(&o);
     assert!(a.knee_per_s.is_some_and(|k| k <= ceiling * 1.05), "{a:?}");
     assert!(o.passed() && o.exit_code().is_none() && o.file.complete);
     // Every step is a run of its own: its summary, histograms and state are kept.
@@ -117,6 +123,38 @@ async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
     );
     let page = std::fs::read_to_string(out.path().join("report.html")).expect("report.html");
     assert!(page.contains("initialize: latency") && page.contains("SLO p99(initialize)"));
+}
+
+#[tokio::test]
+async fn a_ladder_of_clients_finds_how_many_the_workers_serve_in_time() {
+    let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut args = search_args(Some(served.url()), Some(served.pid()), out.path().into());
+    args.profile = Some(handshake_profile());
+    (args.ladder, args.from, args.to) = ("clients".into(), "1".into(), "64".into());
+    args.slos = vec!["p99(initialize) < 50ms".into()];
+    let o = search(args).await;
+    let a = o.file.answer.clone().expect("an answer");
+    // 4 workers of 20 ms: up to 8 clients wait at most one round (p99 ≈ 40 ms), 9 and
+    // more two (≈ 60 ms). A loaded machine adds its own delay: a loose band.
+    let ceiling = a.ceiling_per_s.expect("a ceiling");
+    assert!(
+        (3.0..=12.0).contains(&ceiling),
+        "{ceiling} clients: {:#?}",
+        o.file.steps
+    );
+    assert!(o.file.steps.iter().all(|s| s.offered_per_s.fract() == 0.0));
+    assert!(a.sessions_per_s.is_some_and(|r| r > 20.0), "{a:?}");
+    assert_eq!(o.file.settings.ladder, "clients");
+    let first = out.path().join(&o.file.steps[0].dir).join("summary.json");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first).expect("summary")).expect("json");
+    assert_eq!(
+        summary["run"]["load"]["model"], "closed",
+        "{}",
+        summary["run"]["load"]
+    );
+    assert_queueing(&o);
 }
 
 #[tokio::test]

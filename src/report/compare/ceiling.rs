@@ -210,6 +210,7 @@ mod tests {
             }],
             answer: Some(Answer {
                 ceiling_per_s: ceiling,
+                sessions_per_s: ceiling,
                 calls_per_s: ceiling.map(|c| c * 2.0),
                 first_failing_per_s: Some(300.0),
                 knee_per_s: Some(knee),
