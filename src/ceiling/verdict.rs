@@ -54,15 +54,32 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
     };
     let best = ceiling.and_then(at);
     let decider = failing.and_then(at);
+    // One note for every other step the generator limited, not one a step.
+    let mut busy: Vec<&StepFigures> = done
+        .iter()
+        .copied()
+        .filter(|s| s.generator.bottleneck && Some(s.offered_per_s) != failing)
+        .collect();
+    busy.sort_by(|a, b| a.offered_per_s.total_cmp(&b.offered_per_s));
     let mut notes = Vec::new();
-    for s in &done {
-        if s.generator.bottleneck && Some(s.offered_per_s) != failing {
-            notes.push(format!(
-                "the generator was busy at {} too: {}",
-                ctx.level(s.offered_per_s),
-                s.generator.reasons.join("; ")
-            ));
-        }
+    if !busy.is_empty() {
+        let levels: Vec<String> = busy.iter().map(|s| ctx.level(s.offered_per_s)).collect();
+        let lag = busy
+            .iter()
+            .filter_map(|s| s.generator.lag_p99_ms)
+            .reduce(f64::max)
+            .map(|ms| format!(", scheduler lag p99 up to {ms:.1} ms"))
+            .unwrap_or_default();
+        let cpu = busy
+            .iter()
+            .filter_map(|s| s.generator.cpu_share_max)
+            .reduce(f64::max)
+            .map(|c| format!(", CPU share up to {:.0} %", c * 100.0))
+            .unwrap_or_default();
+        notes.push(format!(
+            "the generator was busy at {} too{lag}{cpu}: those steps' timings include its own delay",
+            levels.join(", ")
+        ));
     }
     let (bound, why, lower_bound) = match decider {
         None if done.is_empty() => (BoundKind::NotReached, "no step was measured".into(), false),
