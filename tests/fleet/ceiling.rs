@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// One search at a time: each loads the machine, and the figures are the point.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Upper bound on one search in these tests.
 const SEARCH_LIMIT: Duration = Duration::from_secs(120);
 
@@ -46,6 +49,7 @@ fn handshake_profile() -> PathBuf {
 }
 
 async fn search(args: CeilingArgs) -> mcp_fleet::ceiling::CeilingOutcome {
+    let _one = ONE_AT_A_TIME.lock().await;
     tokio::time::timeout(SEARCH_LIMIT, mcp_fleet::ceiling::run(args))
         .await
         .expect("the search finished in time")
@@ -86,18 +90,27 @@ async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
     args.profile = Some(handshake_profile());
     let o = search(args).await;
     let a = o.file.answer.clone().expect("an answer");
-    let ceiling = a.ceiling_per_s.expect("a ceiling");
+    assert_queueing(&o);
     // 4 workers × 20 ms = 200/s; short steps and a loaded test machine: a loose band (the
-    // ±10 % figures are benches/ceiling.sh's).
+    // ±10 % figures are benches/ceiling.sh's). A search the generator limited says its
+    // figure is only a lower bound, and is held to no more.
+    let ceiling = a.ceiling_per_s.unwrap_or_default();
+    let band = if a.lower_bound {
+        0.0..=240.0
+    } else {
+        120.0..=240.0
+    };
     assert!(
-        (120.0..=240.0).contains(&ceiling),
+        band.contains(&ceiling),
         "ceiling {ceiling}: {:#?}",
         o.file.steps
     );
     assert!(a.first_failing_per_s.expect("a failing rate") > ceiling);
-    assert_queueing(&o);
-    assert!(a.knee_per_s.is_some_and(|k| k <= ceiling * 1.05), "{a:?}");
-    assert!(o.passed() && o.exit_code().is_none() && o.file.complete);
+    if !a.lower_bound {
+        assert!(a.knee_per_s.is_some_and(|k| k <= ceiling * 1.05), "{a:?}");
+        assert!(o.passed() && o.exit_code().is_none());
+    }
+    assert!(o.file.complete);
     // Every step is a run of its own: its summary, histograms and state are kept.
     for s in &o.file.steps {
         let dir = out.path().join(&s.dir);
@@ -138,15 +151,24 @@ async fn a_ladder_of_clients_finds_how_many_the_workers_serve_in_time() {
     let o = search(args).await;
     let a = o.file.answer.clone().expect("an answer");
     // 4 workers of ~21 ms: up to 16 clients wait at most four rounds (p99 ≈ 85 ms), 17
-    // and more five (≈ 105 ms). A loaded machine adds its own delay: a loose band.
-    let ceiling = a.ceiling_per_s.expect("a ceiling");
+    // and more five (≈ 105 ms). A loaded machine adds its own delay: a loose band, or
+    // only an upper one for a lower bound.
+    let ceiling = a.ceiling_per_s.unwrap_or_default();
+    let band = if a.lower_bound {
+        0.0..=24.0
+    } else {
+        6.0..=24.0
+    };
     assert!(
-        (6.0..=24.0).contains(&ceiling),
+        band.contains(&ceiling),
         "{ceiling} clients: {:#?}",
         o.file.steps
     );
     assert!(o.file.steps.iter().all(|s| s.offered_per_s.fract() == 0.0));
-    assert!(a.sessions_per_s.is_some_and(|r| r > 20.0), "{a:?}");
+    assert!(
+        a.lower_bound || a.sessions_per_s.is_some_and(|r| r > 20.0),
+        "{a:?}"
+    );
     assert_eq!(o.file.settings.ladder, "clients");
     let first = out.path().join(&o.file.steps[0].dir).join("summary.json");
     let summary: serde_json::Value =
@@ -184,6 +206,7 @@ async fn the_built_in_server_runs_apart_and_is_watched_at_every_step() {
 
 #[test]
 fn even_the_lowest_step_failing_exits_1_and_run_flags_are_refused() {
+    let _one = ONE_AT_A_TIME.blocking_lock();
     let served = Served::start(&["--workers", "1", "--service-time", "20ms"]);
     let out = tempfile::tempdir().expect("tempdir");
     let status = fleet_command()
@@ -227,6 +250,7 @@ fn even_the_lowest_step_failing_exits_1_and_run_flags_are_refused() {
 
 #[test]
 fn sigint_writes_the_steps_so_far_and_exits_130() {
+    let _one = ONE_AT_A_TIME.blocking_lock();
     let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
     let out = tempfile::tempdir().expect("tempdir");
     let mut child = fleet_command()
