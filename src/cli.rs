@@ -104,6 +104,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results folders phase by phase; optionally fail on regressions.
     Compare(CompareArgs),
+    /// Find the highest session rate a server takes within its SLOs (a ladder of open-model
+    /// steps, then a bisection), and say what bounds it: the server's CPU, connections,
+    /// queueing, or the generator itself.
+    Ceiling(Box<CeilingArgs>),
     /// Merge the results folders of a sharded run (`run --shard`) into one exact report;
     /// exit 1 when a threshold fails on the merged figures, 2 when a shard is missing.
     Merge(MergeArgs),
@@ -159,6 +163,76 @@ pub struct RunArgs {
     /// The mcp-fleet program that serves the built-in server over stdio (`PROGRAM serve
     /// --stdio`); None: this program. Not a flag: callers of the library whose own
     /// executable is something else (the integration tests) name the binary here.
+    #[arg(skip)]
+    pub builtin_program: Option<PathBuf>,
+}
+
+/// `ceiling --help`'s closing section: what the search does and what the exit code says.
+const CEILING_AFTER_HELP: &str = "\
+The search: open-model steps at --from, --from × --factor, … up to --to, each held --step
+after --step-warmup (left out of its figures), until one fails; then a bisection between
+the last passing and the first failing rate, to --resolution. A step fails when an SLO
+breaks, when arrivals are dropped at --max-in-flight, or when the achieved rate falls
+more than 5 % short of the offered one. Every step is a `run` of its own, kept under
+steps/ in the results folder beside ceiling.json and report.html.
+
+Exit codes:
+  0        a ceiling was found (or every step up to --to passed)
+  1        even the lowest step failed its SLOs
+  2        the search could not be done (a bad flag or profile, the target unreachable)
+  128 + N  stopped by signal N (130 Ctrl-C, 143 SIGTERM), after writing the steps so far";
+
+#[derive(Debug, Default, Args)]
+#[command(after_help = CEILING_AFTER_HELP)]
+pub struct CeilingArgs {
+    /// Profile file (TOML): the sessions to run at each step. Without it: the default
+    /// session against --target (or the built-in server, started in a process of its own).
+    pub profile: Option<PathBuf>,
+    /// A service level each step must meet (repeatable), in the threshold grammar, e.g.
+    /// 'p99(initialize) < 50ms', 'error_rate < 1%'. Default: 'p99(session) < 500ms' and
+    /// 'error_rate < 1%'.
+    #[arg(long = "slo", value_name = "EXPR", display_order = 1)]
+    pub slos: Vec<String>,
+    /// What the ladder climbs: `rate` (open-model arrivals a second) or `clients`
+    /// (closed-model virtual clients, each running sessions back to back, for servers
+    /// whose users hold sessions open); --from and --to then count clients.
+    #[arg(long, value_name = "rate|clients", default_value = "rate", value_parser = ["rate", "clients"], display_order = 1)]
+    pub ladder: String,
+    /// The first rate of the ladder, e.g. 10/s (with --ladder clients: clients, e.g. 4).
+    #[arg(long, value_name = "N/s", default_value = "10/s", display_order = 2)]
+    pub from: String,
+    /// The highest rate the ladder tries, e.g. 10000/s (or clients, e.g. 1000).
+    #[arg(long, value_name = "N/s", default_value = "10000/s", display_order = 3)]
+    pub to: String,
+    /// Each rung of the ladder is this many times the one below.
+    #[arg(long, value_name = "X", default_value_t = 2.0, display_order = 4)]
+    pub factor: f64,
+    /// How long each step is measured, e.g. 10s.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration, display_order = 5)]
+    pub step: std::time::Duration,
+    /// Load at the step's rate before it is measured (its figures are left out), e.g. 2s;
+    /// 0s for none.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = humantime::parse_duration, display_order = 6)]
+    pub step_warmup: std::time::Duration,
+    /// Bisect until the last passing and the first failing rate are this close, e.g. 5%.
+    #[arg(long, value_name = "PCT", default_value = "5%", display_order = 7)]
+    pub resolution: String,
+    /// The cores the server may use, for the CPU verdict. Default: the watched server
+    /// process's CPU affinity, else this machine's cores.
+    #[arg(long, value_name = "N", display_order = 8)]
+    pub server_cores: Option<f64>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Results folder. Default: results/ceiling-<time>.
+    #[arg(long, value_name = "DIR", display_order = 100)]
+    pub out: Option<PathBuf>,
+    /// Print only the results folder's path and errors.
+    #[arg(long, short, display_order = 101)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// The mcp-fleet program that serves the built-in server (`PROGRAM serve --http`);
+    /// None: this program. Not a flag (see `RunArgs::builtin_program`).
     #[arg(skip)]
     pub builtin_program: Option<PathBuf>,
 }
@@ -295,6 +369,15 @@ pub struct ServeArgs {
     /// one process, so this suits WebSocket sessions (one connection each).
     #[arg(long, requires = "http")]
     pub reuse_port: bool,
+    /// Capacity knob: handshakes (initialize, server/discover) wait for one of N workers
+    /// and hold it for --service-time, so the server takes at most N / T handshakes a
+    /// second whatever the CPU (a known answer for `ceiling`).
+    #[arg(long, value_name = "N", requires = "service_time", value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: Option<u32>,
+    /// With --workers: how long each handshake holds its worker, e.g. 20ms (no CPU
+    /// burnt: it waits).
+    #[arg(long, value_name = "DURATION", requires = "workers", value_parser = humantime::parse_duration)]
+    pub service_time: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Default, Args)]

@@ -13,8 +13,9 @@
 //!
 //! [`run`] is that pipeline, in named steps; [`serve`] runs the built-in reference
 //! server; [`validate`] stops after the plan; [`report`] and [`compare`] read results
-//! folders.
+//! folders; `mcp-fleet ceiling` (its own module) searches in steps of [`run_slice`].
 
+pub mod ceiling;
 pub mod cli;
 pub mod client;
 pub mod conformance;
@@ -75,17 +76,26 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
     if let Some(n) = args.processes {
         return run_processes(&args, n).await;
     }
+    let outcome = run_slice(&args).await?;
+    print_summary(&outcome.summary, &outcome.results_dir, &args);
+    Ok(outcome)
+}
+
+/// One run (this process's shard of it) with its results written but not printed: the
+/// body of [`run`], and each step of a `mcp-fleet ceiling` search, so a step's figures are
+/// exactly those `run` would give.
+pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     // The shard and the start time first: a bad one stops the run before anything starts.
-    let (shard, start_at) = shard_and_start(&args)?;
+    let (shard, start_at) = shard_and_start(args)?;
     let Prepared {
         plan,
         targets,
         dir,
         metrics,
-    } = prepare(&args, shard, start_at.as_ref()).await?;
+    } = prepare(args, shard, start_at.as_ref()).await?;
     let instruments = Instruments::start(
         &plan,
-        instruments_options(&args, metrics),
+        instruments_options(args, metrics),
         &dir,
         &targets.children,
         start_at.as_ref().map(|a| a.at),
@@ -120,7 +130,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<RunOutcome> {
 
     let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
     let summary = results::write_end(&run, &measured, &stopped_by)?;
-    print_summary(&summary, &dir, &args);
     Ok(RunOutcome {
         summary,
         results_dir: dir,
@@ -359,10 +368,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         auth,
         tasks: args.tasks,
         reuse_port: args.reuse_port,
+        capacity: args.workers.zip(args.service_time),
         ..Default::default()
     };
     match args.http {
         Some(addr) => {
+            let capacity = opts.capacity;
             let server = server::spawn_http(addr, opts)
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
@@ -373,6 +384,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 server.addr,
                 server.addr
             ));
+            if let Some((n, t)) = capacity {
+                let per_s = server::capacity::Capacity::new(n, t).per_s();
+                console::errln(format_args!(
+                    "  capacity: {n} workers × {} per handshake = {per_s:.0} handshakes/s",
+                    humantime::format_duration(t)
+                ));
+            }
             let _ = tokio::signal::ctrl_c().await;
             server.shutdown().await;
             Ok(())
@@ -397,6 +415,18 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
 
 /// `mcp-fleet compare BASE NEW`: print the deltas; false when a `--fail-if` rule matched.
 pub fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+    use report::compare::ceiling as searches;
+    if searches::is_ceiling(&args.base) && searches::is_ceiling(&args.new) {
+        let rules = args
+            .fail_if
+            .iter()
+            .map(|t| searches::Rule::parse(t))
+            .collect::<Result<Vec<_>, _>>()
+            .context("--fail-if")?;
+        let c = searches::compare(&args.base, &args.new, &rules)?;
+        console::out(format_args!("{}", c.text));
+        return Ok(c.regressions.is_empty());
+    }
     let rules = args
         .fail_if
         .iter()

@@ -71,6 +71,10 @@ fn main() -> ExitCode {
                     }
                 })
             }
+            Command::Ceiling(args) => mcp_fleet::ceiling::run(*args).await.map(|o| match o.exit_code() {
+                Some(code) => Verdict::Stopped(code),
+                None => Verdict::from(o.passed()),
+            }),
             Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| Verdict::Passed),
             Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|shown| {
                 console::out(format_args!("{}", shown.text));

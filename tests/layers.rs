@@ -58,8 +58,9 @@ const LAYERS: &[&[&str]] = &[
     &["processes"],
     // The crate root: `run`, `serve`, `validate`, `report`, `compare`.
     &["lib"],
-    // `inspect` reuses the root's way from the command line to a plan.
-    &["inspect"],
+    // `inspect` reuses the root's way from the command line to a plan; `ceiling` runs
+    // steps of the root's `run_slice`.
+    &["inspect", "ceiling"],
 ];
 
 /// The reference server is its own stack beside the pipeline: it uses only these…

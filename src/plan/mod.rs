@@ -17,7 +17,7 @@ mod load;
 mod overrides;
 mod pause;
 mod persona;
-mod quantity;
+pub mod quantity;
 mod reply;
 mod scenario;
 mod secrets;

@@ -11,6 +11,7 @@ use crate::summary::{PhaseSummary, Summary, ToolAcceptance};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+pub mod ceiling;
 mod noise;
 mod robustness;
 pub use robustness::robustness_losses;

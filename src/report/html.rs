@@ -40,7 +40,7 @@ pub struct ReportInput<'a> {
 }
 
 /// Escape text for HTML.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -60,6 +60,20 @@ pub fn render(input: &ReportInput<'_>) -> String {
             ("{{BODY}}", &body(s, input.profile_toml.as_deref(), &charts)),
             ("{{SCRIPT}}", SCRIPT),
             ("{{DATA}}", &data),
+        ],
+    )
+}
+
+/// A page of this style around `body` (HTML, no charts of the script): `ceiling`'s
+/// report, whose pictures are inline SVG.
+pub(crate) fn page(title: &str, body: &str) -> String {
+    fill(
+        TEMPLATE,
+        &[
+            ("{{TITLE}}", &esc(title)),
+            ("{{BODY}}", body),
+            ("{{SCRIPT}}", ""),
+            ("{{DATA}}", "{}"),
         ],
     )
 }

@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// What an earlier run left in a folder it wrote: the files a run writes, each by name,
-/// and the folders and logs of `--processes` shards.
+/// the folders and logs of `--processes` shards, and a ceiling search's `ceiling.json`
+/// and `steps/` of run folders.
 fn written_by_a_run(entry: &Path) -> bool {
     let Some(name) = entry.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    const FILES: [&str; 8] = [
+    const FILES: [&str; 9] = [
+        "ceiling.json",
         "summary.json",
         "summary.txt",
         "report.html",
@@ -25,6 +27,20 @@ fn written_by_a_run(entry: &Path) -> bool {
         "state.json",
         "profile.toml",
     ];
+    if entry.is_dir() && name == "steps" {
+        // `ceiling`: a results folder per step.
+        return std::fs::read_dir(entry).is_ok_and(|mut steps| {
+            steps.all(|step| {
+                step.is_ok_and(|step| {
+                    let step = step.path();
+                    step.is_dir()
+                        && std::fs::read_dir(&step).is_ok_and(|mut inside| {
+                            inside.all(|e| e.is_ok_and(|e| written_by_a_run(&e.path())))
+                        })
+                })
+            })
+        });
+    }
     if entry.is_dir() {
         // `--processes`: shard-I folders, results folders themselves.
         return name
@@ -138,6 +154,19 @@ mod tests {
             std::fs::write(out.join(f), "x").expect("write");
         }
         assert_eq!(clear(&out).expect("an earlier run's"), 4);
+        // A ceiling search's folder: ceiling.json and a run folder per step.
+        std::fs::create_dir_all(out.join("steps/01-10")).expect("mkdir");
+        for f in ["ceiling.json", "report.html", "steps/01-10/summary.json"] {
+            std::fs::write(out.join(f), "x").expect("write");
+        }
+        assert_eq!(clear(&out).expect("an earlier search's"), 3);
+        std::fs::create_dir_all(out.join("steps/01-10")).expect("mkdir");
+        std::fs::write(out.join("steps/01-10/notes.md"), "mine").expect("write");
+        assert!(
+            clear(&out).is_err(),
+            "a step folder with a file no run wrote"
+        );
+        std::fs::remove_dir_all(out.join("steps")).expect("rm");
         assert_eq!(std::fs::read_dir(&out).expect("read").count(), 0);
         std::fs::write(out.join("notes.md"), "mine").expect("write");
         std::fs::write(out.join("summary.json"), "x").expect("write");

@@ -91,6 +91,8 @@ pub struct Handler {
     faults: Faults,
     /// The stall fault, timed from this handler's creation (the server's start).
     stall: Option<Stall>,
+    /// The capacity knob: handshakes queue for a bounded pool of workers.
+    capacity: Option<super::capacity::Capacity>,
     /// Sessions open and opened, over every network transport, for `/metrics`.
     pub sessions: super::process_metrics::SessionGauge,
     /// The application tools, when served (`serve --app-tools`).
@@ -189,6 +191,9 @@ impl Handler {
             tasks: serve_tasks.then(|| std::sync::Arc::new(TaskStore::new(task_faults))),
             init_tail_tasks,
             stall: opts.stall.map(|(at, length)| Stall::new(at, length)),
+            capacity: opts
+                .capacity
+                .map(|(n, t)| super::capacity::Capacity::new(n, t)),
             sessions: Default::default(),
         }
     }
@@ -244,6 +249,11 @@ impl Handler {
         }
         match msg {
             Incoming::Request { id, method, params } => {
+                if let Some(pool) = &self.capacity {
+                    if method == m::INITIALIZE || method == m::SERVER_DISCOVER {
+                        pool.serve().await;
+                    }
+                }
                 let stateless = self.stateless(&method, params.as_ref());
                 if self.faults.any() {
                     return Some(

@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod capacity;
 pub mod catalog;
 pub mod channel;
 mod connection;
@@ -93,6 +94,9 @@ pub struct ServerOptions {
     /// `serve --reuse-port`: listen with SO_REUSEPORT, so that several server processes
     /// share the port and the kernel spreads connections over them.
     pub reuse_port: bool,
+    /// `serve --workers N --service-time T`: handshakes wait for one of N workers and
+    /// hold it for T (a known capacity of N / T a second); `None` answers at once.
+    pub capacity: Option<(u32, std::time::Duration)>,
 }
 
 impl Default for ServerOptions {
@@ -111,6 +115,7 @@ impl Default for ServerOptions {
             auth: None,
             tasks: false,
             reuse_port: false,
+            capacity: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! renders it. The JSON schema is committed beside this file (`summary.schema.json`) and
 //! tests check real output against it. Bump [`SCHEMA_VERSION`] when the shape changes.
 
+pub mod ceiling;
 mod findings;
 mod phase;
 pub mod soak;

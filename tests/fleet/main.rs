@@ -402,6 +402,7 @@ async fn stdio_children_are_reaped() {
 mod arguments;
 mod auth;
 mod busy_machine;
+mod ceiling;
 mod checkpoints;
 mod cli;
 mod client_faults;

@@ -915,3 +915,22 @@ async fn notify_list_changed_prefers_the_standalone_stream() {
     assert_eq!(m["result"]["resultType"], "complete");
     assert!(m["result"].get("isError").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_capacity_knob_holds_handshakes_only() {
+    let h = Handler::new(&ServerOptions {
+        capacity: Some((1, Duration::from_millis(50))),
+        ..ServerOptions::default()
+    });
+    let t0 = tokio::time::Instant::now();
+    let s = initialized(&h, "2025-06-18").await;
+    assert_eq!(t0.elapsed(), Duration::from_millis(50), "initialize waits");
+    let t1 = tokio::time::Instant::now();
+    let r = call(&h, &s, "tools/list", json!({})).await;
+    assert!(r.get("result").is_some(), "{r}");
+    assert_eq!(t1.elapsed(), Duration::ZERO, "other requests do not");
+    let plain = handler();
+    let t2 = tokio::time::Instant::now();
+    initialized(&plain, "2025-06-18").await;
+    assert_eq!(t2.elapsed(), Duration::ZERO, "no knob, no wait");
+}
