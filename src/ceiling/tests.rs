@@ -229,6 +229,20 @@ fn a_busy_generator_makes_the_ceiling_a_lower_bound_and_a_calm_one_does_not() {
     assert_eq!(a.bound, BoundKind::Queueing);
     assert!(!a.lower_bound);
     assert_eq!(a.notes.len(), 1, "{:?}", a.notes);
+    // A machine busy with other work at the deciding step: not the generator's bound,
+    // but said, with the ceiling possibly low.
+    let mut steps = searched();
+    steps[2].generator.machine_busy = true;
+    let a = answer(&steps, &ctx());
+    assert_eq!(a.bound, BoundKind::Queueing);
+    assert!(!a.lower_bound);
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("machine was busy") && n.contains("deciding step")),
+        "{:?}",
+        a.notes
+    );
 }
 
 #[test]

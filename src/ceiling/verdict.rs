@@ -81,6 +81,26 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
             levels.join(", ")
         ));
     }
+    // A machine busy with other work is not the generator's limit, but its delay is in
+    // the latencies the SLOs judged: say at which steps, the deciding one first.
+    let mut crowded: Vec<&StepFigures> = done
+        .iter()
+        .copied()
+        .filter(|s| s.generator.machine_busy)
+        .collect();
+    crowded.sort_by(|a, b| a.offered_per_s.total_cmp(&b.offered_per_s));
+    if !crowded.is_empty() {
+        let levels: Vec<String> = crowded.iter().map(|s| ctx.level(s.offered_per_s)).collect();
+        let deciding = crowded
+            .iter()
+            .any(|s| Some(s.offered_per_s) == failing)
+            .then_some(", the deciding step among them: the ceiling may be low, measure on a quiet machine")
+            .unwrap_or("");
+        notes.push(format!(
+            "the machine was busy with other work at {}{deciding} (their latencies include that delay; the generator did not limit the load)",
+            levels.join(", ")
+        ));
+    }
     let (bound, why, lower_bound) = match decider {
         None if done.is_empty() => (BoundKind::NotReached, "no step was measured".into(), false),
         None => (

@@ -26,6 +26,13 @@ fn run(name: &str, unit: SeriesUnit, per_s: f64, mut f: impl FnMut(f64) -> f64) 
     vec![v, x]
 }
 
+fn per_session(s: &Slope) -> &PerCount {
+    s.per
+        .iter()
+        .find(|p| p.per == "session")
+        .expect("per session")
+}
+
 fn judged(all: &[Series]) -> Slope {
     judge(&all[0], all, 0.0, 12.0, 120.0).expect("enough points")
 }
@@ -38,11 +45,7 @@ fn a_linear_leak_per_session_is_a_leak_with_its_figure() {
     });
     let s = judged(&all);
     assert_eq!(s.trend, Some(Trend::Leak), "{}", s.decided_by);
-    let per = s
-        .per
-        .iter()
-        .find(|p| p.per == "session")
-        .expect("per session");
+    let per = per_session(&s);
     assert!((per.value / 1024.0 - 72.0).abs() < 3.0, "{per:?}");
     assert!(per.ci95[0] > 60.0 * 1024.0, "{per:?}");
     assert!(s.decided_by.contains("per session"), "{}", s.decided_by);
@@ -61,11 +64,7 @@ fn growth_that_stops_is_a_warm_up_not_a_leak() {
     let at = s.levels_off_at_s.expect("where it levels off");
     assert!((15.0..=30.0).contains(&at), "{at}");
     // The figures are those after the plateau: nothing kept per session.
-    let per = s
-        .per
-        .iter()
-        .find(|p| p.per == "session")
-        .expect("per session");
+    let per = per_session(&s);
     assert!(per.value.abs() < FLOOR_BYTES_PER_SESSION, "{per:?}");
 }
 
@@ -97,11 +96,7 @@ fn a_series_pinned_at_the_servers_limit_is_a_verdict_of_its_own() {
     let s = judged(&all);
     assert_eq!(s.trend, Some(Trend::AtLimit), "{}", s.decided_by);
     assert_eq!((s.limit, s.at_limit_from_s), (Some(20_000.0), Some(19.0)));
-    let per = s
-        .per
-        .iter()
-        .find(|p| p.per == "session")
-        .expect("per session");
+    let per = per_session(&s);
     assert!((per.value - 1.0).abs() < 0.01, "{per:?}");
     // Without a limit to reach, the same series simply levelled off; below the
     // limit, growth to the end is an ordinary leak.
@@ -119,11 +114,7 @@ fn a_leak_behind_a_warm_up_jump_is_still_a_leak() {
     });
     let s = judged(&all);
     assert_eq!(s.trend, Some(Trend::Leak), "{}", s.decided_by);
-    let per = s
-        .per
-        .iter()
-        .find(|p| p.per == "session")
-        .expect("per session");
+    let per = per_session(&s);
     assert!((per.value / 1024.0 - 45.0).abs() < 1.0, "{per:?}");
 }
 
@@ -187,11 +178,7 @@ fn memory_that_stops_when_descriptors_hit_their_limit_was_capped_not_warmed_up()
         "{}",
         rss.decided_by
     );
-    let per = rss
-        .per
-        .iter()
-        .find(|p| p.per == "session")
-        .expect("per session");
+    let per = per_session(rss);
     assert!((per.value / 1024.0 - 256.0).abs() < 2.0, "{per:?}");
     // Without a limit to name, the plateau came with the sessions stopping: the growth
     // while they came decides, a leak.
