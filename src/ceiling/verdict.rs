@@ -91,11 +91,11 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
     crowded.sort_by(|a, b| a.offered_per_s.total_cmp(&b.offered_per_s));
     if !crowded.is_empty() {
         let levels: Vec<String> = crowded.iter().map(|s| ctx.level(s.offered_per_s)).collect();
-        let deciding = crowded
-            .iter()
-            .any(|s| Some(s.offered_per_s) == failing)
-            .then_some(", the deciding step among them: the ceiling may be low, measure on a quiet machine")
-            .unwrap_or("");
+        let deciding = if crowded.iter().any(|s| Some(s.offered_per_s) == failing) {
+            ", the deciding step among them: the ceiling may be low, measure on a quiet machine"
+        } else {
+            ""
+        };
         notes.push(format!(
             "the machine was busy with other work at {}{deciding} (their latencies include that delay; the generator did not limit the load)",
             levels.join(", ")
