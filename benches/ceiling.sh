@@ -10,6 +10,7 @@
 #   benches/ceiling.sh                         # CAPACITIES="100 1000 5000" STEP=10s
 #   CAPACITIES=100 STEP=3s WARMUP=1s benches/ceiling.sh   # a quick rehearsal
 #   BUILTIN=0 benches/ceiling.sh               # the knob only
+#   CAPACITIES= BUILTIN=0 THIRD_PARTY=1 benches/ceiling.sh   # Python mcp 1.30 and rmcp only
 #
 # Output: results/ceiling-bench-<time>/ (one ceiling folder per search, its log) and
 # rows.txt: one line per search — known capacity, ceiling found, its error, first
@@ -25,6 +26,7 @@ warmup=${WARMUP:-2s}
 slo=${SLO:-p99(initialize) < 50ms}
 service_ms=20
 builtin=${BUILTIN:-1}
+third_party=${THIRD_PARTY:-0}
 
 build_fleet
 out=results/ceiling-bench-$(date -u +%Y%m%dT%H%M%SZ)
@@ -75,6 +77,18 @@ done
 if [[ $builtin == 1 ]]; then
   start_server
   search builtin 0 500 64000
+  stop_server
+fi
+if [[ $third_party == 1 ]]; then
+  # Two SDK servers of interop/, side by side in one sitting: Python (stateful Streamable
+  # HTTP) and Rust (rmcp, stateful).
+  mcp_venv target/interop/venv 1.30.0
+  [[ -x $target_dir/release/rmcp-peer ]] || cargo build --release --quiet -p rmcp-peer
+  start_command "$out/py1.server.log" target/interop/venv/bin/python interop/python_server.py streamable-http PORT
+  search python-mcp-1.30 0 20 4000
+  stop_server
+  start_command "$out/rmcp.server.log" "$target_dir/release/rmcp-peer" --http 127.0.0.1:PORT
+  search rmcp-3.11 0 200 64000
   stop_server
 fi
 echo "results: $out"

@@ -67,6 +67,31 @@ start_server() {
   return 1
 }
 
+# start_command LOG CMD…: any server on a free port (PORT in the arguments is replaced by
+# it), pinned to its core, its output in LOG; sets server_pid, port, url.
+start_command() {
+  local log=$1
+  shift
+  port=$(free_port)
+  taskset -c "$server_core" "${@//PORT/$port}" >"$log" 2>&1 &
+  server_pid=$!
+  pids+=("$server_pid")
+  url=http://127.0.0.1:$port/mcp
+  for _ in $(seq 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "server did not start on port $port: $(tail -3 "$log")" >&2
+  return 1
+}
+
+# mcp_venv DIR VERSION: a venv with the Python SDK at VERSION (interop/run.sh's place).
+mcp_venv() {
+  if [[ ! -x $1/bin/python || $("$1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null) != "$2" ]]; then
+    rm -rf "$1" && python3 -m venv "$1" && "$1/bin/pip" install -q --disable-pip-version-check "mcp==$2" >&2
+  fi
+}
+
 stop_server() {
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true

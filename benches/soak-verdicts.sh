@@ -26,29 +26,8 @@ mkdir -p "$work"
 build_fleet
 [[ -x $rmcp ]] || cargo build --release --quiet -p rmcp-peer
 
-venv() { # DIR VERSION
-  if [[ ! -x $1/bin/python || $("$1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null) != "$2" ]]; then
-    rm -rf "$1" && python3 -m venv "$1" && "$1/bin/pip" install -q --disable-pip-version-check "mcp==$2" >&2
-  fi
-}
-venv target/interop/venv 1.30.0
-venv target/interop/venv2 2.3.0
-
-# start NAME CMD… (with PORT in the arguments replaced): the server on its core; sets pid, url.
-start() {
-  port=$(free_port)
-  local args=("${@//PORT/$port}")
-  taskset -c "$server_core" "${args[@]}" >"$work/$name.server.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  url="http://127.0.0.1:$port/mcp"
-  for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-    sleep 0.1
-  done
-  echo "$name did not start: $(tail -3 "$work/$name.server.log")" >&2
-  return 1
-}
+mcp_venv target/interop/venv 1.30.0
+mcp_venv target/interop/venv2 2.3.0
 
 row() { # NAME keeps|reclaims CMD…
   name=$1 kind=$2
@@ -57,7 +36,8 @@ row() { # NAME keeps|reclaims CMD…
   if [[ -n ${TABLE_ONLY:-} ]]; then
     "$bin" report "$work/$name" >/dev/null
   else
-    start "$@" || return 0
+    start_command "$work/$name.server.log" "$@" || return 0
+    pid=$server_pid
     rm -rf "${work:?}/$name"
     taskset -c "$gen_core" "$bin" run benches/soak-verdicts.toml --target "$url" --server-pid "$pid" \
       --duration "$duration" --quiet --out "$work/$name" >/dev/null || true

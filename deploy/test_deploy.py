@@ -331,7 +331,14 @@ class Compare(unittest.TestCase):
         self.summary = {
             "run": {"started_at": "2026-12-02T18:00:00Z", "duration_s": 5.0},
             "sessions": {"started": 1000, "completed": 1000, "failed": 0, "rate_per_s": 199.2},
-            "phases": {"lag": {"count": 1000, "min_us": 120, "p99_us": 900}},
+            "phases": {
+                "lag": {
+                    "count": 1000,
+                    "min_us": 120,
+                    "p99_us": 900,
+                    "service": {"ci95": {"samples": 1000, "p50": [100, 110], "p99": None}},
+                }
+            },
             "personas": {"a": {"sessions": 750, "phases": {"initialize": {"count": 750, "mean_us": 3.5}}}},
             "tools": {"echo": {"calls": 400}},
         }
@@ -339,12 +346,17 @@ class Compare(unittest.TestCase):
     def test_identical_counts_pass_whatever_the_timings(self):
         other = copy.deepcopy(self.summary)
         other["phases"]["lag"]["p99_us"] = 5000
+        other["phases"]["lag"]["service"]["ci95"]["p50"] = [130, 150]
         other["sessions"]["rate_per_s"] = 180.0
         other["personas"]["a"]["phases"]["initialize"]["mean_us"] = 9.9
         self.assertEqual(self.c.compare(self.summary, other), [])
 
     def test_a_different_count_is_named(self):
-        for path, value in ((("tools", "echo", "calls"), 399), (("personas", "a", "sessions"), 751)):
+        for path, value in (
+            (("tools", "echo", "calls"), 399),
+            (("personas", "a", "sessions"), 751),
+            (("phases", "lag", "service", "ci95", "samples"), 999),
+        ):
             other = copy.deepcopy(self.summary)
             node = other
             for k in path[:-1]:

@@ -20,6 +20,8 @@ import sys
 
 TIMING_SUFFIXES = ("_us", "_ns", "_ms", "_s", "_per_s", "_at")
 TIMING_KEYS = {"clamped", "resources", "soak", "run", "tool", "thresholds", "findings", "schema_version"}
+# The percentiles' confidence bounds (`ci95`: µs), beside their `samples` count.
+BOUND_KEYS = {"p50", "p90", "p95", "p99", "p999"}
 COUNT_SECTIONS = (
     "sessions",
     "phases",
@@ -41,6 +43,8 @@ def counts(value, path=""):
     if isinstance(value, dict):
         for k, v in value.items():
             if k in TIMING_KEYS or k.endswith(TIMING_SUFFIXES):
+                continue
+            if path.endswith("ci95") and k in BOUND_KEYS:
                 continue
             found.update(counts(v, f"{path}.{k}" if path else k))
     elif isinstance(value, list):
