@@ -221,6 +221,19 @@ pub struct CeilingArgs {
     /// process's CPU affinity, else this machine's cores.
     #[arg(long, value_name = "N", display_order = 8)]
     pub server_cores: Option<f64>,
+    /// Run every step as N local shard processes whose merged figures decide (when one
+    /// generator process is what limits the search).
+    #[arg(long, value_name = "N", display_order = 9)]
+    pub processes: Option<u32>,
+    /// Be shard I of N of a search run on N machines (`auto`: a Kubernetes Indexed Job's
+    /// or Slurm's index and count). All shards take the same options and the same --out,
+    /// a shared folder; shard 0 leads, every step runs on all of them together.
+    #[arg(long, value_name = "I/N|auto", display_order = 10)]
+    pub shard: Option<String>,
+    /// With --shard: how long shard 0 waits for the others to be ready, and for each
+    /// shard's part of a step beyond its length (a shard that misses it stops the search).
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = humantime::parse_duration, display_order = 11)]
+    pub shard_wait: std::time::Duration,
     #[command(flatten)]
     pub overrides: Overrides,
     /// Results folder. Default: results/ceiling-<time>.

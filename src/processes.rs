@@ -36,32 +36,7 @@ const REPLACED_FLAGS: [&str; 2] = ["--quiet", "-q"];
 /// The command line of child `shard`: `argv` (without the program) less the options the
 /// parent decides, plus this child's shard, start, folder and `--quiet`.
 pub fn child_args(argv: &[OsString], shard: Shard, start_at: &str, out: &Path) -> Vec<OsString> {
-    let mut args = Vec::with_capacity(argv.len() + 7);
-    let mut skip_value = false;
-    for a in argv {
-        if std::mem::take(&mut skip_value) {
-            continue;
-        }
-        let text = a.to_string_lossy();
-        if REPLACED_WITH_VALUE.contains(&text.as_ref()) {
-            skip_value = true;
-            continue;
-        }
-        if REPLACED_WITH_VALUE
-            .iter()
-            .any(|o| text.starts_with(&format!("{o}=")))
-            || REPLACED_FLAGS.contains(&text.as_ref())
-        {
-            continue;
-        }
-        // Short flags together (`-qv`): keep the others.
-        if text.starts_with('-') && !text.starts_with("--") && text.len() > 2 && text.contains('q')
-        {
-            args.push(OsString::from(text.replace('q', "")));
-            continue;
-        }
-        args.push(a.clone());
-    }
+    let mut args = strip(argv, &REPLACED_WITH_VALUE, &REPLACED_FLAGS);
     args.extend([
         OsString::from("--shard"),
         OsString::from(shard.to_string()),
@@ -71,6 +46,45 @@ pub fn child_args(argv: &[OsString], shard: Shard, start_at: &str, out: &Path) -
         out.as_os_str().to_owned(),
         OsString::from("--quiet"),
     ]);
+    args
+}
+
+/// `argv` without the options in `with_value` (and their values, `--opt V` or
+/// `--opt=V`) and the flags in `flags` (a short flag also inside a group: `-qv` → `-v`).
+pub fn strip(argv: &[OsString], with_value: &[&str], flags: &[&str]) -> Vec<OsString> {
+    let mut args = Vec::with_capacity(argv.len());
+    let mut skip_value = false;
+    let shorts: Vec<char> = flags
+        .iter()
+        .filter_map(|f| f.strip_prefix('-').filter(|s| s.len() == 1))
+        .filter_map(|s| s.chars().next())
+        .collect();
+    for a in argv {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let text = a.to_string_lossy();
+        if with_value.contains(&text.as_ref()) {
+            skip_value = true;
+            continue;
+        }
+        if with_value
+            .iter()
+            .any(|o| text.starts_with(&format!("{o}=")))
+            || flags.contains(&text.as_ref())
+        {
+            continue;
+        }
+        // Short flags together (`-qv`): keep the others.
+        if text.starts_with('-') && !text.starts_with("--") && text.len() > 2 {
+            let kept: String = text[1..].chars().filter(|c| !shorts.contains(c)).collect();
+            if kept.len() + 1 < text.len() {
+                args.push(OsString::from(format!("-{kept}")));
+                continue;
+            }
+        }
+        args.push(a.clone());
+    }
     args
 }
 
@@ -165,8 +179,14 @@ pub async fn run(options: &Options, plan: &Plan, dir: &Path) -> anyhow::Result<D
         let log = std::fs::File::create(&log_path)
             .with_context(|| format!("creating {}", log_path.display()))?;
         let args = child_args(&options.argv, shard, &start_text, &out);
-        let child = spawn(&program, &args, log)
-            .with_context(|| format!("starting shard {shard} ({})", program.display()))?;
+        let child = spawn(
+            &program,
+            "run",
+            &args,
+            log.into(),
+            std::process::Stdio::null(),
+        )
+        .with_context(|| format!("starting shard {shard} ({})", program.display()))?;
         children.push((shard, child, log_path));
         dirs.push(out);
     }
@@ -192,19 +212,21 @@ pub async fn run(options: &Options, plan: &Plan, dir: &Path) -> anyhow::Result<D
     })
 }
 
-/// Start `program run ARGS` as a shard process, its stderr into `log`.
-fn spawn(
+/// Start `program COMMAND ARGS` as a shard process, with that stderr and stdout.
+pub fn spawn(
     program: &Path,
+    command: &str,
     args: &[OsString],
-    log: std::fs::File,
+    stderr: std::process::Stdio,
+    stdout: std::process::Stdio,
 ) -> std::io::Result<tokio::process::Child> {
     tokio::process::Command::new(program)
-        .arg("run")
+        .arg(command)
         .args(args)
         .env(crate::shard::LOCAL_SHARDS, "1")
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(log)
+        .stdout(stdout)
+        .stderr(stderr)
         // Their own process group: a terminal's Ctrl-C reaches the parent only, which
         // passes it on once (a second SIGINT would abandon their sessions at once).
         .process_group(0)
@@ -214,7 +236,7 @@ fn spawn(
 
 /// Wait until every child has ended, passing SIGINT and SIGTERM on to them; the first
 /// signal passed on, if any.
-async fn wait_all(
+pub async fn wait_all(
     children: &mut [(Shard, tokio::process::Child, PathBuf)],
 ) -> anyhow::Result<Option<StopSignal>> {
     use tokio::signal::unix::{signal, SignalKind};

@@ -63,6 +63,20 @@ impl StopReason {
         }
     }
 
+    /// The reason [`StopReason::name`] names.
+    pub fn from_name(name: &str) -> Option<StopReason> {
+        [
+            StopReason::Sessions,
+            StopReason::Duration,
+            StopReason::Unreachable,
+            StopReason::Signal(StopSignal::Interrupt),
+            StopReason::Signal(StopSignal::Terminate),
+            StopReason::Signal(StopSignal::Hangup),
+        ]
+        .into_iter()
+        .find(|r| r.name() == name)
+    }
+
     /// A signal outranks how the fleet ended: the run was cut short.
     pub fn of(signal: Option<StopSignal>, fleet: FleetEnd) -> StopReason {
         match (signal, fleet) {

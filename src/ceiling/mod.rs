@@ -9,8 +9,10 @@
 
 pub mod file;
 pub mod html;
+pub mod local;
 pub mod search;
 pub mod server;
+pub mod shards;
 pub mod step;
 pub mod verdict;
 
@@ -19,6 +21,7 @@ use crate::client::StopSignals;
 use crate::console;
 use crate::plan::threshold::{Metric, Subject, Threshold};
 use crate::plan::{Plan, Source};
+use crate::shard::Shard;
 use crate::stop::{SignalWatch, StopReason, StopSignal};
 use anyhow::{bail, Context};
 use file::{CeilingFile, Settings};
@@ -65,6 +68,13 @@ impl CeilingOutcome {
 /// `mcp-fleet ceiling`.
 pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     refuse_run_flags(&args)?;
+    if let Some(n) = args.processes {
+        return local::run(&args, n).await;
+    }
+    let shard = match args.shard.as_deref() {
+        Some(text) => Some(Shard::parse(text)?).filter(|s| s.is_sharded()),
+        None => None,
+    };
     let ladder = Ladder {
         whole: args.ladder == "clients",
         ..Ladder::new(
@@ -85,6 +95,12 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     base.overrides.thresholds = slos.iter().map(|t| t.text.clone()).collect();
     // The plan once, before anything starts: a bad profile or flag stops here (exit 2).
     let plan = step_plan(&base, ladder, args.step)?;
+    if let Some(shard) = shard {
+        check_sharded(&args, &plan, shard)?;
+    }
+    if let Some(shard) = shard.filter(|s| s.index > 0) {
+        return follow(&args, ladder, &base, &plan, shard).await;
+    }
     let builtin = if plan.soak.server_inside {
         let b =
             server::BuiltIn::start(args.builtin_program.as_deref(), &builtin_flags(&plan)).await?;
@@ -94,7 +110,7 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     } else {
         None
     };
-    let result = search(&args, ladder, &base, &slos, knee_phase).await;
+    let result = search(&args, ladder, &base, &slos, knee_phase, shard).await;
     if let Some(b) = builtin {
         b.stop().await;
     }
@@ -108,9 +124,15 @@ async fn search(
     base: &RunArgs,
     slos: &[Threshold],
     knee_phase: String,
+    shard: Option<Shard>,
 ) -> anyhow::Result<CeilingOutcome> {
     let plan = step_plan(base, ladder, args.step)?;
-    let dir = crate::results::folder::choose("ceiling", args.out.as_deref(), args.quiet)?;
+    let dir = match (shard, args.out.as_deref()) {
+        // The shards share the folder: nothing in it is cleared, the rounds refuse another
+        // search's.
+        (Some(_), Some(out)) => shards_folder(out)?,
+        _ => crate::results::folder::choose("ceiling", args.out.as_deref(), args.quiet)?,
+    };
     let pid = plan.watch.server_pids.first().copied();
     let ctx = verdict::Context {
         server_cores: args
@@ -125,6 +147,7 @@ async fn search(
         server_fd_limit: pid.and_then(server::fd_limit_of),
         knee_phase,
         clients: ladder.whole,
+        shards: shard.map_or(1, |s| s.count),
     };
     let mut file = CeilingFile {
         schema_version: file::SCHEMA_VERSION,
@@ -141,6 +164,7 @@ async fn search(
             target: String::new(),
             server_cores: ctx.server_cores,
             ladder: args.ladder.clone(),
+            shards: shard.map(|s| s.count),
         },
         ..CeilingFile::default()
     };
@@ -160,55 +184,36 @@ async fn search(
         step: args.step,
         clients: ladder.whole,
     };
-    let (mut signal, mut unreachable) = (None, false);
-    let mut measured: Vec<(f64, bool)> = Vec::new();
-    while let Some(rate) = ladder.next(&measured) {
-        if let Some(s) = signals.received() {
-            signal = Some(s);
-            break;
-        }
-        let index = u32::try_from(file.steps.len() + 1).unwrap_or(u32::MAX);
-        let rel = step::folder(index, rate);
-        let outcome = runner.measure(&dir.join(&rel), rate).await?;
-        let mut fig = step::figures(
-            &outcome.summary,
-            rate,
-            args.step,
-            outcome.stopped_by,
-            ladder.whole,
-        );
-        fig.index = index;
-        fig.stage = if measured.iter().all(|(_, ok)| *ok) {
-            "ladder"
-        } else {
-            "bisect"
-        }
-        .into();
-        fig.dir = rel;
-        if file.settings.target.is_empty() {
-            file.settings.target = outcome.summary.run.target.clone();
-        }
-        if !args.quiet {
-            console::errln(format_args!("{}", file::table_row(&fig, &ctx.knee_phase)));
-        }
-        if !fig.interrupted {
-            measured.push((rate, fig.passed));
-        }
-        file.steps.push(fig);
-        file.answer = Some(verdict::answer(&file.steps, &ctx));
-        file.write(&dir)?;
-        match outcome.stopped_by {
-            StopReason::Signal(s) => {
-                signal = Some(s);
-                break;
+    let mut leader = match shard {
+        Some(s) => {
+            let mut l = shards::Leader {
+                rounds: shards::Rounds::open(&dir, s)?,
+                grace: plan.load.grace,
+                server_inside: plan.soak.server_inside,
+                wait: args.shard_wait,
+            };
+            if let Err(e) = l.start().await {
+                l.stop(Some(format!("{e:#}")));
+                return Err(e);
             }
-            StopReason::Unreachable => {
-                unreachable = true;
-                break;
-            }
-            _ => {}
+            Some(l)
         }
+        None => None,
+    };
+    let climbed = Climb {
+        args,
+        ladder,
+        runner: &runner,
+        ctx: &ctx,
+        dir: &dir,
+        signals: &signals,
     }
+    .climb(&mut file, leader.as_mut())
+    .await;
+    if let Some(l) = leader.as_mut() {
+        l.stop(climbed.as_ref().err().map(|e| format!("{e:#}")));
+    }
+    let (signal, unreachable) = climbed?;
     file.complete = signal.is_none() && !unreachable;
     if file.answer.is_none() {
         file.answer = Some(verdict::answer(&file.steps, &ctx));
@@ -224,8 +229,141 @@ async fn search(
     })
 }
 
+/// What the ladder's climb reads.
+struct Climb<'a> {
+    args: &'a CeilingArgs,
+    ladder: Ladder,
+    runner: &'a StepRun<'a>,
+    ctx: &'a verdict::Context,
+    dir: &'a std::path::Path,
+    signals: &'a SignalWatch,
+}
+
+impl Climb<'_> {
+    /// Step up the ladder, then bisect, writing `file` after every step; with a
+    /// `leader`, every step runs on all the shards and their merged figures decide.
+    /// The signal that stopped the climb, and whether the target stayed unreachable.
+    async fn climb(
+        &self,
+        file: &mut CeilingFile,
+        mut leader: Option<&mut shards::Leader>,
+    ) -> anyhow::Result<(Option<StopSignal>, bool)> {
+        let (args, ladder, dir) = (self.args, self.ladder, self.dir);
+        let mut measured: Vec<(f64, bool)> = Vec::new();
+        while let Some(rate) = ladder.next(&measured) {
+            if let Some(s) = self.signals.received() {
+                return Ok((Some(s), false));
+            }
+            let index = u32::try_from(file.steps.len() + 1).unwrap_or(u32::MAX);
+            let rel = step::folder(index, rate);
+            let outcome = match leader.as_deref_mut() {
+                Some(l) => l.measure(self.runner, &rel, rate).await?,
+                None => self.runner.measure(&dir.join(&rel), rate).await?,
+            };
+            let mut fig = step::figures(
+                &outcome.summary,
+                rate,
+                args.step,
+                outcome.stopped_by,
+                ladder.whole,
+            );
+            if let Some(l) = leader.as_deref() {
+                let n = l.rounds.shard.count;
+                if let Some(g) = shards::worst_generator(&dir.join(&rel), n, l.server_inside) {
+                    fig.generator = g;
+                }
+            }
+            fig.index = index;
+            fig.stage = if measured.iter().all(|(_, ok)| *ok) {
+                "ladder"
+            } else {
+                "bisect"
+            }
+            .into();
+            fig.dir = rel;
+            if file.settings.target.is_empty() {
+                file.settings.target = outcome.summary.run.target.clone();
+            }
+            if !args.quiet {
+                console::errln(format_args!(
+                    "{}",
+                    file::table_row(&fig, &self.ctx.knee_phase)
+                ));
+            }
+            if !fig.interrupted {
+                measured.push((rate, fig.passed));
+            }
+            file.steps.push(fig);
+            file.answer = Some(verdict::answer(&file.steps, self.ctx));
+            file.write(dir)?;
+            match outcome.stopped_by {
+                StopReason::Signal(s) => return Ok((Some(s), false)),
+                StopReason::Unreachable => return Ok((None, true)),
+                _ => {}
+            }
+        }
+        Ok((None, false))
+    }
+}
+
+/// A sharded search's checks: a folder all shards share, and a target all load.
+fn check_sharded(args: &CeilingArgs, plan: &Plan, shard: Shard) -> anyhow::Result<()> {
+    if args.out.is_none() {
+        bail!("ceiling --shard {shard} needs --out: the folder every shard of the search shares (a shared volume)\nfix: e.g. --out /results/ceiling-1 on every shard");
+    }
+    if plan.soak.server_inside {
+        bail!("ceiling --shard {shard} needs a server every shard loads (--target or a profile's [target])\nfix: give --target URL; or, on one machine, ceiling --processes N starts the built-in server for all");
+    }
+    Ok(())
+}
+
+/// The shared folder of a sharded search, created (nothing in it cleared).
+fn shards_folder(out: &std::path::Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("creating the results folder {}", out.display()))?;
+    Ok(out.to_path_buf())
+}
+
+/// A shard other than 0: it follows the leader's orders into the shared folder.
+async fn follow(
+    args: &CeilingArgs,
+    ladder: Ladder,
+    base: &RunArgs,
+    plan: &Plan,
+    shard: Shard,
+) -> anyhow::Result<CeilingOutcome> {
+    let dir = shards_folder(args.out.as_deref().unwrap_or(std::path::Path::new(".")))?;
+    let rounds = shards::Rounds::open(&dir, shard)?;
+    if !args.quiet {
+        console::errln(format_args!(
+            "ceiling search: shard {shard}, following shard 0's orders in {}",
+            dir.display()
+        ));
+    }
+    let runner = StepRun {
+        base,
+        warmup: args.step_warmup,
+        step: args.step,
+        clients: ladder.whole,
+    };
+    let signal = shards::follow(
+        rounds,
+        &runner,
+        plan.load.grace,
+        args.shard_wait,
+        args.quiet,
+    )
+    .await?;
+    Ok(CeilingOutcome {
+        file: CeilingFile::default(),
+        dir,
+        signal,
+        unreachable: false,
+    })
+}
+
 /// The built-in server's switches the plan asks for (`[target] app_tools`, `tasks`).
-fn builtin_flags(plan: &Plan) -> Vec<&'static str> {
+pub(crate) fn builtin_flags(plan: &Plan) -> Vec<&'static str> {
     let mut flags = Vec::new();
     if plan.builtin_app_tools {
         flags.push("--app-tools");
@@ -296,6 +434,11 @@ fn describe(s: &Settings, ctx: &verdict::Context, dir: &std::path::Path) {
         s.warmup_s
     ));
     console::errln(format_args!("  SLOs: {}", s.slos.join(", ")));
+    if let Some(n) = s.shards {
+        console::errln(format_args!(
+            "  shards: {n} generator processes run every step together; shard 0 leads (waiting for all)"
+        ));
+    }
     match ctx.server_cores {
         Some(c) => console::errln(format_args!("  server: {c} cores")),
         None => console::errln(format_args!(

@@ -197,7 +197,8 @@ impl StepRun<'_> {
         crate::run_slice(&self.args(dir.to_path_buf(), rate, self.step)).await
     }
 
-    fn args(&self, out: PathBuf, rate: f64, length: Duration) -> RunArgs {
+    /// The `run` of one part at `rate` for `length` into `out`, quiet.
+    pub fn args(&self, out: PathBuf, rate: f64, length: Duration) -> RunArgs {
         let mut overrides = self.base.overrides.clone();
         set_level(&mut overrides, rate, self.clients);
         overrides.duration = Some(format!("{}ms", length.as_millis()));

@@ -144,6 +144,7 @@ fn ctx() -> Context {
         server_fd_limit: Some(1024),
         knee_phase: "initialize".into(),
         clients: false,
+        shards: 1,
     }
 }
 
@@ -351,4 +352,57 @@ fn the_report_draws_a_chart_per_phase_and_the_file_round_trips() {
         text.starts_with("ceiling: 150 sessions/s (600 calls/s)"),
         "{text}"
     );
+}
+
+#[test]
+fn each_local_shard_gets_the_searchs_options_its_shard_and_the_shared_folder() {
+    use std::ffi::OsString;
+    let os = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+    let argv = os(&[
+        "p.toml",
+        "--processes",
+        "2",
+        "--from=20/s",
+        "--out",
+        "res",
+        "-qv",
+        "--slo",
+        "p99(initialize) < 50ms",
+    ]);
+    let extra = os(&["--target", "http://127.0.0.1:1/mcp", "--server-pid", "7"]);
+    let leader = super::local::shard_args(
+        &argv,
+        &extra,
+        crate::shard::Shard { index: 0, count: 2 },
+        std::path::Path::new("res"),
+        false,
+    );
+    assert_eq!(
+        leader,
+        os(&[
+            "p.toml",
+            "--from=20/s",
+            "-v",
+            "--slo",
+            "p99(initialize) < 50ms",
+            "--target",
+            "http://127.0.0.1:1/mcp",
+            "--server-pid",
+            "7",
+            "--shard",
+            "0/2",
+            "--out",
+            "res",
+        ])
+    );
+    // The others are quiet (their logs are files); so is the leader under --quiet.
+    let follower = super::local::shard_args(
+        &argv,
+        &[],
+        crate::shard::Shard { index: 1, count: 2 },
+        std::path::Path::new("res"),
+        false,
+    );
+    assert_eq!(follower.last(), Some(&OsString::from("--quiet")));
+    assert!(follower.contains(&OsString::from("1/2")));
 }

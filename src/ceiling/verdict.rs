@@ -29,6 +29,8 @@ pub struct Context {
     pub knee_phase: String,
     /// The ladder is of closed-model clients (`--ladder clients`), not of rates.
     pub clients: bool,
+    /// How many generator processes (shards) ran each step; 0 or 1: one.
+    pub shards: u32,
 }
 
 impl Context {
@@ -157,10 +159,15 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
 fn bound_of(d: &StepFigures, base: Option<&StepFigures>, ctx: &Context) -> (BoundKind, String) {
     let rate = ctx.level(d.offered_per_s);
     if d.generator.bottleneck {
+        let spread = if ctx.shards > 1 {
+            format!("more generator processes or machines than these {} shards (--processes, --shard: docs/ceiling.md)", ctx.shards)
+        } else {
+            "processes or machines (ceiling --processes N, or --shard I/N: docs/ceiling.md)".into()
+        };
         return (
             BoundKind::Generator,
             format!(
-                "the generator was the bottleneck at {rate} ({}): the ceiling is a lower bound; spread the load over processes or machines (run --processes N, or shards: docs/scaling-out.md)",
+                "the generator was the bottleneck at {rate} ({}): the ceiling is a lower bound; spread the load over {spread}",
                 d.generator.reasons.join("; ")
             ),
         );

@@ -33,6 +33,10 @@ pub struct Settings {
     /// levels (`offered_per_s`, `ceiling_per_s` …) count.
     #[serde(default = "rate_ladder")]
     pub ladder: String,
+    /// Generator processes (shards) that ran every step together: `--processes N` or
+    /// `--shard I/N`; absent for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 fn rate_ladder() -> String {

@@ -403,6 +403,7 @@ mod arguments;
 mod auth;
 mod busy_machine;
 mod ceiling;
+mod ceiling_shards;
 mod checkpoints;
 mod cli;
 mod client_faults;
