@@ -193,4 +193,30 @@ s = json.load(open(sys.argv[1]))["sessions"]
 print(f"netns-cluster: merged {s['started']} sessions, {s['failed']} failed (want 300, 0)")
 sys.exit(0 if (s["started"], s["failed"]) == (300, 0) else 1)
 EOF
-echo "netns-cluster: 1 passed, 0 failed"
+
+# A ceiling search over the same two nodes: they climb 20, 40, 80/s together, task 0
+# merging each step in the shared folder.
+job=$(ctl sbatch --parsable --nodes=2 --ntasks=2 --chdir="$work" --time=5 \
+  --export="ALL,MODE=ceiling,PROFILE=$work/profile.toml,RESULTS=$work/results,MCP_FLEET=$bin,MCP_FLEET_ARGS=--from 20/s --to 80/s --step 1s --step-warmup 0s --shard-wait 30s" \
+  "$here/mcp-fleet.sbatch")
+echo "netns-cluster: ceiling job $job submitted"
+for _ in $(seq 240); do
+  state=$(ctl scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
+  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+  sleep 0.5
+done
+cat "$work/mcp-fleet-$job.out" || true
+echo "netns-cluster: ceiling job $job $state"
+ceiling="$work/results/slurm-$job/ceiling.json"
+[ "$state" = COMPLETED ] && [ -f "$ceiling" ] || { echo "netns-cluster: 1 passed, 1 failed"; exit 1; }
+python3 - "$ceiling" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))
+rates = [s["offered_per_s"] for s in f["steps"]]
+started = [s["started"] for s in f["steps"]]
+print(f"netns-cluster: ceiling over {f['settings'].get('shards')} shards, steps {rates}, started {started}")
+ok = f["complete"] and f["settings"].get("shards") == 2 and rates == [20, 40, 80] \
+    and all(abs(n - r) <= r * 0.1 for n, r in zip(started, rates))
+sys.exit(0 if ok else 1)
+EOF
+echo "netns-cluster: 2 passed, 0 failed"
