@@ -50,6 +50,8 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
+        // A shard of `--processes` whose parent was killed outright stops as on SIGTERM.
+        mcp_fleet::processes::stop_when_orphaned();
         match cli.command {
             Command::Run(args) => {
                 let strict = args.strict;

@@ -88,6 +88,30 @@ pub fn strip(argv: &[OsString], with_value: &[&str], flags: &[&str]) -> Vec<OsSt
     args
 }
 
+/// How often a shard process looks whether its parent is still there.
+const ORPHAN_CHECK: Duration = Duration::from_millis(500);
+
+/// In a shard process of `--processes` (the parent sets [`crate::shard::LOCAL_SHARDS`]):
+/// when the parent is gone (killed outright, so it could pass no signal on), send this
+/// process SIGTERM, so that its part stops as on a signal, writing its results, instead
+/// of loading the server with no one to merge them. Elsewhere: nothing.
+pub fn stop_when_orphaned() {
+    if std::env::var_os(crate::shard::LOCAL_SHARDS).is_none() {
+        return;
+    }
+    let parent = nix::unistd::getppid();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(ORPHAN_CHECK).await;
+            if nix::unistd::getppid() != parent {
+                let me = nix::unistd::getpid();
+                let _ = nix::sys::signal::kill(me, nix::sys::signal::Signal::SIGTERM);
+                return;
+            }
+        }
+    });
+}
+
 /// Whether a child's exit lets the merge go on: 0 or 1 (its own part's thresholds; the
 /// merged figures decide), or the signal we passed on (128 + N); anything else is the
 /// run's failure, named.

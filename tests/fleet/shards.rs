@@ -287,3 +287,54 @@ async fn ctrl_c_while_waiting_for_the_start_stops_cleanly() {
     assert_eq!(json["sessions"]["started"], 0, "no session started");
     assert_eq!(json["run"]["stopped_by"], "interrupted");
 }
+
+#[tokio::test]
+async fn shards_whose_parent_is_killed_outright_stop_and_write_their_part() {
+    let server = builtin_http(ServerOptions::default()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("orphans");
+    let mut parent = tokio::process::Command::new(fleet_program())
+        .args([
+            "run",
+            "--target",
+            &server.url(),
+            "--quiet",
+            "--processes",
+            "2",
+        ])
+        .args(["--rate", "20/s", "--duration", "120s", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+    // Both shards running (their interval files exist once their instruments run).
+    let running = async {
+        while !(0..2).all(|i| out.join(format!("shard-{i}/intervals.csv")).exists()) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(4)).await;
+    };
+    tokio::time::timeout(LIMIT, running)
+        .await
+        .expect("running in time");
+    parent.kill().await.expect("SIGKILL");
+    // Far before their 120 s: each saw its parent gone and stopped as on SIGTERM,
+    // writing its part (a new start could merge them).
+    let written = async {
+        while !(0..2).all(|i| out.join(format!("shard-{i}/summary.json")).exists()) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), written)
+        .await
+        .expect("the orphaned shards stopped and wrote their parts");
+    for i in 0..2 {
+        let text =
+            std::fs::read_to_string(out.join(format!("shard-{i}/summary.json"))).expect("summary");
+        let json: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(json["run"]["stopped_by"], "terminated", "shard {i}");
+        assert!(json["sessions"]["started"].as_u64() > Some(0), "shard {i}");
+    }
+    server.shutdown().await;
+}
