@@ -27,8 +27,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// The folder of the shards' rounds, in the results folder.
 pub const SYNC_DIR: &str = "sync";
 /// From an order to the start of its part: time for every shard to see the order and
-/// prepare its run (plan, targets, instruments).
-pub const LEAD: Duration = Duration::from_secs(2);
+/// prepare its run (plan, targets, instruments), on a busy machine too (as
+/// [`crate::processes::PREPARE`]).
+pub const LEAD: Duration = Duration::from_secs(3);
 /// How often a waiting shard looks for the file it waits for.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -354,6 +355,17 @@ impl Leader {
         let dirs: Vec<PathBuf> = (0..self.rounds.shard.count)
             .map(|i| step_dir.join(format!("shard-{i}")))
             .collect();
+        let written = dirs
+            .iter()
+            .all(|d| d.join(crate::merge::STATE_FILE).is_file());
+        if let (Some(s), false) = (signal_of(&all), written) {
+            // A shard left on a signal before its part was written: the step decides
+            // nothing (it is interrupted); shard 0's part is what stands for it.
+            return Ok(crate::RunOutcome {
+                stopped_by: StopReason::Signal(s),
+                ..own
+            });
+        }
         let merged = crate::merge::merge_dirs(&dirs, &step_dir)
             .with_context(|| format!("merging the shards of {rel}"))?;
         let stopped_by = match signal_of(&all) {

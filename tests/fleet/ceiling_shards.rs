@@ -14,6 +14,11 @@ use std::time::{Duration, Instant};
 
 /// A short search of the knob server (4 workers × 20 ms: 200 handshakes a second).
 fn search(served: &Served, out: &Path) -> Command {
+    search_with(served, out, "p99(initialize) < 200ms")
+}
+
+/// The same search with another SLO.
+fn search_with(served: &Served, out: &Path, slo: &str) -> Command {
     let mut c = fleet_command();
     c.arg("ceiling")
         .arg(concat!(
@@ -22,7 +27,7 @@ fn search(served: &Served, out: &Path) -> Command {
         ))
         .args(["--target", &served.url()])
         .args(["--server-pid", &served.pid().to_string()])
-        .args(["--slo", "p99(initialize) < 200ms", "--seed", "1"])
+        .args(["--slo", slo, "--seed", "1"])
         .args(["--from", "50/s", "--to", "800/s", "--factor", "2"])
         .args([
             "--step",
@@ -258,10 +263,13 @@ fn ctrl_c_reaches_every_local_shard_and_the_steps_so_far_are_written() {
     let _one = ONE_AT_A_TIME.blocking_lock();
     let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
     let out = tempfile::tempdir().expect("tempdir");
-    let mut child = search(&served, out.path())
-        .args(["--processes", "2", "--quiet", "--slo", "p99(session) < 10s"])
+    let logs = tempfile::tempdir().expect("tempdir");
+    // Lenient: the first steps pass even on a loaded machine, so the search is still
+    // climbing when the signal comes.
+    let mut child = search_with(&served, out.path(), "p99(session) < 10s")
+        .args(["--processes", "2", "--quiet"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(logs.path().join("err")).expect("err file"))
         .spawn()
         .expect("spawns");
     let started = Instant::now();
@@ -274,7 +282,10 @@ fn ctrl_c_reaches_every_local_shard_and_the_steps_so_far_are_written() {
     }
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
-    assert_eq!(wait(&mut child, Duration::from_secs(40)), Some(130));
+    let code = wait(&mut child, Duration::from_secs(40));
+    let err = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
+    let log = std::fs::read_to_string(out.path().join("shard-1.log")).unwrap_or_default();
+    assert_eq!(code, Some(130), "{err}\nshard 1: {log}");
     let f = CeilingFile::read(out.path()).expect("ceiling.json");
     assert!(
         !f.complete && f.answer.is_some() && !f.steps.is_empty(),
