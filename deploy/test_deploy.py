@@ -262,7 +262,7 @@ class Driver(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn("fix:", p.stderr)
 
-    def drive(self, shards_state, merge_exit=0, exists=False):
+    def drive(self, shards_state, merge_exit=0, exists=False, extra=()):
         """run.sh against a stand-in kubectl whose Jobs end as told; returns (rc, calls)."""
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "calls")
@@ -284,7 +284,7 @@ class Driver(unittest.TestCase):
             os.chmod(fake, 0o755)
             env = dict(os.environ, KUBECTL=fake)
             p = subprocess.run(
-                [os.path.join(K8S, "run.sh"), "--run-id", "t1", "--margin", "5", "--timeout", "30", "-n", "load"],
+                [os.path.join(K8S, "run.sh"), "--run-id", "t1", "--margin", "5", "--timeout", "30", "-n", "load", *extra],
                 capture_output=True, text=True, env=env, timeout=60,
             )
             with open(log) as f:
@@ -318,6 +318,35 @@ class Driver(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertFalse([c for c in calls if " apply " in f" {c} "], calls)
         self.assertIn("resuming", out)
+
+
+    def test_a_ceiling_search_runs_on_the_shards_and_has_no_merge_job(self):
+        docs = render_driver("--run-id", "c1", "--ceiling", "--", "--from", "100/s", "--slo", 'p99(initialize) < 50ms "x"')
+        jobs = [d for d in docs if d["kind"] == "Job"]
+        self.assertEqual([j["metadata"]["name"] for j in jobs], ["mcp-fleet-shards-c1"])
+        args = jobs[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertEqual(args[:7], ["ceiling", "/etc/mcp-fleet/profile.toml", "--shard", "auto", "--out", "/results/$(RUN_ID)", "--quiet"])
+        self.assertEqual(args[7:], ["--from", "100/s", "--slo", 'p99(initialize) < 50ms "x"'])
+        # Options after -- belong to a ceiling search only.
+        env = dict(os.environ, KUBECTL=KUBECTL)
+        p = subprocess.run(
+            [os.path.join(K8S, "run.sh"), "--render-only", "--", "--from", "1/s"], capture_output=True, text=True, env=env
+        )
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--ceiling", p.stderr)
+
+    def test_a_ceiling_search_exits_as_its_leader(self):
+        rc, calls, out = self.drive("Complete", extra=("--ceiling",))
+        self.assertEqual(rc, 0, out)
+        self.assertFalse([c for c in calls if "patch" in c], calls)
+        self.assertIn("/results/t1 (ceiling.json", out)
+        # Shard 0's exit 1: even the lowest step failed; the answer is written.
+        rc, calls, out = self.drive("Failed", merge_exit=1, extra=("--ceiling",))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("ceiling.json", out)
+        # Any other failure is the search's failure.
+        rc, calls, out = self.drive("Failed", merge_exit=2, extra=("--ceiling",))
+        self.assertEqual(rc, 2, out)
 
 
 class Compare(unittest.TestCase):

@@ -5,12 +5,17 @@
 # fails as soon as it fails), releases the merge Job, waits for it and prints where the
 # merged report is. Names are per run (mcp-fleet-shards-<run>, mcp-fleet-merge-<run>):
 # running it again with the same --run-id resumes that run instead of starting another.
+# With --ceiling the shards run one ceiling search together (`mcp-fleet ceiling --shard
+# auto --out /results/<run>`, the options after `--`), shard 0 merging every step; no
+# merge Job.
 #
 #   deploy/kubernetes/run.sh [--overlay DIR] [--run-id ID] [--margin SECONDS]
 #                            [--namespace NS] [--timeout SECONDS] [--render-only]
+#                            [--ceiling [-- CEILING OPTIONS…]]
 #
-# Exit: 0 merged and every threshold passed; 1 a threshold failed on the merged figures;
-# 2 a shard or the merge failed, or the run did not finish within --timeout.
+# Exit: 0 merged and every threshold passed (--ceiling: a ceiling was found); 1 a
+# threshold failed on the merged figures (--ceiling: even the lowest step failed); 2 a
+# shard or the merge failed, or the run did not finish within --timeout.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,9 +25,11 @@ margin=120
 namespace=""
 timeout=3600
 render_only=false
+ceiling=false
+ceiling_args=()
 kubectl=${KUBECTL:-kubectl}
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { printf 'run.sh: %s\n' "$1" >&2; [ -z "${2:-}" ] || printf 'fix: %s\n' "$2" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
@@ -33,12 +40,15 @@ while [ $# -gt 0 ]; do
     --namespace|-n) namespace=${2:?}; shift 2 ;;
     --timeout) timeout=${2:?}; shift 2 ;;
     --render-only) render_only=true; shift ;;
+    --ceiling) ceiling=true; shift ;;
+    --) shift; ceiling_args=("$@"); break ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" "see the usage above" ;;
   esac
 done
 
 command -v "$kubectl" >/dev/null || die "no kubectl ($kubectl)" "install kubectl 1.29 or later, or set KUBECTL=/path/to/kubectl"
+[ ${#ceiling_args[@]} = 0 ] || $ceiling || die "options after -- are a ceiling search's" "add --ceiling, or drop the options after --"
 [ -f "$overlay/kustomization.yaml" ] || die "no kustomization.yaml in $overlay" "--overlay DIR names a kustomize overlay of deploy/kubernetes/base"
 case "$margin" in ''|*[!0-9]*) die "--margin $margin: not a number of seconds" "e.g. --margin 120" ;; esac
 case "$timeout" in ''|*[!0-9]*) die "--timeout $timeout: not a number of seconds" "e.g. --timeout 3600" ;; esac
@@ -54,6 +64,31 @@ shards_job="mcp-fleet-shards-$run_id"
 merge_job="mcp-fleet-merge-$run_id"
 ns=()
 [ -z "$namespace" ] || ns=(--namespace "$namespace")
+
+# A JSON string of $1.
+json_string() {
+  local t=${1//\\/\\\\}
+  t=${t//\"/\\\"}
+  printf '"%s"' "$t"
+}
+
+# --ceiling: the shards' args become a ceiling search's, and the merge Job goes.
+ceiling_patches() {
+  # $(RUN_ID) is Kubernetes' expansion, in the pod: kept as written.
+  # shellcheck disable=SC2016
+  local args='"ceiling", "/etc/mcp-fleet/profile.toml", "--shard", "auto", "--out", "/results/$(RUN_ID)", "--quiet"' a
+  for a in "${ceiling_args[@]}"; do args+=", $(json_string "$a")"; done
+  cat <<EOF
+  - target: {kind: Job, name: mcp-fleet-shards}
+    patch: '[{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": [${args//\'/\'\'}]}]'
+  - patch: |-
+      \$patch: delete
+      apiVersion: batch/v1
+      kind: Job
+      metadata:
+        name: mcp-fleet-merge
+EOF
+}
 
 # The per-run layer: the overlay with this run's id and start time, and the Jobs named
 # after the run. kustomize loads files only from below its own folder, so the layer is a
@@ -81,6 +116,7 @@ patches:
     patch: '[{"op": "replace", "path": "/metadata/name", "value": "$merge_job"}]'
     options: {allowNameChange: true}
 EOF
+  if $ceiling; then ceiling_patches >>"$work/kustomization.yaml"; fi
   "$kubectl" kustomize "$work"
 }
 
@@ -129,6 +165,26 @@ else
   render "$start_at" >"$work/rendered.yaml"
   "$kubectl" "${ns[@]}" apply -f "$work/rendered.yaml"
   echo "run.sh: run $run_id: every shard starts at $start_at"
+fi
+
+if $ceiling; then
+  # Shard 0 exits 1 when even the lowest step failed: the search's answer, not a crash.
+  rc=0
+  wait_job "$shards_job" || rc=$?
+  if [ "$rc" = 1 ]; then
+    code=$("$kubectl" "${ns[@]}" get pods --selector "job-name=$shards_job,batch.kubernetes.io/job-completion-index=0" \
+      -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}' 2>/dev/null || true)
+    [ "$code" = 1 ] || exit 2
+  elif [ "$rc" != 0 ]; then
+    exit 2
+  fi
+  cat <<EOF
+run.sh: the ceiling search $run_id is on the volume claim mcp-fleet-results, at
+  /results/$run_id (ceiling.json, report.html, steps/ merged from every shard). Copy it
+  out from any pod that mounts the claim, e.g. kubectl cp POD:/results/$run_id ./$run_id
+EOF
+  [ "$rc" = 0 ] || exit 1
+  exit 0
 fi
 
 wait_job "$shards_job" || { rc=$?; [ "$rc" = 1 ] && echo "run.sh: not merging: a shard failed" >&2; exit 2; }
