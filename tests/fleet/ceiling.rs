@@ -4,6 +4,7 @@
 //! queueing, not the CPU and not the generator; every step keeps the files of a run; a
 //! signal writes the steps so far and exits 130; even the lowest step failing exits 1.
 
+use super::signals::{exit_within, signal};
 use super::support::{fleet_command, fleet_program, Served};
 use mcp_fleet::ceiling::file::CeilingFile;
 use mcp_fleet::ceiling::verdict::BoundKind;
@@ -266,27 +267,25 @@ fn sigint_writes_the_steps_so_far_and_exits_130() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawns");
-    let started = Instant::now();
-    while CeilingFile::read(out.path()).map_or(true, |f| f.steps.is_empty()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no step was written"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
-    let code = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s.code();
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    first_step_written(out.path());
+    signal(&child, nix::sys::signal::Signal::SIGINT);
+    let code = exit_within(&mut child, Duration::from_secs(60));
     assert_eq!(code, Some(130));
     let f = CeilingFile::read(out.path()).expect("ceiling.json");
     assert!(
         !f.complete && !f.steps.is_empty() && f.answer.is_some(),
         "{f:?}"
     );
+}
+
+/// Wait (at most a minute) until the search in `out` has written its first step.
+pub fn first_step_written(out: &std::path::Path) {
+    let started = Instant::now();
+    while CeilingFile::read(out).map_or(true, |f| f.steps.is_empty()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no step was written"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -4,7 +4,8 @@
 //! dies, or a leader that never orders, stops the search with the shard named (exit 2),
 //! never a hang.
 
-use super::ceiling::ONE_AT_A_TIME;
+use super::ceiling::{first_step_written, ONE_AT_A_TIME};
+use super::signals::{exit_within, signal};
 use super::support::{fleet_command, Served};
 use mcp_fleet::ceiling::file::CeilingFile;
 use mcp_fleet::ceiling::verdict::BoundKind;
@@ -42,19 +43,14 @@ fn search_with(served: &Served, out: &Path, slo: &str) -> Command {
     c
 }
 
-/// Wait for `child` at most `limit`; its exit code.
-fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
-    let started = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            return s.code();
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// Shard `shard` of a search into `out`, waiting at most `wait` for the others.
+fn spawn_shard(served: &Served, out: &Path, shard: &str, wait: &str) -> Child {
+    search(served, out)
+        .args(["--shard", shard, "--shard-wait", wait, "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns")
 }
 
 /// The answer's checks shared by the sharded searches: near 200/s, queueing (or a
@@ -108,7 +104,7 @@ fn two_local_processes_find_the_knob_servers_ceiling_together() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawns");
-    let code = wait(&mut child, Duration::from_secs(180));
+    let code = exit_within(&mut child, Duration::from_secs(180));
     let output = child.wait_with_output().expect("output");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let file = CeilingFile::read(out.path());
@@ -136,20 +132,13 @@ fn shards_started_apart_climb_together_and_a_missing_one_is_named() {
     let _one = ONE_AT_A_TIME.blocking_lock();
     let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
     let out = tempfile::tempdir().expect("tempdir");
-    let spawn = |shard: &str| {
-        search(&served, out.path())
-            .args(["--shard", shard, "--shard-wait", "20s", "--quiet"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawns")
-    };
+    let spawn = |shard: &str| spawn_shard(&served, out.path(), shard, "20s");
     // The follower first: the leader waits for it, and it for the leader's orders.
     let mut follower = spawn("1/2");
     std::thread::sleep(Duration::from_millis(500));
     let mut leader = spawn("0/2");
-    let code = wait(&mut leader, Duration::from_secs(180));
-    assert_eq!(wait(&mut follower, Duration::from_secs(30)), Some(0));
+    let code = exit_within(&mut leader, Duration::from_secs(180));
+    assert_eq!(exit_within(&mut follower, Duration::from_secs(30)), Some(0));
     let f = assert_found(out.path());
     let lower_bound = f.answer.is_some_and(|a| a.lower_bound);
     assert!(
@@ -197,28 +186,14 @@ fn a_shard_that_dies_mid_search_stops_it_and_the_steps_so_far_stay() {
     let _one = ONE_AT_A_TIME.blocking_lock();
     let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
     let out = tempfile::tempdir().expect("tempdir");
-    let spawn = |shard: &str| {
-        search(&served, out.path())
-            .args(["--shard", shard, "--shard-wait", "3s", "--quiet"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawns")
-    };
+    let spawn = |shard: &str| spawn_shard(&served, out.path(), shard, "3s");
     let mut leader = spawn("0/2");
     let mut follower = spawn("1/2");
-    let started = Instant::now();
-    while CeilingFile::read(out.path()).map_or(true, |f| f.steps.is_empty()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no step was written"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    first_step_written(out.path());
     follower.kill().expect("kill");
     let _ = follower.wait();
     // Within its part's length, the grace (5 s) and the wait (3 s).
-    assert_eq!(wait(&mut leader, Duration::from_secs(40)), Some(2));
+    assert_eq!(exit_within(&mut leader, Duration::from_secs(40)), Some(2));
     let output = leader.wait_with_output().expect("output");
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -272,17 +247,9 @@ fn ctrl_c_reaches_every_local_shard_and_the_steps_so_far_are_written() {
         .stderr(std::fs::File::create(logs.path().join("err")).expect("err file"))
         .spawn()
         .expect("spawns");
-    let started = Instant::now();
-    while CeilingFile::read(out.path()).map_or(true, |f| f.steps.is_empty()) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no step was written"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
-    let code = wait(&mut child, Duration::from_secs(40));
+    first_step_written(out.path());
+    signal(&child, nix::sys::signal::Signal::SIGINT);
+    let code = exit_within(&mut child, Duration::from_secs(40));
     let err = std::fs::read_to_string(logs.path().join("err")).unwrap_or_default();
     let log = std::fs::read_to_string(out.path().join("shard-1.log")).unwrap_or_default();
     assert_eq!(code, Some(130), "{err}\nshard 1: {log}");

@@ -22,13 +22,13 @@ fn start(profile: &Path, out: &Path) -> Child {
         .expect("spawns")
 }
 
-fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+pub fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
     nix::sys::signal::kill(pid, signal).expect("signal");
 }
 
 /// Wait for the child to exit, at most `limit`; its exit code.
-fn exit_within(child: &mut Child, limit: Duration) -> Option<i32> {
+pub fn exit_within(child: &mut Child, limit: Duration) -> Option<i32> {
     let started = Instant::now();
     loop {
         if let Some(s) = child.try_wait().expect("wait") {
