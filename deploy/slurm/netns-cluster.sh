@@ -173,15 +173,22 @@ duration = "3s"
 [target]
 url = "$url"
 EOF
+# The state a job ended in (or its state after two minutes).
+job_end() {
+  local state=""
+  for _ in $(seq 240); do
+    state=$(ctl scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
+    case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+    sleep 0.5
+  done
+  echo "$state"
+}
+
 job=$(ctl sbatch --parsable --nodes=2 --ntasks=2 --chdir="$work" --time=5 \
   --export="ALL,PROFILE=$work/profile.toml,RESULTS=$work/results,MARGIN=5,MCP_FLEET=$bin" \
   "$here/mcp-fleet.sbatch")
 echo "netns-cluster: job $job submitted"
-for _ in $(seq 240); do
-  state=$(ctl scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
-  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-  sleep 0.5
-done
+state=$(job_end "$job")
 exit_code=$(ctl scontrol show job "$job" | grep -o ' ExitCode=[0-9:]*' | cut -d= -f2)
 cat "$work/mcp-fleet-$job.out" || true
 echo "netns-cluster: job $job $state, exit $exit_code"
@@ -200,11 +207,7 @@ job=$(ctl sbatch --parsable --nodes=2 --ntasks=2 --chdir="$work" --time=5 \
   --export="ALL,MODE=ceiling,PROFILE=$work/profile.toml,RESULTS=$work/results,MCP_FLEET=$bin,MCP_FLEET_ARGS=--from 20/s --to 80/s --step 1s --step-warmup 0s --shard-wait 30s" \
   "$here/mcp-fleet.sbatch")
 echo "netns-cluster: ceiling job $job submitted"
-for _ in $(seq 240); do
-  state=$(ctl scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 || true)
-  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-  sleep 0.5
-done
+state=$(job_end "$job")
 cat "$work/mcp-fleet-$job.out" || true
 echo "netns-cluster: ceiling job $job $state"
 ceiling="$work/results/slurm-$job/ceiling.json"
