@@ -264,7 +264,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         .plan
         .thresholds
         .iter()
-        .map(|t| crate::plan::Threshold::parse(t))
+        .map(|t| crate::plan::Threshold::parse_in(t, &first.plan.requests))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("{}/{STATE_FILE}: a threshold: {e}", first_dir.display()))?;
     let mut summary = report::assemble::summary_from(&first.plan, &thresholds, &stats, &facts);

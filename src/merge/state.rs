@@ -236,6 +236,10 @@ pub struct StatsState {
     /// Every interned tool, in order.
     pub tools: Vec<PhaseState>,
     pub tool_counts: Vec<ToolCountsState>,
+    /// Every `request` step's phase, in `PlanBasis::requests` order (absent before
+    /// they existed).
+    #[serde(default)]
+    pub requests: Vec<PhaseState>,
     pub sessions: SessionCounts,
     pub examples: BTreeMap<String, Vec<String>>,
     pub tool_error_examples: BTreeMap<ToolId, Vec<String>>,
@@ -368,6 +372,11 @@ impl StatsState {
                         .collect(),
                 })
                 .collect(),
+            requests: s
+                .requests
+                .iter()
+                .map(phase_state)
+                .collect::<anyhow::Result<_>>()?,
             sessions: s.sessions,
             examples: s
                 .examples
@@ -430,6 +439,11 @@ impl StatsState {
         for (mine, t) in s.tools.iter_mut().zip(&self.tools) {
             *mine = phase_stats(t)?;
         }
+        s.requests = self
+            .requests
+            .iter()
+            .map(phase_stats)
+            .collect::<anyhow::Result<_>>()?;
         for (mine, t) in s.tool_counts.iter_mut().zip(&self.tool_counts) {
             let mut left_out = BTreeMap::new();
             for (name, n) in &t.left_out {

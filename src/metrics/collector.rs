@@ -291,8 +291,20 @@ impl Collector {
             }
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
-                if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
-                    tool.add(&sample);
+                // A `request` sample's id names its step's phase, not a tool.
+                match (sample.phase, sample.tool.map(usize::from)) {
+                    (Phase::Request, Some(i)) => {
+                        if s.requests.len() <= i {
+                            s.requests.resize_with(i + 1, Default::default);
+                        }
+                        s.requests[i].add(&sample);
+                    }
+                    (_, Some(i)) => {
+                        if let Some(tool) = s.tools.get_mut(i) {
+                            tool.add(&sample);
+                        }
+                    }
+                    (_, None) => {}
                 }
                 match self.cells.get_mut(&sample) {
                     Some(table) => table.get_mut(sample.phase).add(&sample),

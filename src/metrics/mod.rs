@@ -203,6 +203,8 @@ pub struct Sample {
     pub era: Era,
     /// The protocol version the session speaks (offered until negotiated).
     pub version: VersionId,
+    /// The tool of a `tools/call`; for a `request` sample, its step's interned phase
+    /// name (`Plan::requests`): one small id either way keeps the sample `Copy`.
     pub tool: Option<ToolId>,
     pub intended: Instant,
     pub started: Instant,

@@ -225,6 +225,9 @@ pub struct Stats {
     pub tools: Vec<PhaseStats>,
     /// Per interned tool (beside `tools`): generated calls and why calls were left out.
     pub tool_counts: Vec<ToolCounts>,
+    /// Each `request` step's figures by its interned phase name (`Plan::requests`),
+    /// grown as samples come (the collector does not need the plan's count).
+    pub requests: Vec<PhaseStats>,
     pub sessions: SessionCounts,
     /// First examples of each failure kind (bounded), for the report.
     pub examples: BTreeMap<FailureKind, Vec<String>>,
@@ -314,6 +317,7 @@ impl Stats {
             personas: (0..personas).map(|_| Default::default()).collect(),
             tools: (0..tools).map(|_| PhaseStats::default()).collect(),
             tool_counts: vec![ToolCounts::default(); tools],
+            requests: Vec::new(),
             sessions: SessionCounts::default(),
             examples: BTreeMap::new(),
             tool_error_examples: BTreeMap::new(),
@@ -343,6 +347,7 @@ impl Stats {
         });
         merge_vec(&mut self.tools, &other.tools, PhaseStats::merge);
         merge_vec(&mut self.tool_counts, &other.tool_counts, ToolCounts::merge);
+        merge_vec(&mut self.requests, &other.requests, PhaseStats::merge);
         self.sessions.merge(&other.sessions);
         for (kind, texts) in &other.examples {
             let list = self.examples.entry(*kind).or_default();

@@ -19,6 +19,7 @@ mod pause;
 mod persona;
 pub mod quantity;
 mod reply;
+mod request;
 mod scenario;
 mod secrets;
 mod session_kind;
@@ -39,7 +40,7 @@ pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::Persona;
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
-pub use scenario::{Call, Mix, OnError, Scenario, Step};
+pub use scenario::{Call, Mix, OnError, Request, Scenario, Step};
 pub use session_kind::{EraMode, Shape};
 pub use soak::{SoakPlan, Span};
 pub use target::{Route, Target};
@@ -74,6 +75,8 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Interned tool names; [`crate::metrics::ToolId`] indexes this.
     pub tools: Vec<String>,
+    /// The phase names of the `request` steps; a `request` sample's id indexes this.
+    pub requests: Vec<String>,
     /// Pass/fail rules checked against the summary (profile first, then `--threshold`).
     pub thresholds: Vec<Threshold>,
     /// Length of the intervals in the interval files and the live view (`--interval`).
@@ -220,12 +223,12 @@ impl Plan {
         }
         let (personas, persona_weights) =
             Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
-        let tools = tools.into_names(origin)?;
+        let (tools, requests) = tools.into_names(origin)?;
         let thresholds = threshold::resolve_all(
             &profile.thresholds,
             &overrides.thresholds,
             &personas,
-            &tools,
+            (&tools, &requests),
             origin,
         )?;
         profile
@@ -249,6 +252,7 @@ impl Plan {
             persona_weights,
             scenarios,
             tools,
+            requests,
             thresholds,
             interval,
             checkpoint,

@@ -4,6 +4,7 @@
 use super::capture::Capture;
 use super::error::PlanError;
 use super::quantity::parse_duration;
+pub use super::request::Request;
 use super::template::{Template, TemplateContext};
 use crate::metrics::{Phase, ToolId};
 use crate::profile::{self, ScenarioSection, Step as RawStep};
@@ -32,6 +33,8 @@ pub enum Step {
     /// `count` weighted tool calls, `parallel` in flight at a time.
     Mix(Mix),
     Ping,
+    /// Any JSON-RPC request, timed as its own phase.
+    Request(Request),
     Pause(Duration),
 }
 
@@ -78,7 +81,9 @@ impl Step {
             Step::CallTool(_) | Step::Mix(_) => Some("tools"),
             Step::ReadResource { .. } => Some("resources"),
             Step::GetPrompt { .. } => Some("prompts"),
-            Step::Ping | Step::Pause(_) => None,
+            // Sent as written: a server without the capability answers an error,
+            // which the step's phase counts.
+            Step::Ping | Step::Pause(_) | Step::Request(_) => None,
         }
     }
 
@@ -89,6 +94,7 @@ impl Step {
             Step::ReadResource { .. } => Some(Phase::ResourcesRead),
             Step::GetPrompt { .. } => Some(Phase::PromptsGet),
             Step::Ping => Some(Phase::Ping),
+            Step::Request(_) => Some(Phase::Request),
             Step::Pause(_) => None,
         }
     }
@@ -102,33 +108,45 @@ pub struct Scenario {
     pub on_error: OnError,
 }
 
-/// The tool names the scenarios call; [`ToolId`] indexes it.
+/// The tool names the scenarios call ([`ToolId`] indexes it), and the phase names of
+/// their `request` steps (a `request` sample's id indexes those).
 #[derive(Debug, Default)]
-pub struct ToolTable(Vec<String>);
+pub struct ToolTable(Vec<String>, Vec<String>);
+
+/// The id of `name` in `table`, adding it the first time.
+fn intern_in(table: &mut Vec<String>, name: &str) -> ToolId {
+    let id = match table.iter().position(|t| t == name) {
+        Some(i) => i,
+        None => {
+            table.push(name.to_string());
+            table.len() - 1
+        }
+    };
+    ToolId::try_from(id).unwrap_or(ToolId::MAX)
+}
 
 impl ToolTable {
     /// The id of tool `name`, adding it to the table the first time.
     fn intern(&mut self, name: &str) -> ToolId {
-        let id = match self.0.iter().position(|t| t == name) {
-            Some(i) => i,
-            None => {
-                self.0.push(name.to_string());
-                self.0.len() - 1
-            }
-        };
-        ToolId::try_from(id).unwrap_or(ToolId::MAX)
+        intern_in(&mut self.0, name)
     }
 
-    pub fn into_names(self, origin: &str) -> Result<Vec<String>, PlanError> {
-        if self.0.len() > usize::from(ToolId::MAX) {
+    /// The id of request phase `name`, adding it the first time.
+    pub(super) fn intern_request(&mut self, name: &str) -> ToolId {
+        intern_in(&mut self.1, name)
+    }
+
+    /// The tool names, and the request steps' phase names.
+    pub fn into_names(self, origin: &str) -> Result<(Vec<String>, Vec<String>), PlanError> {
+        if self.0.len().max(self.1.len()) > usize::from(ToolId::MAX) {
             return Err(PlanError::new(
                 origin,
                 "scenario",
-                "too many distinct tools",
-                "use fewer than 65535 tool names",
+                "too many distinct tools or request phases",
+                "use fewer than 65535 names",
             ));
         }
-        Ok(self.0)
+        Ok((self.0, self.1))
     }
 }
 
@@ -367,6 +385,18 @@ impl Step {
                 }
             }
             RawStep::Ping {} => Step::Ping,
+            RawStep::Request {
+                method,
+                params,
+                phase,
+            } => {
+                let raw = (method.as_str(), params, phase.as_deref());
+                let params = match params {
+                    Some(p) => Some(at.template(p, &format!("{key}.params"), at.captured, ctx)?),
+                    None => None,
+                };
+                Step::Request(Request::from_raw(raw, params, key, origin, tools)?)
+            }
             RawStep::Pause { duration } => Step::Pause(parse_duration(
                 duration,
                 &format!("{key}.duration"),

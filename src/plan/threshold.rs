@@ -139,6 +139,9 @@ pub struct Threshold {
     /// The tool `accepted(TOOL)` reads; `None` for every other form (and for
     /// `accepted(tools/call)`, all tools).
     pub tool: Option<String>,
+    /// The `request` step's phase a threshold reads (`p99(complete)`: its own figures,
+    /// `summary.requests`); the subject is then the phase `request`.
+    pub request: Option<String>,
 }
 
 const LATENCY_FIX: &str =
@@ -226,7 +229,14 @@ pub fn latency_scale(unit: &str) -> Option<f64> {
 }
 
 impl Threshold {
+    /// A threshold on the built-in phases only.
     pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
+        Threshold::parse_in(text, &[])
+    }
+
+    /// A threshold whose phase may also be one of `requests` (the phase names of the
+    /// plan's `request` steps).
+    pub fn parse_in(text: &str, requests: &[String]) -> Result<Threshold, ThresholdError> {
         let err = |problem: String, fix: &str| ThresholdError {
             text: text.to_string(),
             problem,
@@ -252,6 +262,7 @@ impl Threshold {
         })?;
         let mut subject = Subject::All;
         let mut persona = None;
+        let mut request = None;
         for arg in args {
             if let Some(p) = arg.strip_prefix("persona=") {
                 if p.trim().is_empty() {
@@ -262,13 +273,27 @@ impl Threshold {
                 subject = Subject::Sessions;
             } else if let Some(p) = Phase::from_name(arg) {
                 subject = Subject::Phase(p);
+            } else if requests.iter().any(|r| r == arg) {
+                subject = Subject::Phase(Phase::Request);
+                request = Some(arg.to_string());
             } else {
                 let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+                let steps = if requests.is_empty() {
+                    String::new()
+                } else {
+                    format!(", or a request step's: {}", requests.join(", "))
+                };
                 return Err(err(
                     format!("unknown phase `{arg}`"),
-                    &format!("use sessions or a phase: {}", phases.join(", ")),
+                    &format!("use sessions or a phase: {}{steps}", phases.join(", ")),
                 ));
             }
+        }
+        if request.is_some() && persona.is_some() {
+            return Err(err(
+                "a request step's phase is counted for the whole fleet, not per persona".into(),
+                "write it without persona=, or use the phase request (every request step) per persona",
+            ));
         }
         match (metric, subject) {
             (Metric::Quantile(_) | Metric::Mean, Subject::All | Subject::Sessions) => {
@@ -304,6 +329,7 @@ impl Threshold {
             limit,
             series: None,
             tool: None,
+            request,
         })
     }
 }
@@ -361,6 +387,7 @@ fn parse_accepted(text: &str) -> Option<Result<Threshold, ThresholdError>> {
         limit,
         series: None,
         tool,
+        request: None,
     }))
 }
 
@@ -414,7 +441,7 @@ pub(super) fn resolve_all(
     from_profile: &[String],
     from_cli: &[String],
     personas: &[Persona],
-    tools: &[String],
+    (tools, requests): (&[String], &[String]),
     origin: &str,
 ) -> Result<Vec<Threshold>, PlanError> {
     let from_profile = from_profile
@@ -430,7 +457,7 @@ pub(super) fn resolve_all(
             let to_plan = |e: ThresholdError| {
                 PlanError::new(origin, &key, format!("`{}`: {}", e.text, e.problem), e.fix)
             };
-            let t = Threshold::parse(text).map_err(to_plan)?;
+            let t = Threshold::parse_in(text, requests).map_err(to_plan)?;
             if let Some(name) = &t.persona {
                 if !personas.iter().any(|p| &p.name == name) {
                     let known: Vec<&str> = personas.iter().map(|p| p.name.as_str()).collect();

@@ -73,6 +73,16 @@ pub enum Step {
     },
     #[serde(rename = "ping")]
     Ping {},
+    /// Any JSON-RPC request: `method` with `params` (a table; `${…}` allowed), timed
+    /// as its own phase, `phase` (default: the method's name).
+    #[serde(rename = "request")]
+    Request {
+        method: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+    },
     #[serde(rename = "pause")]
     Pause { duration: String },
 }

@@ -52,6 +52,10 @@ pub struct PlanBasis {
     pub personas: Vec<String>,
     /// Interned tool names ([`crate::metrics::ToolId`] indexes them).
     pub tools: Vec<String>,
+    /// The phase names of `request` steps (the id of a `request` sample indexes them);
+    /// absent from the state of runs before they existed.
+    #[serde(default)]
+    pub requests: Vec<String>,
     /// The thresholds as written (each parses with [`crate::plan::Threshold::parse`]).
     pub thresholds: Vec<String>,
 }
@@ -64,6 +68,7 @@ impl PlanBasis {
             load: load_info(plan),
             personas: plan.personas.iter().map(|p| p.name.clone()).collect(),
             tools: plan.tools.clone(),
+            requests: plan.requests.clone(),
             thresholds: plan.thresholds.iter().map(|t| t.text.clone()).collect(),
         }
     }
@@ -124,6 +129,13 @@ fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
             .tools
             .iter()
             .zip(&stats.tools)
+            .filter(|(_, s)| s.count() > 0)
+            .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
+            .collect(),
+        requests: plan
+            .requests
+            .iter()
+            .zip(&stats.requests)
             .filter(|(_, s)| s.count() > 0)
             .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
             .collect(),

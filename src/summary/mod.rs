@@ -31,8 +31,10 @@ use std::collections::BTreeMap;
 /// and fault), `left_out` without the never-sent `not_listed`, the phases `token`,
 /// `auth`, `task`, `tasks/get`, `tasks/result`, `tasks/cancel`, the `robustness.*`,
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
-/// run is one shard of a sharded run) and `run.shards` (a merged report of N shards).
-pub const SCHEMA_VERSION: u32 = 13;
+/// run is one shard of a sharded run) and `run.shards` (a merged report of N shards);
+/// 14: the phase `request` (every `request` step) and `requests` (each request step's
+/// figures under its phase name).
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
@@ -48,6 +50,10 @@ pub struct Summary {
     pub failure_examples: BTreeMap<String, Vec<String>>,
     pub personas: BTreeMap<String, PersonaSummary>,
     pub tools: BTreeMap<String, PhaseSummary>,
+    /// Each `request` step's figures under its phase name (schema 14; absent before
+    /// and when no scenario has one). The phase `request` adds them all up.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: BTreeMap<String, PhaseSummary>,
     /// First error texts per tool (isError text or RPC error), at most 3: why a tool
     /// failed. Added within schema 4 (absent from earlier results).
     #[serde(default)]

@@ -418,6 +418,7 @@ mod list_results;
 mod load;
 mod merge;
 mod reports;
+mod request_steps;
 mod results_folder;
 mod rmcp_peer;
 mod scripted_server;

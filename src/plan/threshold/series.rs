@@ -55,6 +55,7 @@ pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
             limit,
             series,
             tool: None,
+            request: None,
         }),
     )
 }

@@ -29,6 +29,8 @@ const KEY_PHASES: [&str; 9] = [
 pub(super) fn tables(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "<h2 id=phases>Phases</h2>{TABLE_HEAD}");
     phase_rows(out, "all", &s.phases, None);
+    // Each request step under its own phase name (the row `request` adds them up).
+    phase_rows(out, "request steps", &s.requests, None);
     out.push_str("</tbody></table>\n");
     if s.run.load.model == "open" {
         response_table(out, s);

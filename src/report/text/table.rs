@@ -85,6 +85,12 @@ pub(super) fn phases(out: &mut String, s: &Summary, st: Style) {
     header(out, "phase", st);
     for (name, p) in ordered(&s.phases) {
         row(out, name, p, st);
+        // Each request step under its own phase name, below the row adding them up.
+        if name == crate::metrics::Phase::Request.name() {
+            for (step, p) in &s.requests {
+                row(out, &format!("  {step}"), p, st);
+            }
+        }
     }
     if open && s.phases.values().any(|p| p.response.is_some()) {
         let _ = writeln!(

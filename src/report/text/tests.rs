@@ -117,6 +117,7 @@ pub(super) fn summary(model: &str) -> Summary {
         failure_examples: BTreeMap::new(),
         personas,
         tools: BTreeMap::new(),
+        requests: BTreeMap::new(),
         tool_error_examples: BTreeMap::new(),
         tool_acceptance: BTreeMap::new(),
         server_messages: BTreeMap::new(),
