@@ -240,6 +240,9 @@ pub struct StatsState {
     /// they existed).
     #[serde(default)]
     pub requests: Vec<PhaseState>,
+    /// Every step check in `PlanBasis::checks` order: (passes, fails, first reason).
+    #[serde(default)]
+    pub checks: Vec<(u64, u64, Option<String>)>,
     pub sessions: SessionCounts,
     pub examples: BTreeMap<String, Vec<String>>,
     pub tool_error_examples: BTreeMap<ToolId, Vec<String>>,
@@ -377,6 +380,11 @@ impl StatsState {
                 .iter()
                 .map(phase_state)
                 .collect::<anyhow::Result<_>>()?,
+            checks: s
+                .checks
+                .iter()
+                .map(|c| (c.passes, c.fails, c.example.clone()))
+                .collect(),
             sessions: s.sessions,
             examples: s
                 .examples
@@ -444,6 +452,15 @@ impl StatsState {
             .iter()
             .map(phase_stats)
             .collect::<anyhow::Result<_>>()?;
+        s.checks = self
+            .checks
+            .iter()
+            .map(|(passes, fails, example)| crate::metrics::CheckCounts {
+                passes: *passes,
+                fails: *fails,
+                example: example.clone(),
+            })
+            .collect();
         for (mine, t) in s.tool_counts.iter_mut().zip(&self.tool_counts) {
             let mut left_out = BTreeMap::new();
             for (name, n) in &t.left_out {

@@ -6,6 +6,7 @@
 mod arguments;
 mod auth;
 pub mod capture;
+pub mod check;
 mod checkpoint;
 mod client_faults;
 mod connection;
@@ -77,6 +78,8 @@ pub struct Plan {
     pub tools: Vec<String>,
     /// The phase names of the `request` steps; a `request` sample's id indexes this.
     pub requests: Vec<String>,
+    /// The names of the steps' checks; a check event's id indexes this.
+    pub checks: Vec<String>,
     /// Pass/fail rules checked against the summary (profile first, then `--threshold`).
     pub thresholds: Vec<Threshold>,
     /// Length of the intervals in the interval files and the live view (`--interval`).
@@ -223,12 +226,12 @@ impl Plan {
         }
         let (personas, persona_weights) =
             Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
-        let (tools, requests) = tools.into_names(origin)?;
+        let [tools, requests, checks] = tools.into_names(origin)?;
         let thresholds = threshold::resolve_all(
             &profile.thresholds,
             &overrides.thresholds,
             &personas,
-            (&tools, &requests),
+            (&tools, &requests, &checks),
             origin,
         )?;
         profile
@@ -253,6 +256,7 @@ impl Plan {
             scenarios,
             tools,
             requests,
+            checks,
             thresholds,
             interval,
             checkpoint,

@@ -18,6 +18,8 @@ pub struct Request {
     /// The phase name, interned (`Plan::requests`).
     pub id: ToolId,
     pub phase: String,
+    /// Conditions on each result, counted per check.
+    pub checks: Vec<super::check::Check>,
 }
 
 impl Request {
@@ -56,6 +58,7 @@ impl Request {
             params,
             id: tools.intern_request(name),
             phase: name.to_string(),
+            checks: Vec::new(),
         })
     }
 }

@@ -2,6 +2,7 @@
 //! interned into [`ToolId`]s so the hot path indexes arrays instead of hashing names.
 
 use super::capture::Capture;
+use super::check::Check;
 use super::error::PlanError;
 use super::quantity::parse_duration;
 pub use super::request::Request;
@@ -52,6 +53,8 @@ pub struct Call {
     /// call that gives arguments has one (`plan/arguments.rs`).
     pub optional: Option<f64>,
     pub capture: Vec<Capture>,
+    /// Conditions on each result, counted per check (none for a mix's calls).
+    pub checks: Vec<Check>,
 }
 
 /// A weighted mix of tool calls.
@@ -111,7 +114,7 @@ pub struct Scenario {
 /// The tool names the scenarios call ([`ToolId`] indexes it), and the phase names of
 /// their `request` steps (a `request` sample's id indexes those).
 #[derive(Debug, Default)]
-pub struct ToolTable(Vec<String>, Vec<String>);
+pub struct ToolTable(Vec<String>, Vec<String>, Vec<String>);
 
 /// The id of `name` in `table`, adding it the first time.
 fn intern_in(table: &mut Vec<String>, name: &str) -> ToolId {
@@ -136,9 +139,14 @@ impl ToolTable {
         intern_in(&mut self.1, name)
     }
 
-    /// The tool names, and the request steps' phase names.
-    pub fn into_names(self, origin: &str) -> Result<(Vec<String>, Vec<String>), PlanError> {
-        if self.0.len().max(self.1.len()) > usize::from(ToolId::MAX) {
+    /// The id of step check `name`, adding it the first time.
+    pub(super) fn intern_check(&mut self, name: &str) -> ToolId {
+        intern_in(&mut self.2, name)
+    }
+
+    /// The tool names, the request steps' phase names and the step checks' names.
+    pub fn into_names(self, origin: &str) -> Result<[Vec<String>; 3], PlanError> {
+        if self.0.len().max(self.1.len()).max(self.2.len()) > usize::from(ToolId::MAX) {
             return Err(PlanError::new(
                 origin,
                 "scenario",
@@ -146,7 +154,7 @@ impl ToolTable {
                 "use fewer than 65535 names",
             ));
         }
-        Ok((self.0, self.1))
+        Ok([self.0, self.1, self.2])
     }
 }
 
@@ -332,6 +340,7 @@ impl Step {
                 generate,
                 optional,
                 capture,
+                checks,
             } => {
                 if tool.is_empty() {
                     return Err(PlanError::new(
@@ -351,6 +360,7 @@ impl Step {
                     generate: generate.unwrap_or(true),
                     optional: super::arguments::step_share(*optional, key, origin)?,
                     capture: Capture::all_from_specs(capture, key, origin)?,
+                    checks: Check::all_from_specs(checks, key, origin, true, tools)?,
                 })
             }
             RawStep::ResourcesRead { uri, capture } => {
@@ -389,13 +399,17 @@ impl Step {
                 method,
                 params,
                 phase,
+                checks,
             } => {
+                let checks = Check::all_from_specs(checks, key, origin, false, tools)?;
                 let raw = (method.as_str(), params, phase.as_deref());
                 let params = match params {
                     Some(p) => Some(at.template(p, &format!("{key}.params"), at.captured, ctx)?),
                     None => None,
                 };
-                Step::Request(Request::from_raw(raw, params, key, origin, tools)?)
+                let mut r = Request::from_raw(raw, params, key, origin, tools)?;
+                r.checks = checks;
+                Step::Request(r)
             }
             RawStep::Pause { duration } => Step::Pause(parse_duration(
                 duration,
@@ -473,6 +487,7 @@ impl Mix {
                     origin,
                 )?,
                 capture,
+                checks: Vec::new(),
             });
             weights.push(c.weight.unwrap_or(1));
         }

@@ -38,6 +38,8 @@ pub enum Metric {
     /// The share of calls the server accepted (a result without `isError`, no failure):
     /// `accepted(TOOL)` or `accepted(tools/call)` for every tool.
     Accepted,
+    /// The share of step checks that held: `checks(NAME)` for one, `checks` for all.
+    Checks,
     /// The least-squares slope of [`Threshold::series`] over the steady part, per
     /// second in the unit given (`BytesPerS`, `PerS` for counts, `CoresPerS`).
     Slope(Unit),
@@ -142,6 +144,9 @@ pub struct Threshold {
     /// The `request` step's phase a threshold reads (`p99(complete)`: its own figures,
     /// `summary.requests`); the subject is then the phase `request`.
     pub request: Option<String>,
+    /// The step check `checks(NAME)` reads; `None` for every other form (and for
+    /// `checks`, all of them).
+    pub check: Option<String>,
 }
 
 const LATENCY_FIX: &str =
@@ -169,7 +174,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Quantile(_) | Metric::Mean => Unit::Us,
-            Metric::ErrorRate | Metric::Accepted => Unit::Ratio,
+            Metric::ErrorRate | Metric::Accepted | Metric::Checks => Unit::Ratio,
             Metric::Rate => Unit::PerS,
             Metric::Errors | Metric::Count => Unit::Count,
             Metric::Slope(u)
@@ -247,6 +252,9 @@ impl Threshold {
         }
         if let Some(accepted) = parse_accepted(text) {
             return accepted;
+        }
+        if let Some(checks) = parse_checks(text) {
+            return checks;
         }
         let Some((left, op, right)) = split_op(text) else {
             return Err(err("no comparison (<, <=, >, >=)".into(), FORMS));
@@ -330,6 +338,7 @@ impl Threshold {
             series: None,
             tool: None,
             request,
+            check: None,
         })
     }
 }
@@ -388,6 +397,52 @@ fn parse_accepted(text: &str) -> Option<Result<Threshold, ThresholdError>> {
         series: None,
         tool,
         request: None,
+        check: None,
+    }))
+}
+
+const CHECKS_FIX: &str = "write checks(NAME) > 99% for one step check, or checks > 0.99 for all";
+
+/// `checks(NAME) OP SHARE` or `checks OP SHARE`; `None` for other forms.
+fn parse_checks(text: &str) -> Option<Result<Threshold, ThresholdError>> {
+    let (left, op, right) = split_op(text)?;
+    let (name, args) = split_call(left)?;
+    if name != "checks" {
+        return None;
+    }
+    let err = |problem: String| ThresholdError {
+        text: text.to_string(),
+        problem,
+        fix: CHECKS_FIX.to_string(),
+    };
+    let check = match args.as_slice() {
+        [] => None,
+        [one] if !one.is_empty() && !one.contains('=') => Some(one.to_string()),
+        _ => return Some(Err(err("name one step check, or none for all".into()))),
+    };
+    let Some((value, unit)) = split_number(right) else {
+        return Some(Err(err(format!("`{right}` is not a number"))));
+    };
+    let limit = match unit {
+        "%" => value / 100.0,
+        "" => value,
+        _ => {
+            return Some(Err(err(format!(
+                "unknown unit `{unit}` for a share of checks"
+            ))))
+        }
+    };
+    Some(Ok(Threshold {
+        text: text.trim().to_string(),
+        metric: Metric::Checks,
+        subject: Subject::All,
+        persona: None,
+        op,
+        limit,
+        series: None,
+        tool: None,
+        request: None,
+        check,
     }))
 }
 
@@ -441,7 +496,7 @@ pub(super) fn resolve_all(
     from_profile: &[String],
     from_cli: &[String],
     personas: &[Persona],
-    (tools, requests): (&[String], &[String]),
+    (tools, requests, checks): (&[String], &[String], &[String]),
     origin: &str,
 ) -> Result<Vec<Threshold>, PlanError> {
     let from_profile = from_profile
@@ -465,6 +520,23 @@ pub(super) fn resolve_all(
                         text: text.to_string(),
                         problem: format!("unknown persona `{name}`"),
                         fix: format!("use one of the profile's personas: {}", known.join(", ")),
+                    }));
+                }
+            }
+            // A check no step has would fail only after the run ("never ran").
+            if let Some(name) = &t.check {
+                if !checks.iter().any(|n| n == name) {
+                    let fix = if checks.is_empty() {
+                        "no step has checks: add checks = [{ name = …, … }] to a tools/call \
+                         or request step, or drop the threshold"
+                            .to_string()
+                    } else {
+                        format!("use one of the steps' checks: {}", checks.join(", "))
+                    };
+                    return Err(to_plan(ThresholdError {
+                        text: text.to_string(),
+                        problem: format!("no step has check `{name}`"),
+                        fix,
                     }));
                 }
             }

@@ -8,6 +8,7 @@
 mod arguments;
 mod auth;
 mod capture;
+mod check;
 mod data;
 mod load;
 mod persona;
@@ -20,6 +21,7 @@ mod watch;
 pub use arguments::ArgumentsSection;
 pub use auth::{AuthSection, ClientCredentialsSection};
 pub use capture::{CaptureSpec, CaptureTable, Captures};
+pub use check::CheckSpec;
 pub use data::DataSection;
 pub use load::{EventSection, LoadSection, StageSection};
 pub use persona::{

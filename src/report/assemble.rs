@@ -11,9 +11,9 @@ use crate::metrics::{
 use crate::plan::{LoadModel, Plan, Threshold};
 use crate::summary::soak::Soak;
 use crate::summary::{
-    ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo, PersonaSummary,
-    PhaseSummary, QuantileBounds, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo,
-    INVALID_PARAMS, SCHEMA_VERSION,
+    CheckSummary, ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo,
+    PersonaSummary, PhaseSummary, QuantileBounds, RunInfo, Sessions, Summary, ToolAcceptance,
+    ToolInfo, INVALID_PARAMS, SCHEMA_VERSION,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -56,6 +56,9 @@ pub struct PlanBasis {
     /// absent from the state of runs before they existed.
     #[serde(default)]
     pub requests: Vec<String>,
+    /// The steps' check names (a check event's id indexes them).
+    #[serde(default)]
+    pub checks: Vec<String>,
     /// The thresholds as written (each parses with [`crate::plan::Threshold::parse`]).
     pub thresholds: Vec<String>,
 }
@@ -69,6 +72,7 @@ impl PlanBasis {
             personas: plan.personas.iter().map(|p| p.name.clone()).collect(),
             tools: plan.tools.clone(),
             requests: plan.requests.clone(),
+            checks: plan.checks.clone(),
             thresholds: plan.thresholds.iter().map(|t| t.text.clone()).collect(),
         }
     }
@@ -138,6 +142,20 @@ fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
             .zip(&stats.requests)
             .filter(|(_, s)| s.count() > 0)
             .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
+            .collect(),
+        checks: plan
+            .checks
+            .iter()
+            .zip(&stats.checks)
+            .filter(|(_, c)| c.passes + c.fails > 0)
+            .map(|(name, c)| {
+                let check = CheckSummary {
+                    passes: c.passes,
+                    fails: c.fails,
+                    example: c.example.clone(),
+                };
+                (name.clone(), check)
+            })
             .collect(),
         tool_error_examples: stats
             .tool_error_examples

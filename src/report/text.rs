@@ -61,6 +61,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
     diagnosis(&mut out, s, st);
     let _ = writeln!(out);
     table::phases(&mut out, s, st);
+    table::checks(&mut out, s, st);
     if view.verbose {
         breakdowns::render(&mut out, s, st);
     }

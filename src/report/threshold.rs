@@ -15,6 +15,9 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
     if t.metric == Metric::Accepted {
         return accepted(t.tool.as_deref(), s);
     }
+    if t.metric == Metric::Checks {
+        return checks(t.check.as_deref(), s);
+    }
     // (completed, failed, unreachable): rates count sessions that reached the server,
     // error rates count the unreachable ones as errors too.
     // A request step's phase reads its own figures (parse rules out a persona).
@@ -127,6 +130,25 @@ fn accepted(tool: Option<&str>, s: &Summary) -> Result<f64, String> {
         }
     };
     Ok(share)
+}
+
+/// `checks(NAME)`: the share of that step check's evaluations that held; `checks`
+/// (no name): of every check's.
+fn checks(name: Option<&str>, s: &Summary) -> Result<f64, String> {
+    let mut all = crate::summary::CheckSummary::default();
+    match name {
+        Some(n) => all = s.checks.get(n).cloned().unwrap_or_default(),
+        None => {
+            for c in s.checks.values() {
+                all.passes += c.passes;
+                all.fails += c.fails;
+            }
+        }
+    }
+    all.pass_share().ok_or_else(|| match name {
+        Some(n) => format!("check {n} never ran"),
+        None => "no check ran".into(),
+    })
 }
 
 /// One threshold's verdict on `s`.

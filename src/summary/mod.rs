@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
 /// run is one shard of a sharded run) and `run.shards` (a merged report of N shards);
 /// 14: the phase `request` (every `request` step) and `requests` (each request step's
-/// figures under its phase name).
+/// figures under its phase name), `checks` (each step check's passes and fails).
 pub const SCHEMA_VERSION: u32 = 14;
 
 /// The committed JSON schema of `summary.json`.
@@ -54,6 +54,10 @@ pub struct Summary {
     /// and when no scenario has one). The phase `request` adds them all up.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requests: BTreeMap<String, PhaseSummary>,
+    /// Each step check's verdicts by name (schema 14; absent before and when no step
+    /// has checks).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, CheckSummary>,
     /// First error texts per tool (isError text or RPC error), at most 3: why a tool
     /// failed. Added within schema 4 (absent from earlier results).
     #[serde(default)]
@@ -113,6 +117,24 @@ impl Summary {
 }
 
 /// Why most sessions failed, as far as the failures tell.
+/// One step check's verdicts (`checks = [...]` of a step).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    pub passes: u64,
+    pub fails: u64,
+    /// The first reason it did not hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+impl CheckSummary {
+    /// The share of evaluations that held; `None` when it never ran.
+    pub fn pass_share(&self) -> Option<f64> {
+        let n = self.passes + self.fails;
+        (n > 0).then(|| self.passes as f64 / n as f64)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// A stable code: `wrong_path`, `wrong_transport`, `server_down`,

@@ -428,6 +428,7 @@ mod signals;
 mod soak;
 mod soak_report;
 mod soak_server;
+mod step_checks;
 mod support;
 mod tasks;
 mod terminal;

@@ -11,6 +11,7 @@
 //! [`super::timer::ends_session`]).
 
 mod call_tool;
+mod checks;
 mod get_prompt;
 mod list;
 mod mix;

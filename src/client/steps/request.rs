@@ -25,7 +25,8 @@ pub(super) async fn request(
         Some(Err(why)) => return Err(no_value(timer, Phase::Request, id, why, on_error)),
     };
     let t = Instant::now();
-    match session.request(&r.method, params).await {
+    let result = session.request(&r.method, params).await;
+    match super::checks::judge(timer, &r.checks, result, None) {
         Ok(_) => {
             timer.sample(Phase::Request, id, t, Instant::now(), Outcome::Ok);
             Ok(())

@@ -56,6 +56,7 @@ pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
             series,
             tool: None,
             request: None,
+            check: None,
         }),
     )
 }

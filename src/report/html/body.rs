@@ -15,6 +15,7 @@ pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> S
     diagnosis(&mut out, s);
     headline(&mut out, s);
     thresholds(&mut out, s);
+    checks(&mut out, s);
     super::soak::section(&mut out, s, &charts["latency"]);
     chart_places(&mut out, s, charts);
     super::phases::tables(&mut out, s);
@@ -145,6 +146,27 @@ fn thresholds(out: &mut String, s: &Summary) {
         }
         out.push_str("</tbody></table>\n");
     }
+}
+
+/// Each step check: passes, fails, the share that held and the first failure.
+fn checks(out: &mut String, s: &Summary) {
+    if s.checks.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=checks>Checks</h2><table><thead><tr><th>check</th><th class=n>passes</th><th class=n>fails</th><th class=n>held</th><th>first failure</th></tr></thead><tbody>");
+    for (name, c) in &s.checks {
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td class=n>{}</td><td class=n{}>{}</td><td class=n>{:.2}%</td><td>{}</td></tr>",
+            esc(name),
+            c.passes,
+            if c.fails > 0 { " class=\"bad\"" } else { "" },
+            c.fails,
+            c.pass_share().unwrap_or(0.0) * 100.0,
+            esc(c.example.as_deref().unwrap_or("")),
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 /// Where the script draws the charts (each canvas says what it shows; the script fills it

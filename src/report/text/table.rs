@@ -110,3 +110,26 @@ pub(super) fn phases(out: &mut String, s: &Summary, st: Style) {
         }
     }
 }
+
+/// Each step check: how often it held (k6's `check()` lines), and the first reason a
+/// failing one gave.
+pub(super) fn checks(out: &mut String, s: &Summary, st: Style) {
+    if s.checks.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", st.bold("checks"));
+    for (name, c) in &s.checks {
+        let share = c.pass_share().unwrap_or(0.0) * 100.0;
+        let n = c.passes + c.fails;
+        let _ = writeln!(
+            out,
+            "  {} {name:<30} {:>8} / {:<8} {share:>6.2}%",
+            st.mark(c.fails == 0),
+            c.passes,
+            n
+        );
+        if let Some(e) = &c.example {
+            let _ = writeln!(out, "      {}", st.dim(&format!("first failure: {e}")));
+        }
+    }
+}

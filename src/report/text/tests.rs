@@ -118,6 +118,7 @@ pub(super) fn summary(model: &str) -> Summary {
         personas,
         tools: BTreeMap::new(),
         requests: BTreeMap::new(),
+        checks: BTreeMap::new(),
         tool_error_examples: BTreeMap::new(),
         tool_acceptance: BTreeMap::new(),
         server_messages: BTreeMap::new(),
