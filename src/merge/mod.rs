@@ -251,6 +251,8 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         } else {
             stopped_by(&shards)
         },
+        // Each shard's own summary says which threshold stopped it.
+        stopped_because: None,
         resources: totals_of_all(
             &first.run.resources,
             shards.iter().map(|(_, s)| s.run.resources.as_slice()),

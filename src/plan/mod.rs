@@ -227,16 +227,22 @@ impl Plan {
         let (personas, persona_weights) =
             Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
         let [tools, requests, checks] = tools.into_names(origin)?;
-        let thresholds = threshold::resolve_all(
+        let mut thresholds = threshold::resolve_all(
             &profile.thresholds,
             &overrides.thresholds,
             &personas,
             (&tools, &requests, &checks),
             origin,
         )?;
+        threshold::abort_after(
+            &mut thresholds,
+            &profile.thresholds,
+            overrides.abort_on_fail.as_deref(),
+            origin,
+        )?;
         profile
             .thresholds
-            .extend(overrides.thresholds.iter().cloned());
+            .extend(overrides.thresholds.iter().cloned().map(Into::into));
         let interval = interval(overrides.interval.as_deref())?;
         let mut soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
         soak.server_inside = target == Target::BuiltIn

@@ -75,6 +75,19 @@ pub struct Overrides {
     /// A failed one makes the exit code 1.
     #[arg(long = "threshold", value_name = "EXPR", display_order = 102)]
     pub thresholds: Vec<String>,
+    /// Stop the run as soon as the live figures lose a threshold (k6's abortOnFail):
+    /// the results are written, the summary says which and when, exit 1. With
+    /// =DELAY (e.g. --abort-on-fail=10s) the first DELAY of the run is not judged.
+    /// Applies to every threshold but the soak forms.
+    #[arg(
+        long,
+        value_name = "DELAY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "0s",
+        display_order = 103
+    )]
+    pub abort_on_fail: Option<String>,
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
     /// Default: 1s.
     #[arg(long, value_name = "DURATION", display_order = 104)]

@@ -5,7 +5,10 @@
 //! unknown phase or an unknown persona stops the run before it starts instead of passing
 //! silently afterwards. Evaluation on the finished summary lives in `report::threshold`.
 
+mod abort;
 mod series;
+
+pub use abort::abort_after;
 
 pub use series::SERIES_PREFIXES;
 
@@ -147,6 +150,9 @@ pub struct Threshold {
     /// The step check `checks(NAME)` reads; `None` for every other form (and for
     /// `checks`, all of them).
     pub check: Option<String>,
+    /// Stop the run when the live figures lose it, judged from this long into the run
+    /// (`abort_on_fail`, `--abort-on-fail`); `None`: judged at the end only.
+    pub abort_after: Option<std::time::Duration>,
 }
 
 const LATENCY_FIX: &str =
@@ -339,6 +345,7 @@ impl Threshold {
             tool: None,
             request,
             check: None,
+            abort_after: None,
         })
     }
 }
@@ -398,6 +405,7 @@ fn parse_accepted(text: &str) -> Option<Result<Threshold, ThresholdError>> {
         tool,
         request: None,
         check: None,
+        abort_after: None,
     }))
 }
 
@@ -443,6 +451,7 @@ fn parse_checks(text: &str) -> Option<Result<Threshold, ThresholdError>> {
         tool: None,
         request: None,
         check,
+        abort_after: None,
     }))
 }
 
@@ -493,7 +502,7 @@ fn limit(metric: Metric, value: f64, unit: &str) -> Result<f64, (String, String)
 
 /// The profile's thresholds (keys `thresholds[i]`), then the command line's.
 pub(super) fn resolve_all(
-    from_profile: &[String],
+    from_profile: &[crate::profile::ThresholdEntry],
     from_cli: &[String],
     personas: &[Persona],
     (tools, requests, checks): (&[String], &[String], &[String]),
@@ -502,7 +511,7 @@ pub(super) fn resolve_all(
     let from_profile = from_profile
         .iter()
         .enumerate()
-        .map(|(i, t)| (format!("thresholds[{i}]"), t.as_str(), origin));
+        .map(|(i, t)| (format!("thresholds[{i}]"), t.text(), origin));
     let from_cli = from_cli
         .iter()
         .map(|t| ("--threshold".to_string(), t.as_str(), "command line"));

@@ -27,6 +27,8 @@ pub struct RunFacts {
     pub target: String,
     pub transport: String,
     pub stopped_by: String,
+    /// What stopped the run early, said whole (`abort_on_fail`).
+    pub stopped_because: Option<String>,
     /// What the resource sampler saw (empty when nothing was watched).
     pub resources: Vec<Series>,
     /// The soak verdicts, outages and storms of the run.
@@ -209,6 +211,7 @@ fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> Run
         transport: facts.transport.clone(),
         load: plan.load.clone(),
         stopped_by: facts.stopped_by.clone(),
+        stopped_because: facts.stopped_because.clone(),
         interval_s: stats.interval_s,
         complete: facts.checkpoint_at.is_none(),
         checkpoint_at: facts

@@ -133,6 +133,9 @@ fn header(out: &mut String, s: &Summary, st: Style) {
         "sessions: {} started, {} completed, {failed}, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
         ss.started, ss.completed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
     );
+    if let Some(why) = &r.stopped_because {
+        let _ = writeln!(out, "{}", st.bad(&format!("stopped: {why}")));
+    }
     if ss.unreachable > 0 {
         let _ = writeln!(
             out,

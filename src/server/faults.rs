@@ -54,6 +54,9 @@ struct Leaked {
 /// The memory one leaking session keeps.
 pub const LEAK_BYTES: usize = 256 * 1024;
 
+/// How late `--fault slow` answers a `tools/call`: well past any sane p99 on loopback.
+pub const SLOW: std::time::Duration = std::time::Duration::from_millis(200);
+
 impl Faults {
     pub fn new(set: &[Fault]) -> Faults {
         Faults {
@@ -86,6 +89,11 @@ impl Faults {
     /// HTTP after `crash-on-invalid-json`: the server is down.
     pub fn crashed(&self) -> bool {
         self.crashed.load(Ordering::Relaxed)
+    }
+
+    /// `slow`: how late this request is answered.
+    pub fn delay(&self, method: &str) -> Option<std::time::Duration> {
+        (self.has(Fault::Slow) && method == m::TOOLS_CALL).then_some(SLOW)
     }
 
     /// `hang-on-unknown-tool`: this request is never answered.

@@ -167,8 +167,12 @@ pub struct RunInfo {
     /// Why the run ended: `sessions`, `duration`, `unreachable` (the target stayed down
     /// for `--abort-on-unreachable`), or the signal that stopped it: `interrupted`
     /// (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP); `running` in a checkpoint's
-    /// summary.
+    /// summary; `threshold` when a live threshold was lost (`abort_on_fail`).
     pub stopped_by: String,
+    /// What stopped the run early, said whole: `threshold \`p99(session) < 50ms\` lost
+    /// at 12 s (observed 80.2ms)` (schema 14; absent when the run ended as planned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_because: Option<String>,
     /// The length of the intervals in the hlog and CSV files, seconds.
     #[serde(default)]
     pub interval_s: f64,

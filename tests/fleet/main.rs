@@ -399,6 +399,7 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
+mod abort_on_fail;
 mod arguments;
 mod auth;
 mod busy_machine;

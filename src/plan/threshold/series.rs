@@ -57,6 +57,7 @@ pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
             tool: None,
             request: None,
             check: None,
+            abort_after: None,
         }),
     )
 }

@@ -86,6 +86,13 @@ fn headline(out: &mut String, s: &Summary) {
     if let Some(label) = r.shard_label() {
         let _ = writeln!(out, "<p class=sub><strong>{}</strong></p>", esc(&label));
     }
+    if let Some(why) = &r.stopped_because {
+        let _ = writeln!(
+            out,
+            "<p class=sub><strong>stopped: {}</strong></p>",
+            esc(why)
+        );
+    }
     let ss = &s.sessions;
     let errors: u64 = s.failures.values().sum();
     // A phase that did not run gets no tile; one whose every sample failed shows "–".

@@ -98,6 +98,7 @@ pub(super) fn summary(model: &str) -> Summary {
                 timeout_ms: 5000.0,
             },
             stopped_by: "duration".into(),
+            stopped_because: None,
             interval_s: 1.0,
             complete: true,
             checkpoint_at: None,
