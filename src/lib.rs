@@ -261,6 +261,16 @@ fn print_summary(summary: &summary::Summary, dir: &std::path::Path, args: &RunAr
     } else {
         let view = args.view.summary_view();
         console::outln(format_args!("{}", report::text::render_view(summary, view)));
+        if args.histogram {
+            // The raw state holds every phase's histogram, as written for `merge`.
+            match merge::state::State::read(dir).and_then(|s| s.stats.stats()) {
+                Ok(stats) => console::outln(format_args!(
+                    "{}",
+                    report::text::histogram::render(&stats, view.style)
+                )),
+                Err(e) => console::errln(format_args!("warning: no histogram: {e:#}")),
+            }
+        }
         console::outln(format_args!("results: {}", dir.display()));
     }
 }

@@ -24,17 +24,18 @@ pub struct Overrides {
     #[arg(long, value_name = "\"CMD ARGS...\"")]
     pub stdio: Option<String>,
     /// Concurrent virtual clients (closed model). Default: the profile's, else 10.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
+    #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
     pub clients: Option<u32>,
     /// Stop after N sessions in total. Default: the profile's, else 100 when no
     /// duration is given.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>)]
     pub sessions: Option<u64>,
-    /// Stop after this long, e.g. 30s. Default: the profile's, else no time limit.
-    #[arg(long, value_name = "DURATION")]
+    /// Stop after this long, e.g. 30s (-z as in oha). Default: the profile's, else no
+    /// time limit.
+    #[arg(long, short = 'd', short_alias = 'z', value_name = "DURATION")]
     pub duration: Option<String>,
     /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
-    #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
+    #[arg(long, short = 'r', value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
     pub rate: Option<String>,
     /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
     /// Default 10000.

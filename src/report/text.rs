@@ -8,6 +8,7 @@
 pub(crate) mod acceptance;
 mod breakdowns;
 pub(crate) mod faults;
+pub mod histogram;
 mod soak;
 mod table;
 
