@@ -221,7 +221,7 @@ mod tests {
             one(spec.clone())
                 .expect("valid")
                 .evaluate(&r, None)
-                .expect(&spec.to_string());
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
         }
         let fails = [
             (
