@@ -15,6 +15,7 @@ mod describe;
 mod error;
 mod habits;
 mod load;
+mod names;
 mod overrides;
 mod pause;
 mod persona;

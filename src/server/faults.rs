@@ -91,9 +91,15 @@ impl Faults {
         self.crashed.load(Ordering::Relaxed)
     }
 
-    /// `slow`: how late this request is answered.
-    pub fn delay(&self, method: &str) -> Option<std::time::Duration> {
-        (self.has(Fault::Slow) && method == m::TOOLS_CALL).then_some(SLOW)
+    /// `slow` and `hang-on-unknown-tool`: wait before answering this request (an hour,
+    /// bounded like everything, is "never" to any client).
+    pub async fn hold(&self, method: &str, params: Option<&Value>) {
+        if self.has(Fault::Slow) && method == m::TOOLS_CALL {
+            tokio::time::sleep(SLOW).await;
+        }
+        if self.hangs(method, params) {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
     }
 
     /// `hang-on-unknown-tool`: this request is never answered.

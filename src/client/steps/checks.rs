@@ -22,7 +22,10 @@ pub(super) fn judge(
     };
     let mut fatal = None;
     for c in checks {
-        let verdict = c.evaluate(v, schema);
+        let verdict = c.evaluate(v, || match schema {
+            None => Err("the tool declares no outputSchema (or tools were not listed)".into()),
+            Some(s) => crate::conformance::structured_content(s, v).map_or(Ok(()), Err),
+        });
         let passed = verdict.is_ok();
         let why = verdict.err();
         if !passed && c.fail_session && fatal.is_none() {
