@@ -132,6 +132,9 @@ pub struct RunArgs {
     /// Print only the results folder's path and errors.
     #[arg(long, short, display_order = 101)]
     pub quiet: bool,
+    /// Also print a latency histogram per phase (service time) after the summary.
+    #[arg(long, display_order = 101)]
+    pub histogram: bool,
     /// Serve the live figures for Prometheus on this loopback address (GET /metrics),
     /// e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR", display_order = 103)]

@@ -119,16 +119,22 @@ pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         &start,
     ));
     let checkpoints = results::Checkpoints::start(run.clone(), &instruments, args.quiet);
+    let aborts = results::abort::AbortWatch::start(run.clone(), &instruments, args.quiet);
     let work = fleet_work(&plan, &targets, &instruments, args.probe_undeclared, shard);
     let scheduled = start_at.is_some().then_some(instruments.started().1);
     let anchor = fleet::Anchor::new(shard, scheduled);
     let (live, stop) = (instruments.live.clone(), instruments.stop.clone());
     let fleet_end = fleet::run(&plan.load, plan.seed, anchor, work, live, stop).await;
+    aborts.stop().await;
     checkpoints.stop().await;
     let measured = instruments.stop().await?;
     targets.shutdown().await;
 
-    let stopped_by = stop::StopReason::of(measured.signal, fleet_end);
+    let stopped_by = match run.stopped_because.get() {
+        // A signal before the loss still outranks it (`of`).
+        Some(_) if measured.signal.is_none() => stop::StopReason::Threshold,
+        _ => stop::StopReason::of(measured.signal, fleet_end),
+    };
     let summary = results::write_end(&run, &measured, &stopped_by)?;
     Ok(RunOutcome {
         summary,
@@ -255,6 +261,16 @@ fn print_summary(summary: &summary::Summary, dir: &std::path::Path, args: &RunAr
     } else {
         let view = args.view.summary_view();
         console::outln(format_args!("{}", report::text::render_view(summary, view)));
+        if args.histogram {
+            // The raw state holds every phase's histogram, as written for `merge`.
+            match merge::state::State::read(dir).and_then(|s| s.stats.stats()) {
+                Ok(stats) => console::outln(format_args!(
+                    "{}",
+                    report::text::histogram::render(&stats, view.style)
+                )),
+                Err(e) => console::errln(format_args!("warning: no histogram: {e:#}")),
+            }
+        }
         console::outln(format_args!("results: {}", dir.display()));
     }
 }

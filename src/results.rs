@@ -3,6 +3,7 @@
 //! or a reboot leaves a results folder at most one checkpoint old. [`facts`] is where
 //! everything the collector does not know joins the figures; both paths use it.
 
+pub mod abort;
 pub mod folder;
 
 use crate::instruments::{Instruments, Measured};
@@ -38,6 +39,8 @@ pub struct Run {
     /// How late after its start (`--start-at`) the schedule really began, µs: this
     /// shard's part of the start skew (0 without `--start-at`).
     pub start_late_us: u64,
+    /// Set when a live threshold was lost (`abort_on_fail`): what stopped the run.
+    pub stopped_because: std::sync::OnceLock<String>,
 }
 
 impl Run {
@@ -60,6 +63,7 @@ impl Run {
             live: instruments.live.clone(),
             shard,
             start_late_us: start.late_us(),
+            stopped_because: std::sync::OnceLock::new(),
         }
     }
 }
@@ -117,6 +121,7 @@ pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) 
         target: run.target.clone(),
         transport: run.transport.clone(),
         stopped_by: moment.stopped_by.clone(),
+        stopped_because: run.stopped_because.get().cloned(),
         resources,
         soak,
         checkpoint_at: moment.checkpoint.then_some(moment.at),

@@ -49,6 +49,8 @@ pub enum StopReason {
     Unreachable,
     /// A signal stopped the run.
     Signal(StopSignal),
+    /// The live figures lost an `abort_on_fail` threshold.
+    Threshold,
 }
 
 impl StopReason {
@@ -57,6 +59,7 @@ impl StopReason {
             StopReason::Sessions => "sessions",
             StopReason::Duration => "duration",
             StopReason::Unreachable => "unreachable",
+            StopReason::Threshold => "threshold",
             StopReason::Signal(StopSignal::Interrupt) => "interrupted",
             StopReason::Signal(StopSignal::Terminate) => "terminated",
             StopReason::Signal(StopSignal::Hangup) => "hangup",
@@ -94,6 +97,8 @@ impl StopReason {
         match self {
             StopReason::Sessions | StopReason::Duration => None,
             StopReason::Unreachable => Some(2),
+            // Lost is lost, whatever the whole run's figures say at the end.
+            StopReason::Threshold => Some(1),
             StopReason::Signal(s) => Some(s.exit_code()),
         }
     }

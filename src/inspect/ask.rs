@@ -102,6 +102,7 @@ impl Ask {
                 optional: None,
                 arguments: Template::Fixed(arguments),
                 capture: Vec::new(),
+                checks: Vec::new(),
             }),
             Ask::Read { uri } => Step::ReadResource {
                 uri: Template::Fixed(Value::String(uri)),

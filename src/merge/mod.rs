@@ -251,6 +251,8 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         } else {
             stopped_by(&shards)
         },
+        // Each shard's own summary says which threshold stopped it.
+        stopped_because: None,
         resources: totals_of_all(
             &first.run.resources,
             shards.iter().map(|(_, s)| s.run.resources.as_slice()),
@@ -264,7 +266,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         .plan
         .thresholds
         .iter()
-        .map(|t| crate::plan::Threshold::parse(t))
+        .map(|t| crate::plan::Threshold::parse_in(t, &first.plan.requests))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| anyhow::anyhow!("{}/{STATE_FILE}: a threshold: {e}", first_dir.display()))?;
     let mut summary = report::assemble::summary_from(&first.plan, &thresholds, &stats, &facts);

@@ -9,23 +9,25 @@
 //! `legacy`, `2025-11-25`), so the file reads by itself.
 
 use crate::metrics::{
-    ClientFault, Counter, FailureKind, FaultCounts, FindingCount, LeftOut, PersonaId, Phase,
-    PhaseStats, PhaseTable, Series, SessionCounts, Stats, ToolCounts, ToolId, Verdict,
+    ClientFault, Counter, FailureKind, FaultCounts, FindingCount, LeftOut, PersonaId, PhaseTable,
+    Series, SessionCounts, Stats, ToolCounts, ToolId, Verdict,
 };
-use crate::protocol::{Era, TransportKind, VersionId};
+use crate::protocol::{TransportKind, VersionId};
 use crate::report::assemble::PlanBasis;
 use crate::report::assemble::RunFacts;
 use crate::shard::Shard;
 use crate::summary::soak::Soak;
 use anyhow::{bail, Context};
-use base64::Engine;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod codec;
+
+pub use codec::add;
+use codec::{by_name, era_of, phase_state, phase_stats, phase_table, table_state};
 
 /// The version of the state's shape; a reader refuses any other.
 pub const FORMAT: u32 = 1;
@@ -236,6 +238,13 @@ pub struct StatsState {
     /// Every interned tool, in order.
     pub tools: Vec<PhaseState>,
     pub tool_counts: Vec<ToolCountsState>,
+    /// Every `request` step's phase, in `PlanBasis::requests` order (absent before
+    /// they existed).
+    #[serde(default)]
+    pub requests: Vec<PhaseState>,
+    /// Every step check in `PlanBasis::checks` order: (passes, fails, first reason).
+    #[serde(default)]
+    pub checks: Vec<(u64, u64, Option<String>)>,
     pub sessions: SessionCounts,
     pub examples: BTreeMap<String, Vec<String>>,
     pub tool_error_examples: BTreeMap<ToolId, Vec<String>>,
@@ -250,87 +259,6 @@ pub struct StatsState {
     /// By check code.
     pub findings: BTreeMap<String, FindingCount>,
     pub client_faults: Vec<FaultState>,
-}
-
-fn encode(h: &Histogram<u64>) -> anyhow::Result<String> {
-    let mut raw = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(h, &mut raw)
-        .map_err(|e| anyhow::anyhow!("encoding a histogram: {e:?}"))?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(raw))
-}
-
-fn decode(text: &str) -> anyhow::Result<Histogram<u64>> {
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .context("a histogram is not base64")?;
-    Deserializer::new()
-        .deserialize(&mut raw.as_slice())
-        .map_err(|e| anyhow::anyhow!("a histogram does not decode: {e:?}"))
-}
-
-fn phase_state(s: &PhaseStats) -> anyhow::Result<PhaseState> {
-    Ok(PhaseState {
-        service: encode(&s.service)?,
-        response: encode(&s.response)?,
-        ok: s.ok,
-        tool_errors: s.tool_errors,
-        clamped: s.clamped,
-        skipped: s.skipped,
-        failures: s.failures.iter().map(|(k, v)| (k.name(), *v)).collect(),
-    })
-}
-
-fn phase_stats(s: &PhaseState) -> anyhow::Result<PhaseStats> {
-    let mut failures = BTreeMap::new();
-    for (name, n) in &s.failures {
-        let kind = FailureKind::from_name(name)
-            .with_context(|| format!("unknown failure kind `{name}`"))?;
-        failures.insert(kind, *n);
-    }
-    let mut out = PhaseStats::default();
-    // Into the collector's own configuration, so later additions cannot fail.
-    add(&mut out.service, &decode(&s.service)?)?;
-    add(&mut out.response, &decode(&s.response)?)?;
-    out.ok = s.ok;
-    out.tool_errors = s.tool_errors;
-    out.clamped = s.clamped;
-    out.skipped = s.skipped;
-    out.failures = failures;
-    Ok(out)
-}
-
-/// Add `from` into `to`, an error when it does not fit.
-pub fn add(to: &mut Histogram<u64>, from: &Histogram<u64>) -> anyhow::Result<()> {
-    to.add(from)
-        .map_err(|e| anyhow::anyhow!("a histogram does not add: {e:?}"))
-}
-
-fn table_state(t: &PhaseTable) -> anyhow::Result<TableState> {
-    t.active()
-        .map(|(p, s)| Ok((p.name().to_string(), phase_state(s)?)))
-        .collect()
-}
-
-fn phase_table(t: &TableState) -> anyhow::Result<PhaseTable> {
-    let mut out = PhaseTable::default();
-    for (name, s) in t {
-        let phase = Phase::from_name(name).with_context(|| format!("unknown phase `{name}`"))?;
-        *out.get_mut(phase) = phase_stats(s)?;
-    }
-    Ok(out)
-}
-
-fn by_name<T: Copy>(
-    all: impl IntoIterator<Item = T>,
-    name: impl Fn(T) -> String,
-    text: &str,
-) -> Option<T> {
-    all.into_iter().find(|x| name(*x) == text)
-}
-
-fn era_of(name: &str) -> Option<Era> {
-    by_name([Era::Legacy, Era::Modern], |e| e.name().into(), name)
 }
 
 impl StatsState {
@@ -367,6 +295,16 @@ impl StatsState {
                         .map(|(k, v)| (k.name().to_string(), *v))
                         .collect(),
                 })
+                .collect(),
+            requests: s
+                .requests
+                .iter()
+                .map(phase_state)
+                .collect::<anyhow::Result<_>>()?,
+            checks: s
+                .checks
+                .iter()
+                .map(|c| (c.passes, c.fails, c.example.clone()))
                 .collect(),
             sessions: s.sessions,
             examples: s
@@ -430,6 +368,20 @@ impl StatsState {
         for (mine, t) in s.tools.iter_mut().zip(&self.tools) {
             *mine = phase_stats(t)?;
         }
+        s.requests = self
+            .requests
+            .iter()
+            .map(phase_stats)
+            .collect::<anyhow::Result<_>>()?;
+        s.checks = self
+            .checks
+            .iter()
+            .map(|(passes, fails, example)| crate::metrics::CheckCounts {
+                passes: *passes,
+                fails: *fails,
+                example: example.clone(),
+            })
+            .collect();
         for (mine, t) in s.tool_counts.iter_mut().zip(&self.tool_counts) {
             let mut left_out = BTreeMap::new();
             for (name, n) in &t.left_out {

@@ -202,6 +202,7 @@ fn write(plan: &Arc<Plan>, dir: &Path, shard: Shard, stats: &Stats) -> crate::su
         live: Arc::new(LiveCounters::default()),
         shard,
         start_late_us: 0,
+        stopped_because: Default::default(),
     };
     let moment = Moment {
         at: start() + END,

@@ -5,7 +5,9 @@
 use super::interval::{IntervalSink, Intervals, LiveFigures};
 use super::recorder::{Recorder, Snapshots};
 use super::stats::{PhaseTable, Stats};
-use super::{CheckId, Counter, FailureKind, Outcome, PersonaId, Phase, Sample, ToolId};
+use super::{
+    CheckId, Counter, FailureKind, Outcome, PersonaId, Phase, Sample, StepCheckId, ToolId,
+};
 use crate::protocol::{Era, TransportKind, VersionId};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +64,13 @@ pub enum Event {
     LeftOut {
         tool: ToolId,
         reason: LeftOut,
+    },
+    /// A step check evaluated on a result: passed, or failed and (the session's first
+    /// failure of this check) why.
+    StepCheck {
+        check: StepCheckId,
+        passed: bool,
+        why: Option<String>,
     },
     /// A server→client request or notification, by method.
     ServerMessage {
@@ -291,8 +300,20 @@ impl Collector {
             }
             Event::Sample(sample) => {
                 self.intervals.add(&sample);
-                if let Some(tool) = sample.tool.and_then(|t| s.tools.get_mut(usize::from(t))) {
-                    tool.add(&sample);
+                // A `request` sample's id names its step's phase, not a tool.
+                match (sample.phase, sample.tool.map(usize::from)) {
+                    (Phase::Request, Some(i)) => {
+                        if s.requests.len() <= i {
+                            s.requests.resize_with(i + 1, Default::default);
+                        }
+                        s.requests[i].add(&sample);
+                    }
+                    (_, Some(i)) => {
+                        if let Some(tool) = s.tools.get_mut(i) {
+                            tool.add(&sample);
+                        }
+                    }
+                    (_, None) => {}
                 }
                 match self.cells.get_mut(&sample) {
                     Some(table) => table.get_mut(sample.phase).add(&sample),
@@ -329,6 +350,13 @@ impl Collector {
             Event::Example { kind, text } => keep(s.examples.entry(kind).or_default(), text),
             Event::ToolError { tool, text } => {
                 keep(s.tool_error_examples.entry(tool).or_default(), text);
+            }
+            Event::StepCheck { check, passed, why } => {
+                let i = usize::from(check);
+                if s.checks.len() <= i {
+                    s.checks.resize_with(i + 1, Default::default);
+                }
+                s.checks[i].add(passed, why);
             }
             Event::ServerMessage { method } => count_method(&mut s.server_messages, method, 1),
             Event::Count { counter, n } => s.counters.add(counter, n),

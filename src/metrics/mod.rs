@@ -24,7 +24,8 @@ pub use phase::Phase;
 pub use recorder::{Recorder, Snapshots};
 pub use resources::{Series, SeriesUnit};
 pub use stats::{
-    FaultCounts, FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats, ToolCounts,
+    CheckCounts, FaultCounts, FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats,
+    ToolCounts,
 };
 
 use crate::protocol::{Era, VersionId};
@@ -38,6 +39,8 @@ pub type ToolId = u16;
 /// findings without knowing what they mean; their code, severity and fix are
 /// `conformance::Check`'s, read by the reports.
 pub type CheckId = u8;
+/// A step check (`checks = [...]` of a step) by its interned name (`Plan::checks`).
+pub type StepCheckId = u16;
 
 /// Why a phase failed. Each kind has one stable name used in every report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -76,6 +79,9 @@ pub enum FailureKind {
     /// A `tools/call` of a tool that the session's complete `tools/list` did not have
     /// was refused with a JSON-RPC error: most likely a wrong name in the profile.
     UnknownTool,
+    /// A step check with `fail_session = true` did not hold on the step's result: the
+    /// step fails and the session ends, failed.
+    CheckFailed,
 }
 
 impl FailureKind {
@@ -97,6 +103,7 @@ impl FailureKind {
             FailureKind::NoValue => "no_value".into(),
             FailureKind::TaskFailed => "task_failed".into(),
             FailureKind::UnknownTool => "unknown_tool".into(),
+            FailureKind::CheckFailed => "check_failed".into(),
         }
     }
 
@@ -122,6 +129,7 @@ impl FailureKind {
             FailureKind::NoValue,
             FailureKind::TaskFailed,
             FailureKind::UnknownTool,
+            FailureKind::CheckFailed,
         ]
         .into_iter()
         .find(|k| k.name() == name)
@@ -203,6 +211,8 @@ pub struct Sample {
     pub era: Era,
     /// The protocol version the session speaks (offered until negotiated).
     pub version: VersionId,
+    /// The tool of a `tools/call`; for a `request` sample, its step's interned phase
+    /// name (`Plan::requests`): one small id either way keeps the sample `Copy`.
     pub tool: Option<ToolId>,
     pub intended: Instant,
     pub started: Instant,

@@ -35,6 +35,11 @@ pub enum Phase {
     ResourcesRead,
     PromptsGet,
     Ping,
+    /// A `request` step: any JSON-RPC method the profile names (`completion/complete`,
+    /// `logging/setLevel`, a server's own). This row adds every such step up, so the
+    /// breakdowns (persona, era, transport, intervals) need no open set of phases; each
+    /// step's own figures are kept under its phase name beside it (`Stats::requests`).
+    Request,
     /// Time the fleet spent answering a server request (sampling, elicitation, roots,
     /// ping), so client-side time is told apart from server latency.
     Answer,
@@ -46,7 +51,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 24] = [
+    pub const ALL: [Phase; 25] = [
         Phase::Connect,
         Phase::Token,
         Phase::Auth,
@@ -67,6 +72,7 @@ impl Phase {
         Phase::ResourcesRead,
         Phase::PromptsGet,
         Phase::Ping,
+        Phase::Request,
         Phase::Answer,
         Phase::Close,
         Phase::Session,
@@ -101,6 +107,7 @@ impl Phase {
             Phase::ResourcesRead => "resources/read",
             Phase::PromptsGet => "prompts/get",
             Phase::Ping => "ping",
+            Phase::Request => "request",
             Phase::Answer => "answer",
             Phase::Close => "close",
             Phase::Session => "session",

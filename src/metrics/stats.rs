@@ -225,6 +225,12 @@ pub struct Stats {
     pub tools: Vec<PhaseStats>,
     /// Per interned tool (beside `tools`): generated calls and why calls were left out.
     pub tool_counts: Vec<ToolCounts>,
+    /// Each `request` step's figures by its interned phase name (`Plan::requests`),
+    /// grown as samples come (the collector does not need the plan's count).
+    pub requests: Vec<PhaseStats>,
+    /// Each step check's passes and fails by interned name (`Plan::checks`), grown
+    /// as events come.
+    pub checks: Vec<CheckCounts>,
     pub sessions: SessionCounts,
     /// First examples of each failure kind (bounded), for the report.
     pub examples: BTreeMap<FailureKind, Vec<String>>,
@@ -252,6 +258,36 @@ pub struct Stats {
     pub findings: BTreeMap<CheckId, FindingCount>,
     /// Client-side faults committed, per persona and fault: verdict counts and examples.
     pub client_faults: BTreeMap<(PersonaId, ClientFault), FaultCounts>,
+}
+
+/// One step check's verdicts: how often it held, how often not, and the first reason
+/// it did not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckCounts {
+    pub passes: u64,
+    pub fails: u64,
+    pub example: Option<String>,
+}
+
+impl CheckCounts {
+    pub fn add(&mut self, passed: bool, why: Option<String>) {
+        if passed {
+            self.passes += 1;
+        } else {
+            self.fails += 1;
+            if self.example.is_none() {
+                self.example = why;
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: &CheckCounts) {
+        self.passes += other.passes;
+        self.fails += other.fails;
+        if self.example.is_none() {
+            self.example.clone_from(&other.example);
+        }
+    }
 }
 
 /// How a server took one persona's commits of one client fault.
@@ -314,6 +350,8 @@ impl Stats {
             personas: (0..personas).map(|_| Default::default()).collect(),
             tools: (0..tools).map(|_| PhaseStats::default()).collect(),
             tool_counts: vec![ToolCounts::default(); tools],
+            requests: Vec::new(),
+            checks: Vec::new(),
             sessions: SessionCounts::default(),
             examples: BTreeMap::new(),
             tool_error_examples: BTreeMap::new(),
@@ -343,6 +381,8 @@ impl Stats {
         });
         merge_vec(&mut self.tools, &other.tools, PhaseStats::merge);
         merge_vec(&mut self.tool_counts, &other.tool_counts, ToolCounts::merge);
+        merge_vec(&mut self.requests, &other.requests, PhaseStats::merge);
+        merge_vec(&mut self.checks, &other.checks, CheckCounts::merge);
         self.sessions.merge(&other.sessions);
         for (kind, texts) in &other.examples {
             let list = self.examples.entry(*kind).or_default();

@@ -6,6 +6,7 @@
 mod arguments;
 mod auth;
 pub mod capture;
+pub mod check;
 mod checkpoint;
 mod client_faults;
 mod connection;
@@ -14,11 +15,13 @@ mod describe;
 mod error;
 mod habits;
 mod load;
+mod names;
 mod overrides;
 mod pause;
 mod persona;
 pub mod quantity;
 mod reply;
+mod request;
 mod scenario;
 mod secrets;
 mod session_kind;
@@ -39,7 +42,7 @@ pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::Persona;
 pub use reply::{ElicitationReply, ReplyPolicy, SamplingReply};
-pub use scenario::{Call, Mix, OnError, Scenario, Step};
+pub use scenario::{Call, Mix, OnError, Request, Scenario, Step};
 pub use session_kind::{EraMode, Shape};
 pub use soak::{SoakPlan, Span};
 pub use target::{Route, Target};
@@ -74,6 +77,10 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Interned tool names; [`crate::metrics::ToolId`] indexes this.
     pub tools: Vec<String>,
+    /// The phase names of the `request` steps; a `request` sample's id indexes this.
+    pub requests: Vec<String>,
+    /// The names of the steps' checks; a check event's id indexes this.
+    pub checks: Vec<String>,
     /// Pass/fail rules checked against the summary (profile first, then `--threshold`).
     pub thresholds: Vec<Threshold>,
     /// Length of the intervals in the interval files and the live view (`--interval`).
@@ -220,17 +227,23 @@ impl Plan {
         }
         let (personas, persona_weights) =
             Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
-        let tools = tools.into_names(origin)?;
-        let thresholds = threshold::resolve_all(
+        let [tools, requests, checks] = tools.into_names(origin)?;
+        let mut thresholds = threshold::resolve_all(
             &profile.thresholds,
             &overrides.thresholds,
             &personas,
-            &tools,
+            (&tools, &requests, &checks),
+            origin,
+        )?;
+        threshold::abort_after(
+            &mut thresholds,
+            &profile.thresholds,
+            overrides.abort_on_fail.as_deref(),
             origin,
         )?;
         profile
             .thresholds
-            .extend(overrides.thresholds.iter().cloned());
+            .extend(overrides.thresholds.iter().cloned().map(Into::into));
         let interval = interval(overrides.interval.as_deref())?;
         let mut soak = SoakPlan::from_section(&profile.soak, load.duration, interval, origin)?;
         soak.server_inside = target == Target::BuiltIn
@@ -249,6 +262,8 @@ impl Plan {
             persona_weights,
             scenarios,
             tools,
+            requests,
+            checks,
             thresholds,
             interval,
             checkpoint,

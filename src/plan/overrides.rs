@@ -24,17 +24,18 @@ pub struct Overrides {
     #[arg(long, value_name = "\"CMD ARGS...\"")]
     pub stdio: Option<String>,
     /// Concurrent virtual clients (closed model). Default: the profile's, else 10.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
+    #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
     pub clients: Option<u32>,
     /// Stop after N sessions in total. Default: the profile's, else 100 when no
     /// duration is given.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>)]
     pub sessions: Option<u64>,
-    /// Stop after this long, e.g. 30s. Default: the profile's, else no time limit.
-    #[arg(long, value_name = "DURATION")]
+    /// Stop after this long, e.g. 30s (-z as in oha). Default: the profile's, else no
+    /// time limit.
+    #[arg(long, short = 'd', short_alias = 'z', value_name = "DURATION")]
     pub duration: Option<String>,
     /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
-    #[arg(long, value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
+    #[arg(long, short = 'r', value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
     pub rate: Option<String>,
     /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
     /// Default 10000.
@@ -75,6 +76,19 @@ pub struct Overrides {
     /// A failed one makes the exit code 1.
     #[arg(long = "threshold", value_name = "EXPR", display_order = 102)]
     pub thresholds: Vec<String>,
+    /// Stop the run as soon as the live figures lose a threshold (k6's abortOnFail):
+    /// the results are written, the summary says which and when, exit 1. With
+    /// =DELAY (e.g. --abort-on-fail=10s) the first DELAY of the run is not judged.
+    /// Applies to every threshold but the soak forms.
+    #[arg(
+        long,
+        value_name = "DELAY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "0s",
+        display_order = 103
+    )]
+    pub abort_on_fail: Option<String>,
     /// Length of the intervals in the .hlog and CSV files and the live view, e.g. 1s.
     /// Default: 1s.
     #[arg(long, value_name = "DURATION", display_order = 104)]

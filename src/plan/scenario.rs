@@ -2,8 +2,11 @@
 //! interned into [`ToolId`]s so the hot path indexes arrays instead of hashing names.
 
 use super::capture::Capture;
+use super::check::Check;
 use super::error::PlanError;
+pub use super::names::ToolTable;
 use super::quantity::parse_duration;
+pub use super::request::Request;
 use super::template::{Template, TemplateContext};
 use crate::metrics::{Phase, ToolId};
 use crate::profile::{self, ScenarioSection, Step as RawStep};
@@ -32,6 +35,8 @@ pub enum Step {
     /// `count` weighted tool calls, `parallel` in flight at a time.
     Mix(Mix),
     Ping,
+    /// Any JSON-RPC request, timed as its own phase.
+    Request(Request),
     Pause(Duration),
 }
 
@@ -49,6 +54,8 @@ pub struct Call {
     /// call that gives arguments has one (`plan/arguments.rs`).
     pub optional: Option<f64>,
     pub capture: Vec<Capture>,
+    /// Conditions on each result, counted per check (none for a mix's calls).
+    pub checks: Vec<Check>,
 }
 
 /// A weighted mix of tool calls.
@@ -78,7 +85,9 @@ impl Step {
             Step::CallTool(_) | Step::Mix(_) => Some("tools"),
             Step::ReadResource { .. } => Some("resources"),
             Step::GetPrompt { .. } => Some("prompts"),
-            Step::Ping | Step::Pause(_) => None,
+            // Sent as written: a server without the capability answers an error,
+            // which the step's phase counts.
+            Step::Ping | Step::Pause(_) | Step::Request(_) => None,
         }
     }
 
@@ -89,6 +98,7 @@ impl Step {
             Step::ReadResource { .. } => Some(Phase::ResourcesRead),
             Step::GetPrompt { .. } => Some(Phase::PromptsGet),
             Step::Ping => Some(Phase::Ping),
+            Step::Request(_) => Some(Phase::Request),
             Step::Pause(_) => None,
         }
     }
@@ -100,36 +110,6 @@ pub struct Scenario {
     pub weight: u32,
     pub steps: Vec<Step>,
     pub on_error: OnError,
-}
-
-/// The tool names the scenarios call; [`ToolId`] indexes it.
-#[derive(Debug, Default)]
-pub struct ToolTable(Vec<String>);
-
-impl ToolTable {
-    /// The id of tool `name`, adding it to the table the first time.
-    fn intern(&mut self, name: &str) -> ToolId {
-        let id = match self.0.iter().position(|t| t == name) {
-            Some(i) => i,
-            None => {
-                self.0.push(name.to_string());
-                self.0.len() - 1
-            }
-        };
-        ToolId::try_from(id).unwrap_or(ToolId::MAX)
-    }
-
-    pub fn into_names(self, origin: &str) -> Result<Vec<String>, PlanError> {
-        if self.0.len() > usize::from(ToolId::MAX) {
-            return Err(PlanError::new(
-                origin,
-                "scenario",
-                "too many distinct tools",
-                "use fewer than 65535 tool names",
-            ));
-        }
-        Ok(self.0)
-    }
 }
 
 /// The scenario a profile without one runs: discovery of the three lists.
@@ -314,6 +294,7 @@ impl Step {
                 generate,
                 optional,
                 capture,
+                checks,
             } => {
                 if tool.is_empty() {
                     return Err(PlanError::new(
@@ -333,6 +314,7 @@ impl Step {
                     generate: generate.unwrap_or(true),
                     optional: super::arguments::step_share(*optional, key, origin)?,
                     capture: Capture::all_from_specs(capture, key, origin)?,
+                    checks: Check::all_from_specs(checks, key, origin, true, tools)?,
                 })
             }
             RawStep::ResourcesRead { uri, capture } => {
@@ -367,6 +349,22 @@ impl Step {
                 }
             }
             RawStep::Ping {} => Step::Ping,
+            RawStep::Request {
+                method,
+                params,
+                phase,
+                checks,
+            } => {
+                let checks = Check::all_from_specs(checks, key, origin, false, tools)?;
+                let raw = (method.as_str(), params, phase.as_deref());
+                let params = match params {
+                    Some(p) => Some(at.template(p, &format!("{key}.params"), at.captured, ctx)?),
+                    None => None,
+                };
+                let mut r = Request::from_raw(raw, params, key, origin, tools)?;
+                r.checks = checks;
+                Step::Request(r)
+            }
             RawStep::Pause { duration } => Step::Pause(parse_duration(
                 duration,
                 &format!("{key}.duration"),
@@ -443,6 +441,7 @@ impl Mix {
                     origin,
                 )?,
                 capture,
+                checks: Vec::new(),
             });
             weights.push(c.weight.unwrap_or(1));
         }

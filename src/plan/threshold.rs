@@ -5,7 +5,12 @@
 //! unknown phase or an unknown persona stops the run before it starts instead of passing
 //! silently afterwards. Evaluation on the finished summary lives in `report::threshold`.
 
+mod abort;
 mod series;
+mod shares;
+
+pub use abort::abort_after;
+use shares::{parse_accepted, parse_checks};
 
 pub use series::SERIES_PREFIXES;
 
@@ -38,6 +43,8 @@ pub enum Metric {
     /// The share of calls the server accepted (a result without `isError`, no failure):
     /// `accepted(TOOL)` or `accepted(tools/call)` for every tool.
     Accepted,
+    /// The share of step checks that held: `checks(NAME)` for one, `checks` for all.
+    Checks,
     /// The least-squares slope of [`Threshold::series`] over the steady part, per
     /// second in the unit given (`BytesPerS`, `PerS` for counts, `CoresPerS`).
     Slope(Unit),
@@ -139,6 +146,15 @@ pub struct Threshold {
     /// The tool `accepted(TOOL)` reads; `None` for every other form (and for
     /// `accepted(tools/call)`, all tools).
     pub tool: Option<String>,
+    /// The `request` step's phase a threshold reads (`p99(complete)`: its own figures,
+    /// `summary.requests`); the subject is then the phase `request`.
+    pub request: Option<String>,
+    /// The step check `checks(NAME)` reads; `None` for every other form (and for
+    /// `checks`, all of them).
+    pub check: Option<String>,
+    /// Stop the run when the live figures lose it, judged from this long into the run
+    /// (`abort_on_fail`, `--abort-on-fail`); `None`: judged at the end only.
+    pub abort_after: Option<std::time::Duration>,
 }
 
 const LATENCY_FIX: &str =
@@ -166,7 +182,7 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::Quantile(_) | Metric::Mean => Unit::Us,
-            Metric::ErrorRate | Metric::Accepted => Unit::Ratio,
+            Metric::ErrorRate | Metric::Accepted | Metric::Checks => Unit::Ratio,
             Metric::Rate => Unit::PerS,
             Metric::Errors | Metric::Count => Unit::Count,
             Metric::Slope(u)
@@ -226,7 +242,14 @@ pub fn latency_scale(unit: &str) -> Option<f64> {
 }
 
 impl Threshold {
+    /// A threshold on the built-in phases only.
     pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
+        Threshold::parse_in(text, &[])
+    }
+
+    /// A threshold whose phase may also be one of `requests` (the phase names of the
+    /// plan's `request` steps).
+    pub fn parse_in(text: &str, requests: &[String]) -> Result<Threshold, ThresholdError> {
         let err = |problem: String, fix: &str| ThresholdError {
             text: text.to_string(),
             problem,
@@ -237,6 +260,9 @@ impl Threshold {
         }
         if let Some(accepted) = parse_accepted(text) {
             return accepted;
+        }
+        if let Some(checks) = parse_checks(text) {
+            return checks;
         }
         let Some((left, op, right)) = split_op(text) else {
             return Err(err("no comparison (<, <=, >, >=)".into(), FORMS));
@@ -252,6 +278,7 @@ impl Threshold {
         })?;
         let mut subject = Subject::All;
         let mut persona = None;
+        let mut request = None;
         for arg in args {
             if let Some(p) = arg.strip_prefix("persona=") {
                 if p.trim().is_empty() {
@@ -262,13 +289,27 @@ impl Threshold {
                 subject = Subject::Sessions;
             } else if let Some(p) = Phase::from_name(arg) {
                 subject = Subject::Phase(p);
+            } else if requests.iter().any(|r| r == arg) {
+                subject = Subject::Phase(Phase::Request);
+                request = Some(arg.to_string());
             } else {
                 let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+                let steps = if requests.is_empty() {
+                    String::new()
+                } else {
+                    format!(", or a request step's: {}", requests.join(", "))
+                };
                 return Err(err(
                     format!("unknown phase `{arg}`"),
-                    &format!("use sessions or a phase: {}", phases.join(", ")),
+                    &format!("use sessions or a phase: {}{steps}", phases.join(", ")),
                 ));
             }
+        }
+        if request.is_some() && persona.is_some() {
+            return Err(err(
+                "a request step's phase is counted for the whole fleet, not per persona".into(),
+                "write it without persona=, or use the phase request (every request step) per persona",
+            ));
         }
         match (metric, subject) {
             (Metric::Quantile(_) | Metric::Mean, Subject::All | Subject::Sessions) => {
@@ -304,64 +345,11 @@ impl Threshold {
             limit,
             series: None,
             tool: None,
+            request,
+            check: None,
+            abort_after: None,
         })
     }
-}
-
-const ACCEPTED_FIX: &str =
-    "write accepted(TOOL) > 95% for one tool, or accepted(tools/call) > 0.95 for every tool";
-
-/// `accepted(TOOL) OP SHARE` or `accepted(tools/call) OP SHARE`; `None` for other forms.
-fn parse_accepted(text: &str) -> Option<Result<Threshold, ThresholdError>> {
-    let (left, op, right) = split_op(text)?;
-    let (name, args) = split_call(left)?;
-    if name != "accepted" {
-        return None;
-    }
-    let err = |problem: String, fix: &str| ThresholdError {
-        text: text.to_string(),
-        problem,
-        fix: fix.to_string(),
-    };
-    let tool = match args.as_slice() {
-        [one] if one.starts_with("persona=") => {
-            return Some(Err(err(
-                "accepted is counted per tool, not per persona".into(),
-                ACCEPTED_FIX,
-            )))
-        }
-        [one] if *one == Phase::ToolsCall.name() => None,
-        [one] if !one.is_empty() => Some(one.to_string()),
-        _ => {
-            return Some(Err(err(
-                "name one tool, or tools/call".into(),
-                ACCEPTED_FIX,
-            )))
-        }
-    };
-    let Some((value, unit)) = split_number(right) else {
-        return Some(Err(err(format!("`{right}` is not a number"), ACCEPTED_FIX)));
-    };
-    let limit = match unit {
-        "%" => value / 100.0,
-        "" => value,
-        _ => {
-            return Some(Err(err(
-                format!("unknown unit `{unit}` for a share of calls"),
-                ACCEPTED_FIX,
-            )))
-        }
-    };
-    Some(Ok(Threshold {
-        text: text.trim().to_string(),
-        metric: Metric::Accepted,
-        subject: Subject::Phase(Phase::ToolsCall),
-        persona: None,
-        op,
-        limit,
-        series: None,
-        tool,
-    }))
 }
 
 /// The limit in the metric's unit (µs, a ratio, per second, a count), or the problem
@@ -411,16 +399,16 @@ fn limit(metric: Metric, value: f64, unit: &str) -> Result<f64, (String, String)
 
 /// The profile's thresholds (keys `thresholds[i]`), then the command line's.
 pub(super) fn resolve_all(
-    from_profile: &[String],
+    from_profile: &[crate::profile::ThresholdEntry],
     from_cli: &[String],
     personas: &[Persona],
-    tools: &[String],
+    (tools, requests, checks): (&[String], &[String], &[String]),
     origin: &str,
 ) -> Result<Vec<Threshold>, PlanError> {
     let from_profile = from_profile
         .iter()
         .enumerate()
-        .map(|(i, t)| (format!("thresholds[{i}]"), t.as_str(), origin));
+        .map(|(i, t)| (format!("thresholds[{i}]"), t.text(), origin));
     let from_cli = from_cli
         .iter()
         .map(|t| ("--threshold".to_string(), t.as_str(), "command line"));
@@ -430,7 +418,7 @@ pub(super) fn resolve_all(
             let to_plan = |e: ThresholdError| {
                 PlanError::new(origin, &key, format!("`{}`: {}", e.text, e.problem), e.fix)
             };
-            let t = Threshold::parse(text).map_err(to_plan)?;
+            let t = Threshold::parse_in(text, requests).map_err(to_plan)?;
             if let Some(name) = &t.persona {
                 if !personas.iter().any(|p| &p.name == name) {
                     let known: Vec<&str> = personas.iter().map(|p| p.name.as_str()).collect();
@@ -438,6 +426,23 @@ pub(super) fn resolve_all(
                         text: text.to_string(),
                         problem: format!("unknown persona `{name}`"),
                         fix: format!("use one of the profile's personas: {}", known.join(", ")),
+                    }));
+                }
+            }
+            // A check no step has would fail only after the run ("never ran").
+            if let Some(name) = &t.check {
+                if !checks.iter().any(|n| n == name) {
+                    let fix = if checks.is_empty() {
+                        "no step has checks: add checks = [{ name = …, … }] to a tools/call \
+                         or request step, or drop the threshold"
+                            .to_string()
+                    } else {
+                        format!("use one of the steps' checks: {}", checks.join(", "))
+                    };
+                    return Err(to_plan(ThresholdError {
+                        text: text.to_string(),
+                        problem: format!("no step has check `{name}`"),
+                        fix,
                     }));
                 }
             }

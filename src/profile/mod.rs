@@ -8,6 +8,7 @@
 mod arguments;
 mod auth;
 mod capture;
+mod check;
 mod data;
 mod load;
 mod persona;
@@ -15,11 +16,13 @@ mod scenario;
 mod soak;
 mod target;
 mod tasks;
+mod threshold;
 mod watch;
 
 pub use arguments::ArgumentsSection;
 pub use auth::{AuthSection, ClientCredentialsSection};
 pub use capture::{CaptureSpec, CaptureTable, Captures};
+pub use check::CheckSpec;
 pub use data::DataSection;
 pub use load::{EventSection, LoadSection, StageSection};
 pub use persona::{
@@ -30,6 +33,7 @@ pub use scenario::{MixCall, ScenarioSection, Step};
 pub use soak::SoakSection;
 pub use target::{Command, TargetSection};
 pub use tasks::TasksSection;
+pub use threshold::{ThresholdEntry, ThresholdTable};
 pub use watch::WatchSection;
 
 use serde::{Deserialize, Serialize};
@@ -46,9 +50,10 @@ pub struct Profile {
     /// Seed for every random choice; random when absent (and printed).
     pub seed: Option<u64>,
     /// Pass/fail rules checked after the run, e.g. `["p99(initialize) < 50ms"]`; a failed
-    /// one makes the exit code 1 (see `plan::threshold` for the forms).
+    /// one makes the exit code 1 (see `plan::threshold` for the forms). A table entry
+    /// may stop the run early when the rule is lost (`abort_on_fail`, `delay`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thresholds: Vec<String>,
+    pub thresholds: Vec<ThresholdEntry>,
     #[serde(default)]
     pub target: TargetSection,
     #[serde(default)]

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::capture::Captures;
+use super::check::CheckSpec;
 
 /// `[[scenario]]`: the steps a session performs after the handshake.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -49,6 +50,8 @@ pub enum Step {
         optional: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         capture: Option<Captures>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checks: Option<Vec<CheckSpec>>,
     },
     #[serde(rename = "resources/read")]
     ResourcesRead {
@@ -73,6 +76,18 @@ pub enum Step {
     },
     #[serde(rename = "ping")]
     Ping {},
+    /// Any JSON-RPC request: `method` with `params` (a table; `${…}` allowed), timed
+    /// as its own phase, `phase` (default: the method's name).
+    #[serde(rename = "request")]
+    Request {
+        method: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checks: Option<Vec<CheckSpec>>,
+    },
     #[serde(rename = "pause")]
     Pause { duration: String },
 }

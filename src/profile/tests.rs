@@ -47,6 +47,7 @@ steps = [
             generate: None,
             optional: None,
             capture: None,
+            checks: None,
         }
     );
     // What we write back parses again to the same thing.

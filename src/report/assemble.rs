@@ -11,9 +11,9 @@ use crate::metrics::{
 use crate::plan::{LoadModel, Plan, Threshold};
 use crate::summary::soak::Soak;
 use crate::summary::{
-    ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo, PersonaSummary,
-    PhaseSummary, QuantileBounds, RunInfo, Sessions, Summary, ToolAcceptance, ToolInfo,
-    INVALID_PARAMS, SCHEMA_VERSION,
+    CheckSummary, ClientFaultExample, ClientFaultSummary, FindingSummary, Latency, LoadInfo,
+    PersonaSummary, PhaseSummary, QuantileBounds, RunInfo, Sessions, Summary, ToolAcceptance,
+    ToolInfo, INVALID_PARAMS, SCHEMA_VERSION,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,6 +27,8 @@ pub struct RunFacts {
     pub target: String,
     pub transport: String,
     pub stopped_by: String,
+    /// What stopped the run early, said whole (`abort_on_fail`).
+    pub stopped_because: Option<String>,
     /// What the resource sampler saw (empty when nothing was watched).
     pub resources: Vec<Series>,
     /// The soak verdicts, outages and storms of the run.
@@ -52,6 +54,13 @@ pub struct PlanBasis {
     pub personas: Vec<String>,
     /// Interned tool names ([`crate::metrics::ToolId`] indexes them).
     pub tools: Vec<String>,
+    /// The phase names of `request` steps (the id of a `request` sample indexes them);
+    /// absent from the state of runs before they existed.
+    #[serde(default)]
+    pub requests: Vec<String>,
+    /// The steps' check names (a check event's id indexes them).
+    #[serde(default)]
+    pub checks: Vec<String>,
     /// The thresholds as written (each parses with [`crate::plan::Threshold::parse`]).
     pub thresholds: Vec<String>,
 }
@@ -64,6 +73,8 @@ impl PlanBasis {
             load: load_info(plan),
             personas: plan.personas.iter().map(|p| p.name.clone()).collect(),
             tools: plan.tools.clone(),
+            requests: plan.requests.clone(),
+            checks: plan.checks.clone(),
             thresholds: plan.thresholds.iter().map(|t| t.text.clone()).collect(),
         }
     }
@@ -127,6 +138,27 @@ fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
             .filter(|(_, s)| s.count() > 0)
             .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
             .collect(),
+        requests: plan
+            .requests
+            .iter()
+            .zip(&stats.requests)
+            .filter(|(_, s)| s.count() > 0)
+            .map(|(name, s)| (name.clone(), phase_summary(s, secs)))
+            .collect(),
+        checks: plan
+            .checks
+            .iter()
+            .zip(&stats.checks)
+            .filter(|(_, c)| c.passes + c.fails > 0)
+            .map(|(name, c)| {
+                let check = CheckSummary {
+                    passes: c.passes,
+                    fails: c.fails,
+                    example: c.example.clone(),
+                };
+                (name.clone(), check)
+            })
+            .collect(),
         tool_error_examples: stats
             .tool_error_examples
             .iter()
@@ -179,6 +211,7 @@ fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> Run
         transport: facts.transport.clone(),
         load: plan.load.clone(),
         stopped_by: facts.stopped_by.clone(),
+        stopped_because: facts.stopped_because.clone(),
         interval_s: stats.interval_s,
         complete: facts.checkpoint_at.is_none(),
         checkpoint_at: facts

@@ -231,7 +231,9 @@
   const KINDS = {
     latency: (c) => [latencyLines(c.dataset.phase, ["p50", "p90", "p95", "p99", "max"]),
       Object.assign({ ylog: true, fmtY: fmtUs, tipY: fmtUsExact }, timeOpts)],
-    throughput: () => [rateSeries(phaseOrder(Object.keys(DATA.throughput)), DATA.throughput),
+    // One phase (a small multiple), or every phase when none is named.
+    throughput: (c) => [rateSeries(c.dataset.phase ? [c.dataset.phase].filter((n) => DATA.throughput[n])
+      : phaseOrder(Object.keys(DATA.throughput)), DATA.throughput),
       Object.assign({ fmtY: fmtNum, tipY: fmtRate }, timeOpts)],
     sessions: () => {
       const s = DATA.sessions || {};

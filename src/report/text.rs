@@ -8,6 +8,7 @@
 pub(crate) mod acceptance;
 mod breakdowns;
 pub(crate) mod faults;
+pub mod histogram;
 mod soak;
 mod table;
 
@@ -61,6 +62,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
     diagnosis(&mut out, s, st);
     let _ = writeln!(out);
     table::phases(&mut out, s, st);
+    table::checks(&mut out, s, st);
     if view.verbose {
         breakdowns::render(&mut out, s, st);
     }
@@ -132,6 +134,9 @@ fn header(out: &mut String, s: &Summary, st: Style) {
         "sessions: {} started, {} completed, {failed}, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
         ss.started, ss.completed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
     );
+    if let Some(why) = &r.stopped_because {
+        let _ = writeln!(out, "{}", st.bad(&format!("stopped: {why}")));
+    }
     if ss.unreachable > 0 {
         let _ = writeln!(
             out,

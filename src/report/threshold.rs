@@ -15,11 +15,21 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
     if t.metric == Metric::Accepted {
         return accepted(t.tool.as_deref(), s);
     }
+    if t.metric == Metric::Checks {
+        return checks(t.check.as_deref(), s);
+    }
     // (completed, failed, unreachable): rates count sessions that reached the server,
     // error rates count the unreachable ones as errors too.
+    // A request step's phase reads its own figures (parse rules out a persona).
+    let phases = if t.request.is_some() {
+        &s.requests
+    } else {
+        &s.phases
+    };
+    let name_of = |p: Phase| t.request.as_deref().unwrap_or(p.name());
     let (phases, sessions) = match &t.persona {
         None => (
-            &s.phases,
+            phases,
             (
                 s.sessions.completed,
                 s.sessions.failed,
@@ -38,22 +48,22 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
     let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let phase = |p: Phase| -> Result<&PhaseSummary, String> {
         phases
-            .get(p.name())
+            .get(name_of(p))
             .filter(|ps| ps.count > 0)
-            .ok_or_else(|| format!("no {} samples", p.name()))
+            .ok_or_else(|| format!("no {} samples", name_of(p)))
     };
     let ok_phase = |p: Phase| -> Result<&PhaseSummary, String> {
         phase(p).and_then(|ps| {
             (ps.count > ps.errors)
                 .then_some(ps)
-                .ok_or_else(|| format!("every {} sample failed", p.name()))
+                .ok_or_else(|| format!("every {} sample failed", name_of(p)))
         })
     };
     let ok_latency = |p: Phase| -> Result<&Latency, String> {
         ok_phase(p)?
             .service
             .as_ref()
-            .ok_or_else(|| format!("every {} sample failed", p.name()))
+            .ok_or_else(|| format!("every {} sample failed", name_of(p)))
     };
     Ok(match (t.metric, t.subject) {
         (Metric::Quantile(q), Subject::Phase(p)) => ok_latency(p)?.at(q) as f64,
@@ -84,12 +94,14 @@ fn observe(t: &Threshold, s: &Summary) -> Result<f64, String> {
             }
         }
         (Metric::Errors, Subject::Phase(p)) => {
-            phases.get(p.name()).map_or(0, |ps| ps.errors) as f64
+            phases.get(name_of(p)).map_or(0, |ps| ps.errors) as f64
         }
         (Metric::Rate, Subject::Sessions) => per_s(sessions.0 + sessions.1),
-        (Metric::Rate, Subject::Phase(p)) => per_s(phases.get(p.name()).map_or(0, |x| x.count)),
+        (Metric::Rate, Subject::Phase(p)) => per_s(phases.get(name_of(p)).map_or(0, |x| x.count)),
         (Metric::Count, Subject::Sessions) => (sessions.0 + sessions.1) as f64,
-        (Metric::Count, Subject::Phase(p)) => phases.get(p.name()).map_or(0, |ps| ps.count) as f64,
+        (Metric::Count, Subject::Phase(p)) => {
+            phases.get(name_of(p)).map_or(0, |ps| ps.count) as f64
+        }
         // Ruled out by `parse`.
         _ => return Err("this metric does not apply here".into()),
     })
@@ -118,6 +130,25 @@ fn accepted(tool: Option<&str>, s: &Summary) -> Result<f64, String> {
         }
     };
     Ok(share)
+}
+
+/// `checks(NAME)`: the share of that step check's evaluations that held; `checks`
+/// (no name): of every check's.
+fn checks(name: Option<&str>, s: &Summary) -> Result<f64, String> {
+    let mut all = crate::summary::CheckSummary::default();
+    match name {
+        Some(n) => all = s.checks.get(n).cloned().unwrap_or_default(),
+        None => {
+            for c in s.checks.values() {
+                all.passes += c.passes;
+                all.fails += c.fails;
+            }
+        }
+    }
+    all.pass_share().ok_or_else(|| match name {
+        Some(n) => format!("check {n} never ran"),
+        None => "no check ran".into(),
+    })
 }
 
 /// One threshold's verdict on `s`.

@@ -54,6 +54,9 @@ struct Leaked {
 /// The memory one leaking session keeps.
 pub const LEAK_BYTES: usize = 256 * 1024;
 
+/// How late `--fault slow` answers a `tools/call`: well past any sane p99 on loopback.
+pub const SLOW: std::time::Duration = std::time::Duration::from_millis(200);
+
 impl Faults {
     pub fn new(set: &[Fault]) -> Faults {
         Faults {
@@ -86,6 +89,17 @@ impl Faults {
     /// HTTP after `crash-on-invalid-json`: the server is down.
     pub fn crashed(&self) -> bool {
         self.crashed.load(Ordering::Relaxed)
+    }
+
+    /// `slow` and `hang-on-unknown-tool`: wait before answering this request (an hour,
+    /// bounded like everything, is "never" to any client).
+    pub async fn hold(&self, method: &str, params: Option<&Value>) {
+        if self.has(Fault::Slow) && method == m::TOOLS_CALL {
+            tokio::time::sleep(SLOW).await;
+        }
+        if self.hangs(method, params) {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        }
     }
 
     /// `hang-on-unknown-tool`: this request is never answered.

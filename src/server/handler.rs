@@ -300,10 +300,7 @@ impl Handler {
         notifier: &Notifier,
     ) -> EncodedReply {
         let stateless = self.stateless(&method, params.as_ref());
-        if self.faults.hangs(&method, params.as_ref()) {
-            // Bounded, like everything: an hour is "never" to any client.
-            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-        }
+        self.faults.hold(&method, params.as_ref()).await;
         let asked = self.faults.asked(&method, params.as_ref());
         let outcome = match self
             .faults

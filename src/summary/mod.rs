@@ -31,8 +31,10 @@ use std::collections::BTreeMap;
 /// and fault), `left_out` without the never-sent `not_listed`, the phases `token`,
 /// `auth`, `task`, `tasks/get`, `tasks/result`, `tasks/cancel`, the `robustness.*`,
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
-/// run is one shard of a sharded run) and `run.shards` (a merged report of N shards).
-pub const SCHEMA_VERSION: u32 = 13;
+/// run is one shard of a sharded run) and `run.shards` (a merged report of N shards);
+/// 14: the phase `request` (every `request` step) and `requests` (each request step's
+/// figures under its phase name), `checks` (each step check's passes and fails).
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
@@ -48,6 +50,14 @@ pub struct Summary {
     pub failure_examples: BTreeMap<String, Vec<String>>,
     pub personas: BTreeMap<String, PersonaSummary>,
     pub tools: BTreeMap<String, PhaseSummary>,
+    /// Each `request` step's figures under its phase name (schema 14; absent before
+    /// and when no scenario has one). The phase `request` adds them all up.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: BTreeMap<String, PhaseSummary>,
+    /// Each step check's verdicts by name (schema 14; absent before and when no step
+    /// has checks).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, CheckSummary>,
     /// First error texts per tool (isError text or RPC error), at most 3: why a tool
     /// failed. Added within schema 4 (absent from earlier results).
     #[serde(default)]
@@ -107,6 +117,24 @@ impl Summary {
 }
 
 /// Why most sessions failed, as far as the failures tell.
+/// One step check's verdicts (`checks = [...]` of a step).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    pub passes: u64,
+    pub fails: u64,
+    /// The first reason it did not hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+impl CheckSummary {
+    /// The share of evaluations that held; `None` when it never ran.
+    pub fn pass_share(&self) -> Option<f64> {
+        let n = self.passes + self.fails;
+        (n > 0).then(|| self.passes as f64 / n as f64)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// A stable code: `wrong_path`, `wrong_transport`, `server_down`,
@@ -139,8 +167,12 @@ pub struct RunInfo {
     /// Why the run ended: `sessions`, `duration`, `unreachable` (the target stayed down
     /// for `--abort-on-unreachable`), or the signal that stopped it: `interrupted`
     /// (SIGINT), `terminated` (SIGTERM), `hangup` (SIGHUP); `running` in a checkpoint's
-    /// summary.
+    /// summary; `threshold` when a live threshold was lost (`abort_on_fail`).
     pub stopped_by: String,
+    /// What stopped the run early, said whole: `threshold \`p99(session) < 50ms\` lost
+    /// at 12 s (observed 80.2ms)` (schema 14; absent when the run ended as planned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_because: Option<String>,
     /// The length of the intervals in the hlog and CSV files, seconds.
     #[serde(default)]
     pub interval_s: f64,

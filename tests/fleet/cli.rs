@@ -126,3 +126,32 @@ fn a_negative_count_says_it_must_be_one_or_more() {
         assert!(!err.contains("'-- -1'"), "{flag}: {err}");
     }
 }
+
+/// oha's and k6's short flags: -c clients, -d or -z duration, -r rate, -q quiet; no
+/// short flag collides in any subcommand (clap's own consistency check).
+#[test]
+fn short_flags_for_the_common_options() {
+    use clap::{CommandFactory, Parser};
+    use mcp_fleet::cli::{Cli, Command};
+    Cli::command().debug_assert();
+    let run = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
+        Command::Run(r) => r,
+        _ => panic!("not run"),
+    };
+    let r = run(&["mcp-fleet", "run", "-c", "4", "-z", "2s", "-q"]);
+    assert_eq!(r.overrides.clients, Some(4));
+    assert_eq!(r.overrides.duration.as_deref(), Some("2s"));
+    assert!(r.quiet);
+    let r = run(&["mcp-fleet", "run", "-r", "10/s", "-d", "3s"]);
+    assert_eq!(r.overrides.rate.as_deref(), Some("10/s"));
+    assert_eq!(r.overrides.duration.as_deref(), Some("3s"));
+    // --abort-on-fail takes its delay only with `=`: a profile path after it stays one.
+    let r = run(&[
+        "mcp-fleet",
+        "run",
+        "--abort-on-fail",
+        "profiles/quickstart.toml",
+    ]);
+    assert_eq!(r.overrides.abort_on_fail.as_deref(), Some("0s"));
+    assert!(r.profile.is_some());
+}

@@ -96,7 +96,9 @@ async fn the_report_of_an_open_run_draws_every_chart_in_a_browser() {
         "latency:session",
         "sessions",
         "in-flight",
-        "throughput",
+        // Small multiples: one chart per phase.
+        "throughput:initialize",
+        "throughput:tools/list",
         "errors",
         "histogram:session",
         "distribution",

@@ -399,6 +399,7 @@ async fn stdio_children_are_reaped() {
     assert!(left.is_empty(), "processes left behind: {left:#?}");
 }
 
+mod abort_on_fail;
 mod arguments;
 mod auth;
 mod busy_machine;
@@ -419,6 +420,7 @@ mod list_results;
 mod load;
 mod merge;
 mod reports;
+mod request_steps;
 mod results_folder;
 mod rmcp_peer;
 mod scripted_server;
@@ -428,6 +430,7 @@ mod signals;
 mod soak;
 mod soak_report;
 mod soak_server;
+mod step_checks;
 mod support;
 mod tasks;
 mod terminal;

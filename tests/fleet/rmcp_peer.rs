@@ -227,3 +227,36 @@ async fn rmcp_in_the_modern_era() {
         }
     }
 }
+
+#[tokio::test]
+async fn rmcp_answers_a_method_it_lacks_with_an_error_of_that_request_phase_only() {
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            stdio: Some(peer_binary().display().to_string() + " --stdio"),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(
+        r#"
+[load]
+clients = 2
+sessions = 8
+[[scenario]]
+name = "s"
+steps = [
+  { op = "request", method = "logging/setLevel", phase = "set-level", params = { level = "info" } },
+  { op = "tools/call", tool = "echo", arguments = { message = "hi" } },
+]
+"#,
+    )
+    .run()
+    .await
+    .json;
+    check_schema(&json);
+    // rmcp has no logging: -32601, counted in the step's phase; the sessions go on.
+    assert_eq!(json["sessions"]["completed"], 8, "{json:#}");
+    assert_eq!(json["requests"]["set-level"]["errors"], 8);
+    assert_eq!(json["failures"]["rpc_error:-32601"], 8);
+    assert_eq!(count(&json, "tools/call"), 8);
+}

@@ -203,3 +203,42 @@ fn on_a_terminal(args: &str, env: &[(&str, &str)]) -> Option<String> {
         }
     }
 }
+
+/// `--histogram`: a latency histogram per phase after the summary; none without it.
+#[test]
+fn histogram_per_phase_on_request_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = crate::support::write_profile(
+        dir.path(),
+        "[load]\nclients = 2\nsessions = 10\n[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }]\n",
+    );
+    let stdio = crate::support::builtin_stdio(&[]);
+    let run = |histogram: bool, out: &str| {
+        let mut cmd = crate::support::fleet_command();
+        cmd.arg("run")
+            .arg(&profile)
+            .args(["--stdio", &stdio, "--color", "never"]);
+        cmd.arg("--out").arg(dir.path().join(out));
+        if histogram {
+            cmd.arg("--histogram");
+        }
+        let done = cmd.output().expect("runs");
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        String::from_utf8_lossy(&done.stdout).into_owned()
+    };
+    let shown = run(true, "with");
+    for phase in ["initialize", "tools/list", "session"] {
+        assert!(
+            shown.contains(&format!(
+                "latency histogram: {phase} (service time, 10 samples)"
+            )),
+            "{shown}"
+        );
+    }
+    assert!(shown.contains("] ■"), "{shown}");
+    assert!(!run(false, "without").contains("latency histogram"));
+}

@@ -28,7 +28,12 @@ pub(super) async fn list_tools_for<'c>(
     let unknown_support = session.server_runs_tool_tasks() && !session.tools_listed();
     // A tool the session's complete listing lacked is not listed for again on every call.
     let schema_needed = calls.any(|c| {
-        c.generate && session.tool_schema(&c.name).is_none() && !env.vars.unlisted(&c.name)
+        let output_check = c.checks.iter().any(|k| {
+            matches!(k.condition, crate::plan::check::Condition::OutputSchema)
+                && !session.tools_listed()
+        });
+        output_check
+            || c.generate && session.tool_schema(&c.name).is_none() && !env.vars.unlisted(&c.name)
     });
     if unknown_support || schema_needed {
         let tools = (Phase::ToolsList, methods::TOOLS_LIST);
@@ -83,6 +88,8 @@ pub(super) fn called(
     result: Result<Value, Failure>,
     on_error: OnError,
 ) -> Result<(), FailureKind> {
+    let schema = session.output_schema(&call.name);
+    let result = super::checks::judge(timer, &call.checks, result, schema);
     match result {
         Ok(v) => {
             let outcome = record_call(timer, call.tool, span, &v);

@@ -11,11 +11,13 @@
 //! [`super::timer::ends_session`]).
 
 mod call_tool;
+mod checks;
 mod get_prompt;
 mod list;
 mod mix;
 mod probe;
 mod read_resource;
+mod request;
 
 pub use probe::{probe_undeclared, Probe};
 
@@ -42,6 +44,7 @@ fn templates(step: &Step) -> Vec<&Template> {
         Step::Mix(m) => m.calls.iter().map(|c| &c.arguments).collect(),
         Step::ReadResource { uri, .. } => vec![uri],
         Step::GetPrompt { name, arguments } => vec![name, arguments],
+        Step::Request(r) => r.params.iter().collect(),
         Step::List { .. } | Step::Ping | Step::Pause(_) => Vec::new(),
     }
 }
@@ -90,6 +93,7 @@ pub async fn run(
                 get_prompt::get_prompt(session, timer, env, name, arguments, on_error).await
             }
             Step::Ping => ping(session, timer, on_error).await,
+            Step::Request(r) => request::request(session, timer, env, r, on_error).await,
         };
         if let Err(kind) = result {
             if ends_session(kind, on_error) {

@@ -55,6 +55,9 @@ pub fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
             limit,
             series,
             tool: None,
+            request: None,
+            check: None,
+            abort_after: None,
         }),
     )
 }

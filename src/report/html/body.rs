@@ -15,9 +15,11 @@ pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> S
     diagnosis(&mut out, s);
     headline(&mut out, s);
     thresholds(&mut out, s);
+    super::phases::tables(&mut out, s);
+    checks(&mut out, s);
     super::soak::section(&mut out, s, &charts["latency"]);
     chart_places(&mut out, s, charts);
-    super::phases::tables(&mut out, s);
+    super::phases::breakdowns(&mut out, s);
     failures(&mut out, s);
     findings(&mut out, s);
     super::faults::section(&mut out, s);
@@ -85,6 +87,13 @@ fn headline(out: &mut String, s: &Summary) {
     if let Some(label) = r.shard_label() {
         let _ = writeln!(out, "<p class=sub><strong>{}</strong></p>", esc(&label));
     }
+    if let Some(why) = &r.stopped_because {
+        let _ = writeln!(
+            out,
+            "<p class=sub><strong>stopped: {}</strong></p>",
+            esc(why)
+        );
+    }
     let ss = &s.sessions;
     let errors: u64 = s.failures.values().sum();
     // A phase that did not run gets no tile; one whose every sample failed shows "–".
@@ -147,6 +156,27 @@ fn thresholds(out: &mut String, s: &Summary) {
     }
 }
 
+/// Each step check: passes, fails, the share that held and the first failure.
+fn checks(out: &mut String, s: &Summary) {
+    if s.checks.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=checks>Checks</h2><table><thead><tr><th>check</th><th class=n>passes</th><th class=n>fails</th><th class=n>held</th><th>first failure</th></tr></thead><tbody>");
+    for (name, c) in &s.checks {
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td class=n>{}</td><td class=n{}>{}</td><td class=n>{:.2}%</td><td>{}</td></tr>",
+            esc(name),
+            c.passes,
+            if c.fails > 0 { " class=\"bad\"" } else { "" },
+            c.fails,
+            c.pass_share().unwrap_or(0.0) * 100.0,
+            esc(c.example.as_deref().unwrap_or("")),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
 /// Where the script draws the charts (each canvas says what it shows; the script fills it
 /// from the page's data and sets `data-points` to the points it drew).
 fn chart_places(out: &mut String, s: &Summary, charts: &Value) {
@@ -189,8 +219,21 @@ fn chart_places(out: &mut String, s: &Summary, charts: &Value) {
         "<figure><figcaption>sessions in flight (the most at once per interval){}</figcaption><canvas tabindex=0 data-chart=in-flight></canvas></figure>",
         esc(&cap)
     );
-    out.push_str("<figure><figcaption>requests per second, by phase</figcaption><canvas tabindex=0 data-chart=throughput></canvas></figure>");
     out.push_str("<figure><figcaption>errors per second (all phases)</figcaption><canvas tabindex=0 data-chart=errors></canvas></figure></section>\n");
+    // One small chart per phase rather than a dozen lines in one.
+    out.push_str("<h3>Requests per second, by phase</h3><section class=grid>");
+    let rates = charts["throughput"].as_object();
+    for phase in Phase::ALL {
+        if rates.is_some_and(|r| r.contains_key(phase.name())) {
+            let _ = write!(
+                out,
+                "<figure><figcaption>{} per second</figcaption><canvas tabindex=0 data-chart=throughput data-phase=\"{}\"></canvas></figure>",
+                esc(phase.name()),
+                esc(phase.name())
+            );
+        }
+    }
+    out.push_str("</section>\n");
     out.push_str("<p class=note>A last interval shorter than the others is drawn dashed, at its own rate.</p>");
     out.push_str("<h2>Latency distribution</h2><p class=note>The whole run's service time per phase: how many samples took how long (log-spaced buckets), and by percentile, log scales as HdrHistogram plots do.</p>");
     histogram_place(out, charts);

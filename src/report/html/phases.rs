@@ -25,15 +25,21 @@ const KEY_PHASES: [&str; 9] = [
     "session",
 ];
 
-/// The phase table, response beside service time (open model), then the breakdowns.
+/// The phase table, response beside service time (open model): near the top of the
+/// page, as Gatling and k6 put theirs; the breakdowns come after the charts.
 pub(super) fn tables(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "<h2 id=phases>Phases</h2>{TABLE_HEAD}");
     phase_rows(out, "all", &s.phases, None);
+    // Each request step under its own phase name (the row `request` adds them up).
+    phase_rows(out, "request steps", &s.requests, None);
     out.push_str("</tbody></table>\n");
     if s.run.load.model == "open" {
         response_table(out, s);
     }
+}
 
+/// The breakdowns by persona, transport, era, version and tool.
+pub(super) fn breakdowns(out: &mut String, s: &Summary) {
     out.push_str("<h2>Breakdowns</h2>");
     let personas: BTreeMap<String, BTreeMap<String, PhaseSummary>> = s
         .personas

@@ -86,7 +86,16 @@ fn phases_that_did_not_run_get_no_card_and_failed_ones_show_a_dash() {
         "no tile for a phase that did not run"
     );
     assert!(!html.contains("data-phase=\"tools/call\""));
-    assert!(!html.contains("data-phase=\"discover\""), "nothing to draw");
+    assert!(
+        !html.contains("data-chart=latency data-phase=\"discover\""),
+        "no latency to draw"
+    );
+    // Its requests per second are drawn: every sample failed, but they were sent.
+    assert!(html.contains("data-chart=throughput data-phase=\"discover\""));
+    // The phase table first (as Gatling and k6 put it), the breakdowns after the charts.
+    let at = |text: &str| html.find(text).unwrap_or_else(|| panic!("{text}"));
+    assert!(at("<h2 id=phases>") < at("<h2>Latency over time"));
+    assert!(at("<h2>Latency over time") < at("<h2>Breakdowns"));
     assert!(html.contains("data-chart=latency data-phase=\"initialize\""));
     assert!(html.contains("No successful sample, so no latency to draw: discover."));
     let discover = html

@@ -85,6 +85,12 @@ pub(super) fn phases(out: &mut String, s: &Summary, st: Style) {
     header(out, "phase", st);
     for (name, p) in ordered(&s.phases) {
         row(out, name, p, st);
+        // Each request step under its own phase name, below the row adding them up.
+        if name == crate::metrics::Phase::Request.name() {
+            for (step, p) in &s.requests {
+                row(out, &format!("  {step}"), p, st);
+            }
+        }
     }
     if open && s.phases.values().any(|p| p.response.is_some()) {
         let _ = writeln!(
@@ -101,6 +107,29 @@ pub(super) fn phases(out: &mut String, s: &Summary, st: Style) {
                 p.count,
                 latency_cells(p.response.as_ref())
             );
+        }
+    }
+}
+
+/// Each step check: how often it held (k6's `check()` lines), and the first reason a
+/// failing one gave.
+pub(super) fn checks(out: &mut String, s: &Summary, st: Style) {
+    if s.checks.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", st.bold("checks"));
+    for (name, c) in &s.checks {
+        let share = c.pass_share().unwrap_or(0.0) * 100.0;
+        let n = c.passes + c.fails;
+        let _ = writeln!(
+            out,
+            "  {} {name:<30} {:>8} / {:<8} {share:>6.2}%",
+            st.mark(c.fails == 0),
+            c.passes,
+            n
+        );
+        if let Some(e) = &c.example {
+            let _ = writeln!(out, "      {}", st.dim(&format!("first failure: {e}")));
         }
     }
 }

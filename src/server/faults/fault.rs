@@ -90,6 +90,9 @@ pub enum Fault {
     CrashOnInvalidJson,
     /// A `tools/call` of a tool it does not have is never answered (verdict `hung`).
     HangOnUnknownTool,
+    /// Every `tools/call` is answered [`super::SLOW`] late: a slow server, for the
+    /// latency thresholds (`abort_on_fail`) that must fire on one.
+    Slow,
     /// `serve --auth`: a 401 without `WWW-Authenticate` (auth.401-without-www-authenticate).
     AuthNoChallenge,
     /// `serve --auth`: the protected resource and authorization server metadata answer
@@ -118,7 +121,7 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 39] = [
+    pub const ALL: [Fault; 40] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -150,6 +153,7 @@ impl Fault {
         Fault::WrongErrorCodes,
         Fault::CrashOnInvalidJson,
         Fault::HangOnUnknownTool,
+        Fault::Slow,
         Fault::AuthNoChallenge,
         Fault::AuthNoMetadata,
         Fault::AuthBadMetadata,
@@ -194,6 +198,7 @@ impl Fault {
             Fault::WrongErrorCodes => "wrong-error-codes",
             Fault::CrashOnInvalidJson => "crash-on-invalid-json",
             Fault::HangOnUnknownTool => "hang-on-unknown-tool",
+            Fault::Slow => "slow",
             Fault::AuthNoChallenge => "auth-no-challenge",
             Fault::AuthNoMetadata => "auth-no-metadata",
             Fault::AuthBadMetadata => "auth-bad-metadata",
