@@ -96,7 +96,7 @@ async fn the_knob_servers_ceiling_is_found_and_bounded_by_queueing() {
     // ±10 % figures are benches/ceiling.sh's). A search the generator limited says its
     // figure is only a lower bound, and is held to no more.
     let ceiling = a.ceiling_per_s.unwrap_or_default();
-    let band = if a.lower_bound {
+    let band = if said_low(&a) {
         0.0..=240.0
     } else {
         120.0..=240.0
@@ -155,11 +155,7 @@ async fn a_ladder_of_clients_finds_how_many_the_workers_serve_in_time() {
     // and more five (≈ 105 ms). A loaded machine adds its own delay: a loose band, or
     // only an upper one for a lower bound.
     let ceiling = a.ceiling_per_s.unwrap_or_default();
-    let band = if a.lower_bound {
-        0.0..=24.0
-    } else {
-        6.0..=24.0
-    };
+    let band = if said_low(&a) { 0.0..=24.0 } else { 6.0..=24.0 };
     assert!(
         band.contains(&ceiling),
         "{ceiling} clients: {:#?}",
@@ -288,4 +284,11 @@ pub fn first_step_written(out: &std::path::Path) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The answer says its figure may be low: the generator bounded it (a lower bound), or a
+/// machine busy with other work (other tests, builds) delayed the deciding step. Only an
+/// upper bound holds such a figure to the known capacity.
+pub fn said_low(a: &mcp_fleet::ceiling::verdict::Answer) -> bool {
+    a.lower_bound || a.notes.iter().any(|n| n.contains("the ceiling may be low"))
 }

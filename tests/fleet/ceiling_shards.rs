@@ -4,7 +4,7 @@
 //! dies, or a leader that never orders, stops the search with the shard named (exit 2),
 //! never a hang.
 
-use super::ceiling::{first_step_written, ONE_AT_A_TIME};
+use super::ceiling::{first_step_written, said_low, ONE_AT_A_TIME};
 use super::signals::{exit_within, signal};
 use super::support::{fleet_command, Served};
 use mcp_fleet::ceiling::file::CeilingFile;
@@ -62,7 +62,7 @@ fn assert_found(out: &Path) -> CeilingFile {
     assert_eq!(f.settings.shards, Some(2));
     assert_ne!(a.bound, BoundKind::ServerCpu, "{}", a.why);
     let ceiling = a.ceiling_per_s.unwrap_or_default();
-    let band = if a.lower_bound {
+    let band = if said_low(&a) {
         0.0..=240.0
     } else {
         assert_eq!(a.bound, BoundKind::Queueing, "{}", a.why);
