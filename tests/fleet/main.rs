@@ -421,6 +421,7 @@ mod reports;
 mod results_folder;
 mod rmcp_peer;
 mod scripted_server;
+mod sdk_matrix;
 mod secrets;
 mod shards;
 mod signals;
