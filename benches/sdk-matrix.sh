@@ -16,7 +16,8 @@
 #   ceiling      `ceiling profiles/handshake.toml`, SLOs p99(session) < 50ms and
 #                error_rate < 1%, --server-pid (HTTP: --keep-alive); its bound
 #   latency      p50/p99 of the handshake, tools/list, tools/call at half the ceiling
-#   memory       server RSS per held idle session, at each of MEM_SESSIONS
+#   memory       server RSS per held idle session, at each N of MEM_SESSIONS: the RSS
+#                between plateaus of N/10 and N sessions, over the sessions between
 #   abandon      server RSS per abandoned session over a SOAK-long run, the soak verdict
 # Stdio cells spawn the server per session (pinned by `taskset` in the --stdio command):
 # no ceiling, memory or abandon (the process is the session); the latency is one client's
@@ -77,38 +78,38 @@ java_cp="$WORK/java-sdk/java-sdk-server.jar:$WORK/java-sdk/lib/*"
 ts2_env="MCP_TS2_MODULES=$WORK/npm-ts2/node_modules"
 py_server=interop/python_server.py
 
-# name|stack|version|transport|mode|era|kind|server command (PORT: the port; words split
+# name|stack|version|transport|mode|era|kind|server command ({port}: the port; words split
 # without globbing, so Java's `lib/*` classpath stays as it is).
 cells=(
-  "ts1-http|TypeScript SDK v1 (server-everything)|1.32.2|Streamable HTTP|sessions|2025-11-25|http|env PORT=PORT node --require ./interop/loopback.cjs $EVERYTHING streamableHttp"
-  "ts1-sse|TypeScript SDK v1 (server-everything)|1.32.2|legacy SSE|sessions|2024-11-05|sse|env PORT=PORT node --require ./interop/loopback.cjs $EVERYTHING sse"
+  "ts1-http|TypeScript SDK v1 (server-everything)|1.32.2|Streamable HTTP|sessions|2025-11-25|http|env PORT={port} node --require ./interop/loopback.cjs $EVERYTHING streamableHttp"
+  "ts1-sse|TypeScript SDK v1 (server-everything)|1.32.2|legacy SSE|sessions|2024-11-05|sse|env PORT={port} node --require ./interop/loopback.cjs $EVERYTHING sse"
   "ts1-stdio|TypeScript SDK v1 (server-everything)|1.32.2|stdio|process|2025-11-25|stdio|node $EVERYTHING stdio"
-  "ts2-http|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|stateless|2025-11-25|http|env $ts2_env node interop/ts-v2/server.mjs http PORT"
-  "ts2-http-modern|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|stateless|2026-07-28|http|env $ts2_env node interop/ts-v2/server.mjs http PORT"
-  "ts2-sessions|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|sessions|2025-11-25|http|env $ts2_env node interop/ts-v2/server.mjs http PORT --sessions"
+  "ts2-http|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|stateless|2025-11-25|http|env $ts2_env node interop/ts-v2/server.mjs http {port}"
+  "ts2-http-modern|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|stateless|2026-07-28|http|env $ts2_env node interop/ts-v2/server.mjs http {port}"
+  "ts2-sessions|TypeScript SDK v2|$TS2_VERSION|Streamable HTTP|sessions|2025-11-25|http|env $ts2_env node interop/ts-v2/server.mjs http {port} --sessions"
   "ts2-stdio|TypeScript SDK v2|$TS2_VERSION|stdio|process|2025-11-25|stdio|env $ts2_env node interop/ts-v2/server.mjs stdio"
-  "py1-http|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http PORT"
-  "py1-stateless|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|stateless|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http PORT --stateless"
-  "py1-sse|Python mcp 1.x|$MCP1_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv/bin/python $py_server sse PORT"
+  "py1-http|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http {port}"
+  "py1-stateless|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|stateless|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http {port} --stateless"
+  "py1-sse|Python mcp 1.x|$MCP1_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv/bin/python $py_server sse {port}"
   "py1-stdio|Python mcp 1.x|$MCP1_VERSION|stdio|process|2025-11-25|stdio|$WORK/venv/bin/python $py_server stdio"
-  "py2-http|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv2/bin/python $py_server streamable-http PORT"
-  "py2-stateless-modern|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/venv2/bin/python $py_server streamable-http PORT --stateless"
-  "py2-sse|Python mcp 2.x|$MCP2_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv2/bin/python $py_server sse PORT"
+  "py2-http|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv2/bin/python $py_server streamable-http {port}"
+  "py2-stateless-modern|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/venv2/bin/python $py_server streamable-http {port} --stateless"
+  "py2-sse|Python mcp 2.x|$MCP2_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv2/bin/python $py_server sse {port}"
   "py2-stdio|Python mcp 2.x|$MCP2_VERSION|stdio|process|2025-11-25|stdio|$WORK/venv2/bin/python $py_server stdio"
-  "rmcp-http|Rust rmcp|$rmcp_version|Streamable HTTP|sessions|2025-11-25|http|$rmcp_bin --http 127.0.0.1:PORT"
-  "rmcp-stateless-modern|Rust rmcp|$rmcp_version|Streamable HTTP|stateless|2026-07-28|http|$rmcp_bin --http 127.0.0.1:PORT --stateless"
+  "rmcp-http|Rust rmcp|$rmcp_version|Streamable HTTP|sessions|2025-11-25|http|$rmcp_bin --http 127.0.0.1:{port}"
+  "rmcp-stateless-modern|Rust rmcp|$rmcp_version|Streamable HTTP|stateless|2026-07-28|http|$rmcp_bin --http 127.0.0.1:{port} --stateless"
   "rmcp-stdio|Rust rmcp|$rmcp_version|stdio|process|2025-11-25|stdio|$rmcp_bin --stdio"
-  "go-sdk-http|Go SDK (official)|$GO_SDK_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/bin/go-sdk-server http PORT"
-  "go-sdk-stateless-modern|Go SDK (official)|$GO_SDK_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/bin/go-sdk-server http PORT --stateless"
-  "go-sdk-sse|Go SDK (official)|$GO_SDK_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/bin/go-sdk-server sse PORT"
+  "go-sdk-http|Go SDK (official)|$GO_SDK_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/bin/go-sdk-server http {port}"
+  "go-sdk-stateless-modern|Go SDK (official)|$GO_SDK_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/bin/go-sdk-server http {port} --stateless"
+  "go-sdk-sse|Go SDK (official)|$GO_SDK_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/bin/go-sdk-server sse {port}"
   "go-sdk-stdio|Go SDK (official)|$GO_SDK_VERSION|stdio|process|2025-11-25|stdio|$WORK/bin/go-sdk-server stdio"
-  "mcp-go-http|Go mcp-go (mark3labs)|$MCP_GO_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/bin/mcp-go-server http PORT"
-  "mcp-go-stateless-modern|Go mcp-go (mark3labs)|$MCP_GO_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/bin/mcp-go-server http PORT --stateless"
-  "mcp-go-sse|Go mcp-go (mark3labs)|$MCP_GO_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/bin/mcp-go-server sse PORT"
+  "mcp-go-http|Go mcp-go (mark3labs)|$MCP_GO_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/bin/mcp-go-server http {port}"
+  "mcp-go-stateless-modern|Go mcp-go (mark3labs)|$MCP_GO_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/bin/mcp-go-server http {port} --stateless"
+  "mcp-go-sse|Go mcp-go (mark3labs)|$MCP_GO_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/bin/mcp-go-server sse {port}"
   "mcp-go-stdio|Go mcp-go (mark3labs)|$MCP_GO_VERSION|stdio|process|2025-11-25|stdio|$WORK/bin/mcp-go-server stdio"
-  "java-http|Java SDK|$JAVA_SDK_VERSION|Streamable HTTP (Tomcat)|sessions|2025-11-25|http|java -cp $java_cp fleet.InteropServer http PORT"
-  "java-modern-http|Java SDK|$JAVA_SDK_VERSION|Streamable HTTP (Tomcat)|stateless|2026-07-28|http|java -cp $java_cp fleet.ModernServer http PORT"
-  "java-sse|Java SDK|$JAVA_SDK_VERSION|legacy SSE (Tomcat)|sessions|2024-11-05|sse|java -cp $java_cp fleet.InteropServer sse PORT"
+  "java-http|Java SDK|$JAVA_SDK_VERSION|Streamable HTTP (Tomcat)|sessions|2025-11-25|http|java -cp $java_cp fleet.InteropServer http {port}"
+  "java-modern-http|Java SDK|$JAVA_SDK_VERSION|Streamable HTTP (Tomcat)|stateless|2026-07-28|http|java -cp $java_cp fleet.ModernServer http {port}"
+  "java-sse|Java SDK|$JAVA_SDK_VERSION|legacy SSE (Tomcat)|sessions|2024-11-05|sse|java -cp $java_cp fleet.InteropServer sse {port}"
   "java-stdio|Java SDK|$JAVA_SDK_VERSION|stdio|process|2025-11-25|stdio|java -cp $java_cp fleet.InteropServer stdio"
 )
 
@@ -156,7 +157,7 @@ fleet() {
 up() {
   local argv
   port=$(free_port)
-  read -ra argv <<<"${server_cmd//PORT/$port}"
+  read -ra argv <<<"${server_cmd//\{port\}/$port}"
   echo "taskset -c $server_core ${argv[*]}   # the server" >>"$cell_dir/commands.sh"
   taskset -c "$server_core" "${argv[@]}" >>"$cell_dir/server.log" 2>&1 &
   server_pid=$!
@@ -169,6 +170,7 @@ up() {
     sleep 0.1
   done
   say "  $name: the server did not listen on $port: $(tail -3 "$cell_dir/server.log")"
+  down
   return 1
 }
 
@@ -240,8 +242,13 @@ measure() {
       up || break
       sleep 1
       rss_bytes "$server_pid" >"$cell_dir/memory-$n.base"
+      # Two plateaus, a tenth of N then N: the RSS between them per session leaves out
+      # what the first sessions cost once (code paths warmed, pools grown).
+      r=$(secs "$ramp") h=$(secs "$hold")
+      echo "$((n / 10)) $((r + h)) $n $((2 * r + 2 * h)) $h" >"$cell_dir/memory-$n.stages"
       fleet "memory-$n" run benches/sdk-matrix/memory.toml --target "$url" "${flags[@]}" \
-        --ramp "$n:$ramp,$n:$hold" --server-pid "$server_pid" --timeout 30s --quiet --out "$cell_dir/memory-$n"
+        --ramp "$((n / 10)):$ramp,$((n / 10)):$hold,$n:$ramp,$n:$hold" --server-pid "$server_pid" --timeout 30s \
+        --quiet --out "$cell_dir/memory-$n"
       down
     done
   fi

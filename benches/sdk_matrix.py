@@ -147,6 +147,20 @@ def series(s, name):
     return next((r["points"] for r in s.get("resources", []) if r["name"] == name), [])
 
 
+def plateaus(d, n, pts):
+    """The server's RSS on the two plateaus of a memory run (memory-N.stages: N/10 held
+    until t1, N until t2, each held h seconds): the median of the samples of each hold."""
+    try:
+        n1, t1, n2, t2, h = (float(x) for x in open(os.path.join(d, f"memory-{n}.stages")).read().split())
+    except (OSError, ValueError):
+        return None
+    def median_in(t_end):
+        vs = [v for t, v in pts if t_end - h < t <= t_end + 0.5]
+        return statistics.median(vs) if vs else None
+    a, b = median_in(t1), median_in(t2)
+    return ((int(n1), a), (int(n2), b)) if a and b else None
+
+
 def memory(d):
     out = []
     for entry in sorted(os.listdir(d)):
@@ -166,12 +180,18 @@ def memory(d):
         sess = s["sessions"]
         held_n = sess["started"] - sess["failed"]
         per = (peak - base) / held_n / 1024 if peak and held_n > 0 else None
+        low = plateaus(d, n, pts)
+        if low:
+            (n1, r1), (n2, r2) = low
+            # Failed sessions held nothing: counted off the larger plateau.
+            per = (r2 - r1) / (n2 - sess["failed"] - n1) / 1024 if n2 - sess["failed"] > n1 else None
         out.append({
             "sessions": n,
             "held": held_n,
             "failed": sess["failed"],
             "base_mib": round(base / 2**20, 1),
             "peak_mib": round(peak / 2**20, 1) if peak else None,
+            "plateaus_mib": [round(r / 2**20, 1) for _, r in low] if low else None,
             "per_session_kib": round(per, 2) if per is not None else None,
         })
     return out or None
@@ -379,8 +399,9 @@ def markdown(rows, cmp=None):
         "- **held calls/s**: `echo` back to back on 4 held sessions (`benches/sdk-matrix/held.toml`), the median second.",
         "- **latency p50 / p99 (ms)**: sessions of handshake, `tools/list`, `tools/call` "
         "(`benches/sdk-matrix/latency.toml`) arriving at half the ceiling; stdio: one client's sessions back to back.",
-        "- **KiB per held session**: server RSS at the peak minus before, over the sessions held "
-        "idle (`benches/sdk-matrix/memory.toml`); n/a where the server keeps no session.",
+        "- **KiB per held session**: sessions held idle (`benches/sdk-matrix/memory.toml`), the "
+        "server's RSS growth from a plateau of N/10 sessions to one of N, per session added (what the "
+        "first sessions cost once is left out); n/a where the server keeps no session.",
         "- **KiB per abandoned session**: the soak slope of server RSS per session that vanished "
         "without a DELETE (`benches/sdk-matrix/abandon.toml`) and the soak verdict "
         "([soak](../docs/soak.md#the-verdicts)): `leak` keeps them, `no trend` reclaims or never held them.",
