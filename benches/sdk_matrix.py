@@ -3,7 +3,7 @@
 
   sdk_matrix.py row CELL-DIR key=value…        → one JSON line (a cell's figures) on stdout
   sdk_matrix.py line < ROW                      → that row in one terminal line
-  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] --md FILE --html FILE
+  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--notes FILE.md] --md FILE --html FILE
   sdk_matrix.py compare A.jsonl B.jsonl         → do two sittings order the cells alike?
 
 A cell's folder holds one results folder per measure (conformance, held, ceiling,
@@ -365,7 +365,7 @@ def compare_text(cmp):
     return " ".join(out)
 
 
-def markdown(rows, cmp=None):
+def markdown(rows, cmp=None, notes=None):
     r0 = rows[0] if rows else {}
     loads = [float(r["load_end"].split()[0]) for r in rows if r.get("load_end")]
     out = [
@@ -435,6 +435,8 @@ def markdown(rows, cmp=None):
                 "order among themselves says nothing about the servers."]
     if cmp:
         out += ["", "## A second sitting", "", compare_text(cmp)]
+    if notes:
+        out += ["", notes.strip()]
     out += ["", "## Reproducing a row", "",
             "Each row's command (from the repository root; the cell's own mcp-fleet commands are in "
             "its results folder's `commands.sh`):", ""]
@@ -453,11 +455,15 @@ def esc(s):
 
 
 def log_ticks(lo, hi):
-    t, out = 10 ** math.floor(math.log10(lo)), []
-    while t <= hi * 1.0001:
-        if t >= lo / 1.0001:
-            out.append(t)
-        t *= 10
+    """Powers of ten between lo and hi; with 2 and 5 between them when fewer than three."""
+    out = []
+    for steps in ((1,), (1, 2, 5)):
+        t, out = 10 ** math.floor(math.log10(lo)), []
+        while t <= hi * 1.0001:
+            out += [t * m for m in steps if lo / 1.0001 <= t * m <= hi * 1.0001]
+            t *= 10
+        if len(out) >= 3:
+            break
     return out
 
 
@@ -625,14 +631,15 @@ def main(argv):
         opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
         rows = read_rows(argv[2])
         cmp = compare(rows, read_rows(opt["--compare"])) if "--compare" in opt else None
+        notes = open(opt["--notes"]).read() if "--notes" in opt else None
         if "--md" in opt:
             with open(opt["--md"], "w") as f:
-                f.write(markdown(rows, cmp))
+                f.write(markdown(rows, cmp, notes))
         if "--html" in opt:
             with open(opt["--html"], "w") as f:
                 f.write(page(rows, cmp))
         if "--md" not in opt and "--html" not in opt:
-            sys.stdout.write(markdown(rows, cmp))
+            sys.stdout.write(markdown(rows, cmp, notes))
     elif len(argv) == 4 and argv[1] == "compare":
         cmp = compare(read_rows(argv[2]), read_rows(argv[3]))
         print(compare_text(cmp))
