@@ -479,11 +479,12 @@ def bar_chart(rows, colours):
     have = order(rows)
     if not have:
         return "<p>No ceilings in this sitting.</p>"
+    below = [r for r in rows if r.get("ceiling") and r["ceiling"]["per_s"] is None]
     w, left, bar, gap, top = 860, 230, 16, 6, 24
-    h = top + len(have) * (bar + gap) + 30
+    h = top + (len(have) + len(below)) * (bar + gap) + 30
     hi = max(r["ceiling"]["per_s"] for r in have) * 1.5
     lo = max(min(r["ceiling"]["per_s"] for r in have) / 2, 1)
-    x = lambda v: left + (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (w - left - 70)
+    x = lambda v: left + (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (w - left - 170)
     s = [f'<svg viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="ceilings">',
          '<defs><pattern id="lb" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
          '<rect width="3" height="6" fill="white" fill-opacity="0.55"/></pattern></defs>']
@@ -502,6 +503,11 @@ def bar_chart(rows, colours):
             s.append(f'<rect x="{left}" y="{y}" width="{x(c["per_s"]) - left:.1f}" height="{bar}" fill="url(#lb)"/>')
         label = ("≥ " if c["lower_bound"] else "") + f'{c["per_s"]:,.0f} ({c["bound"].replace("_", " ")})'
         s.append(f'<text x="{x(c["per_s"]) + 4:.1f}" y="{y + bar - 4}" font-size="11">{esc(label)}</text>')
+    for i, r in enumerate(below, len(have)):
+        y = top + i * (bar + gap)
+        s.append(f'<text x="{left - 6}" y="{y + bar - 4}" font-size="12" text-anchor="end">{esc(r["cell"])}</text>'
+                 f'<text x="{left + 4}" y="{y + bar - 4}" font-size="11" fill="#a00">no bar: the lowest step '
+                 f'({r["ceiling"]["first_failing_per_s"]:,.0f}/s) failed its SLOs</text>')
     s.append("</svg>")
     return "\n".join(s)
 
