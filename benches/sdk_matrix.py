@@ -361,7 +361,8 @@ def compare_text(cmp):
                    + ("none is apart by more than " if not cmp["real"] else f"{len(cmp['real'])} apart by more than ")
                    + f"{TIE:.0%} in both sittings"
                    + (" (ties within the noise): the order agrees." if cmp["agree"] else ": the order disagrees on "
-                      + ", ".join(f"{x} vs {y}" for x, y in cmp["real"]) + "."))
+                      + ", ".join(f"{x} vs {y}" for x, y in cmp["real"][:8])
+                      + (f" and {len(cmp['real']) - 8} more pairs" if len(cmp["real"]) > 8 else "") + "."))
     return " ".join(out)
 
 
@@ -434,7 +435,9 @@ def markdown(rows, cmp=None, notes=None):
         out += ["", f"{len(lows)} ceilings are lower bounds (the generator's core gave out first); their "
                 "order among themselves says nothing about the servers."]
     if cmp:
-        out += ["", "## A second sitting", "", compare_text(cmp)]
+        out += ["", "## A second sitting", "", compare_text(cmp), "",
+                "| cell | ceiling/s, this sitting | ceiling/s, the other |", "|---|---|---|"]
+        out += [f"| {c} | {cmp['a'][c]:,.0f} | {cmp['b'][c]:,.0f} |" for c in cmp["cells"]]
     if notes:
         out += ["", notes.strip()]
     out += ["", "## Reproducing a row", "",
