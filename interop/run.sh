@@ -14,9 +14,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-EVERYTHING_VERSION="2026.8.31"   # @modelcontextprotocol/server-everything
-MCP1_VERSION="1.30.0"            # newest mcp 1.x on PyPI
-MCP2_VERSION="2.3.0"             # newest mcp 2.x on PyPI (serves both protocol eras)
 # Real application servers, for generated and pinned arguments (issue 16).
 MEMORY_VERSION="2026.8.31"       # @modelcontextprotocol/server-memory (npm)
 TIME_VERSION="2026.10.19"        # mcp-server-time (PyPI)
@@ -29,8 +26,6 @@ RUN_LIMIT=180                    # hard wall-clock bound per mcp-fleet run, seco
 
 WORK="$ROOT/target/interop"
 RESULTS="$WORK/results"
-EVERYTHING_DIR="$WORK/npm/node_modules/@modelcontextprotocol/server-everything"
-EVERYTHING="$EVERYTHING_DIR/dist/index.js"
 LOOPBACK="$ROOT/interop/loopback.cjs"
 PY_SERVER="$ROOT/interop/python_server.py"
 MEMORY_DIR="$WORK/npm-memory/node_modules/@modelcontextprotocol/server-memory"
@@ -39,6 +34,9 @@ MEMORY_FILES="$WORK/memory"      # one knowledge-graph file per session, emptied
 TIME_VENV="$WORK/venv-time"
 PROFILES="$ROOT/interop/profiles"
 CHECK="$ROOT/interop/check_summary.py"
+# The pins and installs of server-everything and the Python SDK (shared with benches/sdk-matrix.sh).
+# shellcheck source=interop/stacks.sh
+source "$ROOT/interop/stacks.sh"
 
 passed=0
 failed=0
@@ -65,36 +63,6 @@ trap 'exit 130' INT TERM
 say() { printf '%s\n' "$*"; }
 
 # ---------------------------------------------------------------- install (cached)
-
-installed_npm_version() {
-  [ -f "$EVERYTHING_DIR/package.json" ] || return 0
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$EVERYTHING_DIR/package.json"
-}
-
-installed_mcp_version() { # VENV
-  [ -x "$1/bin/python" ] || return 0
-  "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true
-}
-
-install_everything() {
-  if [ "$(installed_npm_version)" = "$EVERYTHING_VERSION" ]; then return 0; fi
-  say "install: @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (npm)"
-  mkdir -p "$WORK/npm"
-  if ! npm install --prefix "$WORK/npm" --no-audit --no-fund --loglevel=error \
-      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >"$WORK/npm-install.log" 2>&1; then
-    tail -20 "$WORK/npm-install.log"; return 1
-  fi
-}
-
-install_venv() { # VENV VERSION
-  local venv="$1" version="$2"
-  if [ "$(installed_mcp_version "$venv")" = "$version" ]; then return 0; fi
-  say "install: mcp==$version (pip, $venv)"
-  rm -rf "$venv"
-  python3 -m venv "$venv" &&
-    "$venv/bin/pip" install --disable-pip-version-check -q "mcp==$version" >"$venv.install.log" 2>&1 ||
-    { tail -20 "$venv.install.log"; return 1; }
-}
 
 installed_memory_version() {
   [ -f "$MEMORY_DIR/package.json" ] || return 0

@@ -424,6 +424,7 @@ mod request_steps;
 mod results_folder;
 mod rmcp_peer;
 mod scripted_server;
+mod sdk_matrix;
 mod secrets;
 mod shards;
 mod signals;
