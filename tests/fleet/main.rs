@@ -417,6 +417,7 @@ mod inspect;
 mod list_results;
 mod load;
 mod merge;
+mod readme;
 mod reports;
 mod results_folder;
 mod rmcp_peer;
