@@ -1,4 +1,5 @@
-# The mcp-fleet image: one stage builds the release binary from the locked dependency
+# The mcp-fleet image: one stage builds the `dist` binary (fat LTO, one codegen unit:
+# the published build, see Cargo.toml) from the locked dependency
 # set, the runtime stage is Debian slim (glibc and libgcc for the binary; /bin/sh for
 # the merge Job's shard-* glob) with the binary only, run as a non-root user. TLS roots
 # are compiled in (webpki-roots), so no CA bundle is needed.
@@ -20,10 +21,10 @@ COPY peers ./peers
 COPY src ./src
 # The built-in quickstart profile is compiled into the binary.
 COPY profiles ./profiles
-# The binary is stripped (install -s): the release profile's line tables are for
-# local debugging, not for the image.
-RUN cargo build --release --locked --bin mcp-fleet \
- && install -D -s -m 0755 target/release/mcp-fleet /out/mcp-fleet
+# The binary is stripped (install -s): the profile's line tables are for local
+# debugging, not for the image.
+RUN cargo build --profile dist --locked --bin mcp-fleet \
+ && install -D -s -m 0755 target/dist/mcp-fleet /out/mcp-fleet
 
 FROM ${RUNTIME_IMAGE} AS runtime
 COPY --from=build /out/mcp-fleet /usr/local/bin/mcp-fleet

@@ -3,7 +3,7 @@
 # Schema feature, for two mcp-fleet binaries (before and after issue 16):
 #
 #   benches/arguments.sh BEFORE AFTER
-#   benches/arguments.sh build:4ce2a91 target/release/mcp-fleet
+#   benches/arguments.sh build:4ce2a91 target/dist/mcp-fleet
 #
 # BEFORE / AFTER: mcp-fleet binaries, or `build:COMMIT` (built here in a temporary git
 # worktree under target/bench-before/ with its own CARGO_TARGET_DIR, kept for next time).
@@ -42,13 +42,17 @@ resolve() {
   if [[ $spec == build:* ]]; then
     local commit=${spec#build:} dir
     dir=$PWD/target/bench-before/$commit
-    if [[ ! -x $dir/target/release/mcp-fleet ]]; then
-      [[ -d $dir/src ]] || git worktree add --detach "$dir" "$commit" >&2
+    [[ -d $dir/src ]] || git worktree add --detach "$dir" "$commit" >&2
+    # The commit's `dist` profile where it has one; before issue 37 its release
+    # profile was the same fat-LTO build.
+    local profile=release
+    grep -q '^\[profile\.dist\]' "$dir/Cargo.toml" && profile=dist
+    if [[ ! -x $dir/target/$profile/mcp-fleet ]]; then
       echo "building mcp-fleet at $commit in $dir" >&2
-      CARGO_TARGET_DIR=$dir/target cargo build --release --quiet \
+      CARGO_TARGET_DIR=$dir/target cargo build --profile "$profile" --quiet \
         --manifest-path "$dir/Cargo.toml" -p mcp-fleet >&2
     fi
-    echo "$dir/target/release/mcp-fleet"
+    echo "$dir/target/$profile/mcp-fleet"
   else
     [[ -x $spec ]] || { echo "not an executable: $spec" >&2; exit 2; }
     case $spec in /*) echo "$spec" ;; *) echo "$PWD/$spec" ;; esac

@@ -26,7 +26,7 @@
 #   benches/compare.sh [SECTION…]            (default: cost churn open stall memory)
 #   DURATION=10s CLIENTS=32 RATE=4000 STALL_RATE=2000 MEM_SIZES="1000 10000 20000"
 #   CEILING_RATES="8000 10000 12000 14000 16000 20000"
-#   MEM_PROFILE=profiles/soak-20k.toml FLEET_BIN=(this tree's release build)
+#   MEM_PROFILE=profiles/soak-20k.toml FLEET_BIN=(this tree's dist build)
 #
 # Output: results/bench-<time>/ with every tool's raw output and report.md (the tables,
 # made by benches/figures.py). Helpers (build, installs, pinning, cleanup): benches/lib.sh.

@@ -11,7 +11,7 @@
 # ports; every server is killed on exit. A cell reads `kind×count`; `ok` means the two
 # sessions completed with no failure. Takes a few minutes.
 #
-#   benches/faults.sh                 (builds the release binary)
+#   benches/faults.sh                 (builds the dist binary, or uses FLEET_BIN)
 #   BIN=target/debug/mcp-fleet benches/faults.sh      (any built binary; figures are counts)
 #
 # Output: results/faults-<time>/ with every run's results folder and faults.md (the
@@ -19,9 +19,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [[ -z "${BIN:-}" && -n "${FLEET_BIN:-}" ]]; then
+  BIN=$FLEET_BIN
+fi
 if [[ -z "${BIN:-}" ]]; then
-  cargo build --release --quiet -p mcp-fleet
-  BIN=${CARGO_TARGET_DIR:-target}/release/mcp-fleet
+  cargo build --profile dist --locked --quiet -p mcp-fleet
+  BIN=${FLEET_BIN:-${CARGO_TARGET_DIR:-target}/dist/mcp-fleet}
 fi
 out=results/faults-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"

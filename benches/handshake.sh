@@ -7,13 +7,17 @@
 # /proc, user + system). Loopback only, bounded by --duration; it stops by itself.
 #
 #   benches/handshake.sh [DURATION] [CLIENTS]      (defaults: 10s, 32)
+#
+# Measures this tree's `dist` build (target/dist/mcp-fleet), or FLEET_BIN when set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10s}
 clients=${2:-32}
 
-cargo build --release --quiet -p mcp-fleet
-bin=${CARGO_TARGET_DIR:-target}/release/mcp-fleet
+if [[ -z ${FLEET_BIN:-} ]]; then
+  cargo build --profile dist --locked --quiet -p mcp-fleet
+fi
+bin=${FLEET_BIN:-${CARGO_TARGET_DIR:-target}/dist/mcp-fleet}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 out=$(mktemp -d)
 

@@ -4,10 +4,11 @@
 # Environment: CARGO_TARGET_DIR (where mcp-fleet and oha are built), SERVER_CORE /
 # GEN_CORE (the cores the server and the generator are pinned to; default 1 and 0),
 # FLEET_BIN (an mcp-fleet binary to measure instead of building this tree's, e.g. an
-# earlier commit's for a before/after row).
+# earlier commit's for a before/after row). Without it, this tree's `dist` profile (fat
+# LTO, one codegen unit: what published binaries are) is built and measured.
 
 target_dir=${CARGO_TARGET_DIR:-target}
-bin=${FLEET_BIN:-$target_dir/release/mcp-fleet}
+bin=${FLEET_BIN:-$target_dir/dist/mcp-fleet}
 server_core=${SERVER_CORE:-1}
 gen_core=${GEN_CORE:-0}
 hz=$(getconf CLK_TCK)
@@ -21,7 +22,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 build_fleet() {
-  [[ -n ${FLEET_BIN:-} ]] || cargo build --release --quiet -p mcp-fleet
+  [[ -n ${FLEET_BIN:-} ]] || cargo build --profile dist --locked --quiet -p mcp-fleet
 }
 
 # oha (crates.io), pinned, built once into the target directory.

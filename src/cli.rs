@@ -13,8 +13,9 @@ use std::path::PathBuf;
 /// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
 const CLI_AFTER_HELP: &str = "\
 Start with `mcp-fleet run`: the 10-second quickstart against the built-in server.
-Exit codes: 0 passed, 1 a threshold, --fail-if rule or --strict failed, 2 could not be
-done, 128 + N stopped by signal N (see `mcp-fleet COMMAND --help`).";
+Exit codes: 0 passed, 1 a threshold, --fail-if rule or --strict failed (or no session of
+a run completed), 2 could not be done, 128 + N stopped by signal N (see `mcp-fleet
+COMMAND --help`).";
 
 /// `run --help`'s closing sections: what `--target` accepts and what the exit code says.
 const RUN_AFTER_HELP: &str = "\
@@ -26,9 +27,10 @@ Targets:
   (none)                        the built-in reference server
 
 Exit codes:
-  0        the run passed: every threshold held
-  1        a threshold (the profile's or --threshold) failed, or --strict saw a finding of
-           error severity
+  0        the run completed: every threshold held and at least one session completed
+           (sessions that failed beside it are data, not an error)
+  1        a threshold (the profile's or --threshold) failed, --strict saw a finding of
+           error severity, or not one session completed (every one failed)
   2        the run could not be done (a bad profile or flag, the target unreachable), or
            --abort-on-unreachable stopped it (the results so far are written)
   128 + N  stopped by signal N (130 Ctrl-C, 143 SIGTERM), after writing the results
@@ -456,7 +458,15 @@ pub fn completions(shell: clap_complete::Shell) -> String {
     // Into memory, not stdout: clap_complete panics on a failed write, and a closed pipe
     // must end quietly (see `console`).
     clap_complete::generate(shell, &mut cmd, "mcp-fleet", &mut script);
-    String::from_utf8_lossy(&script).into_owned()
+    let script = String::from_utf8_lossy(&script).into_owned();
+    match shell {
+        // clap_complete's bash script tracks the subcommand as `mcp__fleet__subcmd__run`
+        // but names its case arms `mcp__subcmd__fleet__subcmd__run` (it turns the
+        // binary name's hyphen into `__subcmd__` there only), so no flag after a
+        // subcommand ever completed. One spelling for both makes them match.
+        clap_complete::Shell::Bash => script.replace("mcp__subcmd__fleet", "mcp__fleet"),
+        _ => script,
+    }
 }
 
 #[derive(Debug, Args)]

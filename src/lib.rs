@@ -192,7 +192,7 @@ async fn prepare(
         None => None,
     };
     let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
-    let dir = results::folder::choose(&plan.name, args.out.as_deref(), args.quiet)?;
+    let dir = results::folder::choose(&plan.folder_name(), args.out.as_deref(), args.quiet)?;
     let open_files = transport::tcp::raise_open_file_limit();
     if !args.quiet {
         console::err(format_args!("{}", plan.describe()));
@@ -281,7 +281,7 @@ async fn run_processes(args: &RunArgs, n: u32) -> anyhow::Result<RunOutcome> {
     processes::check(n, args.shard.is_some())?;
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
     let plan = Plan::from_source(&source, &args.overrides)?;
-    let dir = results::folder::choose(&plan.name, args.out.as_deref(), args.quiet)?;
+    let dir = results::folder::choose(&plan.folder_name(), args.out.as_deref(), args.quiet)?;
     let done = processes::run(&processes_options(args, n), &plan, &dir).await?;
     Ok(RunOutcome {
         summary: done.merged.summary,

@@ -67,9 +67,19 @@ fn main() -> ExitCode {
                             "error: the target stayed unreachable (--abort-on-unreachable); the results so far were written"
                         ));
                     }
+                    let nothing_worked = o.summary.nothing_completed();
+                    if nothing_worked && o.stopped_by.exit_code().is_none() {
+                        let s = &o.summary.sessions;
+                        console::errln(format_args!(
+                            "error: no session completed ({} failed, {} unreachable); exit 1",
+                            s.failed, s.unreachable
+                        ));
+                    }
                     match o.stopped_by.exit_code() {
                         Some(code) => Verdict::Stopped(code),
-                        None => Verdict::from(o.summary.passed() && !findings_fail),
+                        None => Verdict::from(
+                            o.summary.passed() && !findings_fail && !nothing_worked,
+                        ),
                     }
                 })
             }

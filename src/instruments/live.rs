@@ -110,7 +110,7 @@ impl View {
         let elapsed = now.duration_since(self.started);
         let rate = self.rate(now);
         format!(
-            "{:.1}s ({}) · target {} · {}",
+            "{:.1}s ({}) · {} · {}",
             elapsed.as_secs_f64(),
             self.remaining(elapsed, rate),
             self.goal.target,
@@ -221,11 +221,7 @@ fn mebibytes(bytes: f64) -> String {
 
 /// What the progress bar shows under it: the load and its status, then the details.
 fn bar_message(view: &View, f: &LiveFigures, now: Instant, rate: f64) -> String {
-    let mut lines = vec![format!(
-        "target {} · {}",
-        view.goal.target,
-        view.status(rate)
-    )];
+    let mut lines = vec![format!("{} · {}", view.goal.target, view.status(rate))];
     lines.extend(details(view, f, now));
     lines.join("\n")
 }

@@ -69,10 +69,14 @@ impl Plan {
         if let Some(d) = self.load.duration {
             let _ = write!(s, ", stop after {}", humantime::format_duration(d));
         }
+        // Think time is a closed-model client's pause between sessions; an open model's
+        // arrivals do not wait for it.
+        if matches!(self.load.model, LoadModel::Closed { .. }) {
+            let _ = write!(s, ", think {}", self.load.think.describe());
+        }
         let _ = writeln!(
             s,
-            ", think {}, request timeout {}",
-            self.load.think.describe(),
+            ", request timeout {}",
             humantime::format_duration(self.connection.timeout)
         );
         let total: u32 = self.personas.iter().map(|p| p.weight).sum();

@@ -139,9 +139,11 @@ impl Load {
     pub fn describe(&self) -> String {
         match &self.model {
             LoadModel::Closed { clients } if clients.stages.is_empty() => {
-                format!("closed, {} clients", clients.start)
+                format!("closed model, {} clients", clients.start)
             }
-            LoadModel::Closed { clients } => format!("closed, stages {}", stages(clients, "")),
+            LoadModel::Closed { clients } => {
+                format!("closed model, stages {}", stages(clients, ""))
+            }
             LoadModel::Open {
                 rate,
                 max_in_flight,
@@ -151,7 +153,7 @@ impl Load {
                 } else {
                     format!("stages {}", stages(rate, "/s"))
                 };
-                format!("open, {shape}, at most {max_in_flight} in flight")
+                format!("open model, {shape}, at most {max_in_flight} in flight")
             }
         }
     }
@@ -264,8 +266,9 @@ impl Load {
     }
 }
 
-/// `events = [{ at = "10m", storm = "reconnect" }]`: each within the run when its length
-/// is known (else it could never happen), sorted by time.
+/// `events = [{ at = "10m", storm = "reconnect" }]`, or `at = "40%"` of the run (so a
+/// `--duration` scales it): each within the run when its length is known (else it
+/// could never happen), sorted by time.
 fn events(
     sections: &[EventSection],
     duration: Option<Duration>,
@@ -274,7 +277,7 @@ fn events(
     let mut out = Vec::new();
     for (i, e) in sections.iter().enumerate() {
         let key = format!("load.events[{i}]");
-        let at = parse_duration(&e.at, &format!("{key}.at"), origin)?;
+        let at = super::soak::span(&e.at, &format!("{key}.at"), origin)?;
         let storm = match e.storm.as_str() {
             "reconnect" => Storm::Reconnect,
             other => {
@@ -286,8 +289,9 @@ fn events(
                 ))
             }
         };
-        match duration {
-            Some(d) if at >= d => {
+        let at = match (at, duration) {
+            (super::soak::Span::Share(share), Some(d)) => d.mul_f64(share),
+            (super::soak::Span::Fixed(at), Some(d)) if at >= d => {
                 return Err(PlanError::new(
                     origin,
                     format!("{key}.at"),
@@ -296,10 +300,11 @@ fn events(
                         e.at,
                         humantime::format_duration(d)
                     ),
-                    "move the event inside the run, or make the run longer",
+                    "write it as a share of the run, which scales with --duration (e.g. at = \"40%\"), move it inside the run, or make the run longer",
                 ))
             }
-            None => {
+            (super::soak::Span::Fixed(at), Some(_)) => at,
+            (_, None) => {
                 return Err(PlanError::new(
                     origin,
                     format!("{key}.at"),
@@ -307,8 +312,7 @@ fn events(
                     "give the run a duration (duration = \"10m\" or --duration)",
                 ))
             }
-            Some(_) => {}
-        }
+        };
         out.push(LoadEvent { at, storm });
     }
     out.sort_by_key(|e| e.at);

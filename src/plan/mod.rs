@@ -151,6 +151,9 @@ impl ArgumentPolicy {
     }
 }
 
+/// How long `run --target URL` (no profile, no `--sessions` or `--duration`) runs.
+pub const COMMAND_LINE_DURATION: &str = "10s";
+
 /// Where the profile comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -191,14 +194,33 @@ impl Source {
 }
 
 impl Plan {
+    /// The name of the run's default results folder (before its time): the profile's
+    /// name, or for a run without one what it ran against (`builtin-http`,
+    /// `127.0.0.1-3000`, `stdio-npx`), since "run" says nothing.
+    pub fn folder_name(&self) -> String {
+        if self.name != "run" {
+            return self.name.clone();
+        }
+        let mut transports = self.personas.iter().map(|p| p.route.transport);
+        let only = transports
+            .next()
+            .filter(|first| transports.all(|t| t == *first));
+        self.target.folder_label(only)
+    }
+
     /// The one way from the command line to a plan: read the source, apply the overrides,
     /// resolve.
     pub fn from_source(source: &Source, overrides: &Overrides) -> Result<Plan, SourceError> {
-        Ok(Plan::resolve(
-            source.profile()?,
-            overrides,
-            &source.origin(),
-        )?)
+        let mut profile = source.profile()?;
+        // `run --target URL` alone: as long as the quickstart (the old default, 100
+        // sessions, was over in hundredths of a second and drew charts of single dots).
+        let says_when_to_stop = overrides.sessions.is_some()
+            || overrides.duration.is_some()
+            || overrides.ramp.is_some();
+        if *source == Source::CommandLine && !says_when_to_stop {
+            profile.load.duration = Some(COMMAND_LINE_DURATION.into());
+        }
+        Ok(Plan::resolve(profile, overrides, &source.origin())?)
     }
 
     /// Apply `overrides` to `profile` and resolve. `origin` names the profile in errors.

@@ -27,7 +27,7 @@ pub struct Overrides {
     #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
     pub clients: Option<u32>,
     /// Stop after N sessions in total. Default: the profile's, else 100 when no
-    /// duration is given.
+    /// duration is given (a run with --target and no profile: 10s instead).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>)]
     pub sessions: Option<u64>,
     /// Stop after this long, e.g. 30s (-z as in oha). Default: the profile's, else no

@@ -128,7 +128,7 @@ fn show(d: Duration) -> String {
 }
 
 /// `"10%"` → a share, `"2m"` → a duration.
-fn span(text: &str, key: &str, origin: &str) -> Result<Span, PlanError> {
+pub(super) fn span(text: &str, key: &str, origin: &str) -> Result<Span, PlanError> {
     let t = text.trim();
     if let Some(p) = t.strip_suffix('%') {
         return match p.trim().parse::<f64>() {

@@ -36,6 +36,48 @@ impl Target {
         }
     }
 
+    /// A results folder's name for a run against this target: the built-in server and
+    /// its transport, a URL's host and port (never its user, password, path or query:
+    /// secrets stay out of file names), a command's program name (never its arguments).
+    pub fn folder_label(&self, transport: Option<TransportKind>) -> String {
+        let label = match self {
+            Target::BuiltIn => match transport {
+                Some(t) => format!("builtin-{}", t.name()),
+                None => "builtin".into(),
+            },
+            Target::Url(url) => match (url.host_str(), url.port()) {
+                (Some(host), Some(port)) => format!("{host}-{port}"),
+                (Some(host), None) => host.to_string(),
+                (None, _) => url.scheme().to_string(),
+            },
+            Target::Stdio { program, .. } => {
+                let name = std::path::Path::new(program)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("stdio-{name}")
+            }
+        };
+        // Only characters every file system takes: an IPv6 host's brackets and colons
+        // become hyphens.
+        let label: String = label
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let label = label.trim_matches('-');
+        if label.is_empty() {
+            "run".into()
+        } else {
+            label.to_string()
+        }
+    }
+
     /// `[target]`: a `url`, a `command` (with its `env`), or neither (the built-in server).
     pub fn from_section(t: &TargetSection, origin: &str) -> Result<Target, PlanError> {
         match (&t.url, &t.command) {

@@ -453,3 +453,43 @@ fn arguments_optional_is_a_share() {
         );
     }
 }
+
+#[test]
+fn a_target_alone_runs_ten_seconds_and_is_named_for_its_host() {
+    let target = |extra: Overrides| Overrides {
+        target: Some("http://me:hunter2@127.0.0.1:3000/mcp?key=sekrit".into()),
+        ..extra
+    };
+    let p =
+        Plan::from_source(&Source::CommandLine, &target(Overrides::default())).expect("resolves");
+    assert_eq!(p.load.duration, Some(Duration::from_secs(10)));
+    assert_eq!(p.load.sessions, None);
+    assert_eq!(p.folder_name(), "127.0.0.1-3000");
+    // A stop on the command line is the reader's: no default duration beside it.
+    let with_sessions = target(Overrides {
+        sessions: Some(5000),
+        ..Default::default()
+    });
+    let p = Plan::from_source(&Source::CommandLine, &with_sessions).expect("resolves");
+    assert_eq!((p.load.duration, p.load.sessions), (None, Some(5000)));
+    // A profile's own stop is left alone, and its name names the folder.
+    let p = Plan::from_source(&Source::Quickstart, &Overrides::default()).expect("resolves");
+    assert_eq!(p.folder_name(), "quickstart");
+    let p = plan("[load]\nclients = 1\n").expect("resolves");
+    assert_eq!(p.folder_name(), "builtin-http");
+    assert_eq!(p.load.sessions, Some(100));
+}
+
+#[test]
+fn an_open_model_plan_shows_no_think_time() {
+    let closed = plan("[load]\nclients = 2\nsessions = 4\n").expect("closed");
+    assert!(
+        closed.describe().contains(", think "),
+        "{}",
+        closed.describe()
+    );
+    let open = plan("[load]\nrate = \"50/s\"\nduration = \"2s\"\n").expect("open");
+    let text = open.describe();
+    assert!(!text.contains("think"), "{text}");
+    assert!(text.contains("request timeout 10s"), "{text}");
+}

@@ -209,7 +209,7 @@ fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> Run
         duration_s: (secs * 1000.0).round() / 1000.0,
         target: facts.target.clone(),
         transport: facts.transport.clone(),
-        load: plan.load.clone(),
+        load: shard_load(&plan.load, facts.shard.as_deref()),
         stopped_by: facts.stopped_by.clone(),
         stopped_because: facts.stopped_because.clone(),
         interval_s: stats.interval_s,
@@ -220,6 +220,25 @@ fn run_info(plan: &PlanBasis, stats: &Stats, facts: &RunFacts, secs: f64) -> Run
         shard: facts.shard.clone(),
         shards: facts.shards,
     }
+}
+
+/// A shard's load in words says what this shard ran: "closed model, 4 of 8 clients
+/// (shard 0/2)", where the plan says 8 for the whole fleet.
+fn shard_load(load: &LoadInfo, shard: Option<&str>) -> LoadInfo {
+    let mut load = load.clone();
+    let Some(label) = shard else {
+        return load;
+    };
+    let whole = load.clients.map(|c| format!("{c} clients"));
+    match (crate::shard::Shard::parse(label), whole) {
+        (Ok(s), Some(whole)) if load.description.contains(&whole) => {
+            let total = load.clients.map(u64::from).unwrap_or_default();
+            let part = format!("{} of {whole} (shard {label})", s.share(total));
+            load.description = load.description.replacen(&whole, &part, 1);
+        }
+        _ => load.description = format!("{} (shard {label}'s share)", load.description),
+    }
+    load
 }
 
 /// The load as the plan described it.

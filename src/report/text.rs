@@ -99,19 +99,42 @@ pub fn render_view(s: &Summary, view: View) -> String {
     out
 }
 
+/// The target and its transport: "http://127.0.0.1:3000/mcp (http)", and the built-in
+/// server's "http://127.0.0.1:39529/mcp (built-in, http)" (not "(built-in) (http)").
+pub(crate) fn target_line(r: &crate::summary::RunInfo) -> String {
+    match r.target.strip_suffix(" (built-in)") {
+        Some(url) => format!("{url} (built-in, {})", r.transport),
+        None => format!("{} ({})", r.target, r.transport),
+    }
+}
+
+/// `run.stopped_by` in words: "stopped by duration", "interrupted (Ctrl-C)" rather than
+/// "stopped by interrupted".
+pub(crate) fn how_it_ended(stopped_by: &str) -> String {
+    match stopped_by {
+        "duration" => "stopped by duration".into(),
+        "sessions" => "stopped by the session budget".into(),
+        "unreachable" => "stopped: the target was unreachable".into(),
+        "interrupted" => "interrupted (Ctrl-C)".into(),
+        "terminated" => "terminated (SIGTERM)".into(),
+        "hangup" => "hung up (SIGHUP)".into(),
+        "running" => "still running".into(),
+        other => format!("stopped by {other}"),
+    }
+}
+
 /// Version, run, seed, duration, target; the sessions line with the load in words.
 fn header(out: &mut String, s: &Summary, st: Style) {
     let r = &s.run;
     let _ = writeln!(
         out,
-        "{} {} · {} · seed {} · {:.1}s · {} ({})",
+        "{} {} · {} · seed {} · {:.1}s · {}",
         st.bold("mcp-fleet"),
         s.tool.version,
         st.bold(&r.name),
         r.seed,
         r.duration_s,
-        r.target,
-        r.transport
+        target_line(r)
     );
     if let Some(label) = r.shard_label() {
         let _ = writeln!(out, "{}", st.bold(&label));
@@ -131,8 +154,13 @@ fn header(out: &mut String, s: &Summary, st: Style) {
     let failed = st.count(&format!("{} failed", ss.failed), ss.failed);
     let _ = writeln!(
         out,
-        "sessions: {} started, {} completed, {failed}, {} interrupted · {:.1} sessions/s · {} · stopped by {}",
-        ss.started, ss.completed, ss.interrupted, ss.rate_per_s, r.load.description, r.stopped_by
+        "sessions: {} started, {} completed, {failed}, {} interrupted · {:.1} sessions/s · {} · {}",
+        ss.started,
+        ss.completed,
+        ss.interrupted,
+        ss.rate_per_s,
+        r.load.description,
+        how_it_ended(&r.stopped_by)
     );
     if let Some(why) = &r.stopped_because {
         let _ = writeln!(out, "{}", st.bad(&format!("stopped: {why}")));

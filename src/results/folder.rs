@@ -3,7 +3,7 @@
 //! folder an earlier run wrote (whose files are then removed, and the run says so); a
 //! folder holding anything else is refused. Without `--out` the folder is
 //! `results/<name>-<time>`, with `-2`, `-3` … when that name is taken (runs started in the
-//! same second).
+//! same second): created exclusively, so two runs started at once never share one.
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -61,22 +61,19 @@ fn written_by_a_run(entry: &Path) -> bool {
 
 /// The folder for this run's results, created; `name` names the default one.
 pub fn choose(name: &str, out: Option<&Path>, quiet: bool) -> anyhow::Result<PathBuf> {
-    let dir = match out {
-        Some(dir) => {
-            let cleared = clear(dir)?;
-            if cleared > 0 && !quiet {
-                crate::console::errln(format_args!(
-                    "  results folder {}: removed {cleared} files of an earlier run",
-                    dir.display()
-                ));
-            }
-            dir.to_path_buf()
-        }
-        None => unused(&Path::new("results").join(default_name(name, SystemTime::now()))),
+    let Some(dir) = out else {
+        return create_unused(&Path::new("results").join(default_name(name, SystemTime::now())));
     };
-    std::fs::create_dir_all(&dir)
+    let cleared = clear(dir)?;
+    if cleared > 0 && !quiet {
+        crate::console::errln(format_args!(
+            "  results folder {}: removed {cleared} files of an earlier run",
+            dir.display()
+        ));
+    }
+    std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the results folder {}", dir.display()))?;
-    Ok(dir)
+    Ok(dir.to_path_buf())
 }
 
 /// `<name>-<UTC time to the second>`.
@@ -89,15 +86,32 @@ fn default_name(name: &str, now: SystemTime) -> String {
     format!("{name}-{stamp}")
 }
 
-/// `base`, or `base-2`, `base-3` … : the first that does not exist yet.
-fn unused(base: &Path) -> PathBuf {
-    if !base.exists() {
-        return base.to_path_buf();
+/// `base`, or `base-2`, `base-3` …, created: the first this call made itself. Each
+/// candidate is created exclusively (`create_dir` fails on an existing folder), so of
+/// two runs that pick the same name at once, one moves on to the next number instead
+/// of both writing into it.
+fn create_unused(base: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(parent) = base.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating the results folder {}", parent.display()))?;
     }
-    (2u32..)
-        .map(|n| PathBuf::from(format!("{}-{n}", base.display())))
-        .find(|p| !p.exists())
-        .unwrap_or_else(|| base.to_path_buf())
+    for n in 1u32.. {
+        let candidate = if n == 1 {
+            base.to_path_buf()
+        } else {
+            PathBuf::from(format!("{}-{n}", base.display()))
+        };
+        match std::fs::create_dir(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("creating the results folder {}", candidate.display())
+                })
+            }
+        }
+    }
+    anyhow::bail!("no unused name for the results folder {}", base.display())
 }
 
 /// Make `dir` ready for a run: nothing to do when it is new or empty; the files of an
@@ -186,15 +200,28 @@ mod tests {
     fn a_default_name_taken_in_the_same_second_gets_a_number() {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().join("quickstart-20261204T204037");
-        assert_eq!(unused(&base), base);
-        std::fs::create_dir_all(&base).expect("mkdir");
-        let second = unused(&base);
+        assert_eq!(create_unused(&base).expect("first"), base);
+        assert!(base.is_dir(), "created");
+        let second = create_unused(&base).expect("second");
         assert_eq!(second, dir.path().join("quickstart-20261204T204037-2"));
-        std::fs::create_dir_all(&second).expect("mkdir");
         assert_eq!(
-            unused(&base),
+            create_unused(&base).expect("third"),
             dir.path().join("quickstart-20261204T204037-3")
         );
+        // Eight at once, as runs started together: eight different folders.
+        let racers: Vec<_> = (0..8)
+            .map(|_| {
+                let base = dir.path().join("race-20261204T204037");
+                std::thread::spawn(move || create_unused(&base).expect("created"))
+            })
+            .collect();
+        let mut made: Vec<PathBuf> = racers
+            .into_iter()
+            .map(|t| t.join().expect("joins"))
+            .collect();
+        made.sort();
+        made.dedup();
+        assert_eq!(made.len(), 8, "{made:?}");
         let name = default_name("run", SystemTime::UNIX_EPOCH);
         assert_eq!(name, "run-19700101T000000");
     }

@@ -114,6 +114,13 @@ impl Summary {
     pub fn passed(&self) -> bool {
         self.thresholds.iter().all(|t| t.passed)
     }
+
+    /// Sessions ended and not one completed: nothing worked, whatever the thresholds say
+    /// (a `run` then exits 1). A run that ended none (a shard with no share) is not it.
+    pub fn nothing_completed(&self) -> bool {
+        let s = &self.sessions;
+        s.completed == 0 && s.failed + s.unreachable > 0
+    }
 }
 
 /// Why most sessions failed, as far as the failures tell.

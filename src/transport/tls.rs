@@ -20,6 +20,10 @@ pub fn client_config(insecure: bool) -> Arc<ClientConfig> {
 }
 
 fn build(insecure: bool) -> Arc<ClientConfig> {
+    // *ring*, not aws-lc-rs: no C toolchain and a short build. rustls 0.23.48 deprecates
+    // its provider for lacking post-quantum key exchange, which a load generator's TLS
+    // does not need; an install that resolves past the lock (no `--locked`) would warn.
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

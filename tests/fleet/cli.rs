@@ -155,3 +155,31 @@ fn short_flags_for_the_common_options() {
     assert_eq!(r.overrides.abort_on_fail.as_deref(), Some("0s"));
     assert!(r.profile.is_some());
 }
+
+#[test]
+fn a_run_where_no_session_completed_exits_1_and_says_so() {
+    let server = crate::support::Served::start(&[]);
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let run = |path: &str| {
+        crate::support::fleet_command()
+            .current_dir(cwd.path())
+            .args(["run", "--quiet", "--sessions", "4"])
+            .args(["--target", &format!("http://{}{path}", server.addr)])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("runs")
+    };
+    // A path the server does not serve: every session fails.
+    let out = run("/no-such-path");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no session completed (4 failed"),
+        "{stderr}"
+    );
+    // Its endpoint: the sessions complete, exit 0 and nothing said.
+    let out = run("/mcp");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("no session completed"), "{stderr}");
+}

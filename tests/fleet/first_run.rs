@@ -93,6 +93,75 @@ fn a_closed_stderr_does_not_stop_the_run_or_its_live_view() {
     assert!(summary.contains("\"completed\""), "{summary}");
 }
 
+/// What bash's own completion machinery offers for `words` (the last one being typed):
+/// the script sourced in a non-interactive bash, COMP_WORDS / COMP_CWORD set as readline
+/// would, the function `complete -p` registered for `mcp-fleet` called, COMPREPLY read.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let words: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        r#"source "$1" || exit 3
+COMP_WORDS=(mcp-fleet {words})
+COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+COMP_LINE="${{COMP_WORDS[*]}}"
+COMP_POINT=${{#COMP_LINE}}
+spec=$(complete -p mcp-fleet) || exit 4
+function=$(sed -E 's/.*-F ([^ ]+).*/\1/' <<<"$spec")
+"$function" mcp-fleet "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+printf '%s\n' "${{COMPREPLY[@]}}""#,
+        words = words.join(" ")
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program, "bash"])
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "bash: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[test]
+fn bash_completes_flags_after_a_subcommand_and_subcommand_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("mcp-fleet.bash");
+    let out = fleet_command()
+        .args(["completions", "bash"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::write(&script, &out.stdout).expect("writes the script");
+
+    for (words, flag) in [
+        (["run", "--tr"], "--transport"),
+        (["ceiling", "--st"], "--step"),
+    ] {
+        let offered = bash_completes(&script, &words);
+        assert!(offered.iter().any(|w| w == flag), "{flag} in {offered:?}");
+        assert!(
+            offered.iter().all(|w| w.starts_with(words[1])),
+            "{offered:?}"
+        );
+    }
+    let values = bash_completes(&script, &["run", "--transport", ""]);
+    for transport in ["http", "sse", "ws", "stdio"] {
+        assert!(
+            values.iter().any(|v| v == transport),
+            "{transport} in {values:?}"
+        );
+    }
+    assert_eq!(bash_completes(&script, &["insp"]), ["inspect"]);
+    // Silent where nothing matches: no flag of `run` starts with --zz.
+    assert!(bash_completes(&script, &["run", "--zz"]).is_empty());
+}
+
 #[test]
 fn completions_for_bash_name_the_commands_and_flags() {
     let out = fleet_command()

@@ -135,7 +135,7 @@ async fn a_ramp_from_the_command_line_ends_with_its_stages() {
     assert_eq!(json["run"]["stopped_by"], "duration");
     assert_eq!(
         json["run"]["load"]["description"],
-        "closed, stages 4:500ms,0:500ms"
+        "closed model, stages 4:500ms,0:500ms"
     );
     assert!(json["sessions"]["completed"].as_u64() > Some(4));
     assert_eq!(json["sessions"]["failed"], 0);

@@ -419,6 +419,7 @@ mod inspect;
 mod list_results;
 mod load;
 mod merge;
+mod readme;
 mod reports;
 mod request_steps;
 mod results_folder;

@@ -89,3 +89,74 @@ fn a_run_that_cannot_start_leaves_no_folder() {
         "no results folder for a run that never started"
     );
 }
+
+/// The results folders `results/` in `cwd` holds, by name.
+fn folders(cwd: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(cwd.join("results"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn two_runs_started_at_once_write_two_folders_named_for_what_they_ran() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // No name and no target: the built-in server over Streamable HTTP.
+    let profile = crate::support::write_profile(dir.path(), "[load]\nclients = 1\n");
+    let start = || {
+        crate::support::fleet_command()
+            .current_dir(dir.path())
+            .args(["run", "--quiet", "--sessions", "2", "--seed", "1"])
+            .arg(&profile)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("starts")
+    };
+    let (mut a, mut b) = (start(), start());
+    assert!(a.wait().expect("waits").success());
+    assert!(b.wait().expect("waits").success());
+    let made = folders(dir.path());
+    assert_eq!(made.len(), 2, "{made:?}");
+    for name in &made {
+        assert!(name.starts_with("builtin-http-"), "{made:?}");
+        let summary = dir.path().join("results").join(name).join("summary.json");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(summary).expect("summary.json"))
+                .expect("json");
+        assert_eq!(
+            json["sessions"]["started"], 2,
+            "one run's summary per folder"
+        );
+    }
+}
+
+#[test]
+fn a_run_against_a_url_is_named_for_its_host_and_leaks_no_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let server = runtime.block_on(crate::support::builtin_http(Default::default()));
+    let port = server.addr.port();
+    let url = format!("http://agent:hunter2@127.0.0.1:{port}/mcp?api_key=sekrit");
+    let status = crate::support::fleet_command()
+        .current_dir(dir.path())
+        .args(["run", "--quiet", "--sessions", "2", "--target", &url])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let made = folders(dir.path());
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(
+        made[0].starts_with(&format!("127.0.0.1-{port}-")),
+        "{made:?}"
+    );
+    for secret in ["agent", "hunter2", "sekrit", "api_key", "mcp"] {
+        assert!(!made[0].contains(secret), "{secret} in {made:?}");
+    }
+    drop(server);
+}

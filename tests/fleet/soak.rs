@@ -232,3 +232,32 @@ fn a_run_too_short_to_judge_has_no_slopes_and_says_how_long_it_needs() {
     );
     assert!(!stdout.contains("soak (steady"), "{stdout}");
 }
+
+#[test]
+fn the_shipped_soak_profile_runs_short_with_its_storm_scaled_into_the_run() {
+    // profiles/soak.toml is an hour; its storm and windows are shares of the run, so
+    // `--duration 6s` puts the storm at 42 % of six seconds instead of refusing the run.
+    let server = serve(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("results");
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/soak.toml");
+    let run = Command::new(fleet_program())
+        .args(["run", profile, "--target", &server.url()])
+        .args(["--server-pid", &server.pid().to_string()])
+        .args(["--duration", "6s", "--clients", "12", "--quiet"])
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    // Six seconds are too short for slopes: those gates fail (1), the run is not refused (2).
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary");
+    let json: Value = serde_json::from_str(&text).expect("json");
+    let storms = json["soak"]["storms"].as_array().expect("storms");
+    assert_eq!(storms.len(), 1, "{:#}", json["soak"]);
+    let at = storms[0]["at_s"].as_f64().expect("at_s");
+    assert!((2.0..3.5).contains(&at), "the storm at 42 % of 6 s: {at}");
+    assert!(json["sessions"]["completed"].as_u64() > Some(0));
+}

@@ -146,7 +146,7 @@ fn an_all_failed_phase_shows_dashes_and_an_open_model_no_clients() {
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
     assert!(!text.contains("clients"), "{text}");
-    assert!(text.contains("open, 20/s, at most"), "{text}");
+    assert!(text.contains("open model, 20/s, at most"), "{text}");
     assert!(
         text.contains("response time (from the intended start, includes queueing)"),
         "{text}"
@@ -162,7 +162,7 @@ fn on_a_terminal_the_live_view_is_a_progress_bar_cleared_before_the_summary() {
         return;
     };
     assert!(tty.contains("% · ETA "), "a bar with its ETA: {tty:?}");
-    assert!(tty.contains("target closed, 8 clients · "), "{tty:?}");
+    assert!(tty.contains("closed model, 8 clients · "), "{tty:?}");
     let summary = tty
         .find("\x1b[1mmcp-fleet\x1b[0m")
         .unwrap_or_else(|| panic!("{tty:?}"));

@@ -80,11 +80,11 @@ mod tests {
         bar.update(
             Some(0.25),
             Some(Duration::from_secs(65)),
-            "target closed, 8 clients".into(),
+            "closed model, 8 clients".into(),
         );
         assert_eq!(bar.inner().prefix(), "1m05s");
         assert_eq!(bar.inner().position(), 250);
-        assert_eq!(bar.inner().message(), "target closed, 8 clients");
+        assert_eq!(bar.inner().message(), "closed model, 8 clients");
         bar.update(Some(1.7), None, String::new());
         assert_eq!(bar.inner().prefix(), "–");
         assert_eq!(bar.inner().position(), STEPS, "never past the end");

@@ -41,7 +41,7 @@ async fn block_shows_rates_latency_and_errors() {
     let now = started + Duration::from_secs(1);
     let rate = view.rate(now);
     let text = bar_message(&view, &f, now, rate);
-    assert!(text.starts_with("target 8 clients · "), "{text}");
+    assert!(text.starts_with("8 clients · "), "{text}");
     assert!(text.contains("100.0 sessions/s"), "{text}");
     assert!(text.contains("1.20ms") && text.contains("4.50ms"), "{text}");
     assert!(text.contains("errors: timeout 2"), "{text}");
@@ -52,7 +52,7 @@ async fn block_shows_rates_latency_and_errors() {
     );
     assert!(one.contains("p99 initialize 4.50ms"), "{one}");
     assert!(one.contains("(300 sessions left"), "{one}");
-    assert!(one.contains("target 8 clients"), "{one}");
+    assert!(one.contains(" · 8 clients · "), "{one}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -127,3 +127,30 @@ fn events_happen_inside_the_run_in_time_order() {
         assert!(e.to_string().contains(key), "{text}: {e}");
     }
 }
+
+#[test]
+fn an_event_at_a_share_of_the_run_scales_with_its_length() {
+    for (duration, secs) in [("1h", 1440), ("30s", 12)] {
+        let l = load(&format!(
+            "[load]\nclients = 5\nduration = \"{duration}\"\nevents = [{{ at = \"40%\", storm = \"reconnect\" }}]"
+        ))
+        .expect("a share");
+        assert_eq!(l.events[0].at.as_secs(), secs, "{duration}");
+    }
+    let e = load(
+        "[load]\nclients = 5\nduration = \"30s\"\nevents = [{ at = \"25m\", storm = \"reconnect\" }]",
+    )
+    .expect_err("past the end");
+    let text = e.to_string();
+    assert!(
+        text.contains("25m is not before the end of the run (30s)"),
+        "{text}"
+    );
+    assert!(text.contains("share of the run"), "{text}");
+    for bad in ["100%", "-5%", "half"] {
+        let profile = format!(
+            "[load]\nclients = 5\nduration = \"1m\"\nevents = [{{ at = \"{bad}\", storm = \"reconnect\" }}]"
+        );
+        load(&profile).expect_err(bad);
+    }
+}

@@ -1,6 +1,6 @@
 //! Tests of the assembler: a tool's calls split by how the server took them.
 
-use super::tool_acceptance;
+use super::{shard_load, tool_acceptance};
 use crate::metrics::{FailureKind, LeftOut, Outcome, Phase, Sample, Stats};
 use crate::protocol::{Era, VersionId};
 use crate::summary::ToolAcceptance;
@@ -79,5 +79,33 @@ fn tool_acceptance_splits_calls_by_how_the_server_took_them() {
             old.other_errors
         ),
         (7, 2, 1, 2, 2)
+    );
+}
+
+#[test]
+fn a_shards_load_says_what_the_shard_ran() {
+    let load = crate::summary::LoadInfo {
+        model: "closed".into(),
+        clients: Some(8),
+        max_in_flight: None,
+        rate_per_s: None,
+        sessions: None,
+        duration_s: Some(10.0),
+        think: "0s".into(),
+        description: "closed model, 8 clients".into(),
+        timeout_ms: 10_000.0,
+    };
+    assert_eq!(
+        shard_load(&load, Some("0/2")).description,
+        "closed model, 4 of 8 clients (shard 0/2)"
+    );
+    assert_eq!(
+        shard_load(&load, Some("2/3")).description,
+        "closed model, 2 of 8 clients (shard 2/3)"
+    );
+    // Unsharded (and a merged report): the whole fleet, as the plan says.
+    assert_eq!(
+        shard_load(&load, None).description,
+        "closed model, 8 clients"
     );
 }

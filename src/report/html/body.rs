@@ -75,14 +75,13 @@ fn headline(out: &mut String, s: &Summary) {
     };
     let _ = writeln!(
         out,
-        "<header><h1>{} {verdict}</h1><p class=sub>{} · {} ({}) · seed {} · {:.1}s · stopped by {}</p></header>",
+        "<header><h1>{} {verdict}</h1><p class=sub>{} · {} · seed {} · {:.1}s · {}</p></header>",
         esc(super::title(s)),
         esc(&r.started_at),
-        esc(&r.target),
-        esc(&r.transport),
+        esc(&crate::report::text::target_line(r)),
         r.seed,
         r.duration_s,
-        esc(&r.stopped_by)
+        esc(&crate::report::text::how_it_ended(&r.stopped_by))
     );
     if let Some(label) = r.shard_label() {
         let _ = writeln!(out, "<p class=sub><strong>{}</strong></p>", esc(&label));
@@ -385,9 +384,16 @@ fn parameters(out: &mut String, s: &Summary) {
     if let Some(d) = l.duration_s {
         params.push(("duration budget", format!("{d}s")));
     }
+    // Think time is a closed-model client's pause; an open model's arrivals have none.
+    if l.model != "open" {
+        params.push(("think", l.think.clone()));
+    }
+    let timeout = std::time::Duration::from_secs_f64(l.timeout_ms.max(0.0) / 1000.0);
     params.extend([
-        ("think", l.think.clone()),
-        ("request timeout", format!("{}ms", l.timeout_ms)),
+        (
+            "request timeout",
+            humantime::format_duration(timeout).to_string(),
+        ),
         ("interval", format!("{}s", r.interval_s)),
         ("mcp-fleet", s.tool.version.clone()),
     ]);

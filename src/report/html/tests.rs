@@ -319,3 +319,25 @@ fn the_tool_calls_table_follows_the_per_tool_latencies() {
         "{html}"
     );
 }
+
+#[test]
+fn the_parameters_say_the_timeout_in_seconds_and_no_think_time_for_an_open_model() {
+    let mut s = summary();
+    s.run.load.timeout_ms = 10_000.0;
+    let closed = page(&s, &[]);
+    assert!(
+        closed.contains("<th>request timeout</th><td>10s</td>"),
+        "timeout"
+    );
+    assert!(
+        closed.contains("<th>think</th>"),
+        "a closed model's think time"
+    );
+    s.run.load.model = "open".into();
+    let open = page(&s, &[]);
+    assert!(!open.contains("<th>think</th>"), "an open model has none");
+    s.run.stopped_by = "interrupted".into();
+    let interrupted = page(&s, &[]);
+    assert!(interrupted.contains("interrupted (Ctrl-C)"));
+    assert!(!interrupted.contains("stopped by interrupted"));
+}

@@ -464,3 +464,23 @@ fn rejected_arguments_lead_with_what_was_rejected() {
         "{text}"
     );
 }
+
+#[test]
+fn the_header_and_the_end_of_the_run_read_as_words() {
+    let mut s = summary("closed");
+    let text = render_view(&s, COMPACT);
+    assert!(text.contains("· http://127.0.0.1:1/mcp (http)\n"), "{text}");
+    assert!(text.contains("· stopped by duration\n"), "{text}");
+    s.run.target = "http://127.0.0.1:39529/mcp (built-in)".into();
+    s.run.stopped_by = "interrupted".into();
+    let text = render_view(&s, COMPACT);
+    assert!(
+        text.contains("http://127.0.0.1:39529/mcp (built-in, http)"),
+        "{text}"
+    );
+    assert!(!text.contains(") ("), "{text}");
+    assert!(text.contains("· interrupted (Ctrl-C)\n"), "{text}");
+    assert!(!text.contains("stopped by interrupted"), "{text}");
+    assert_eq!(how_it_ended("sessions"), "stopped by the session budget");
+    assert_eq!(how_it_ended("terminated"), "terminated (SIGTERM)");
+}

@@ -145,6 +145,8 @@ async fn serve_tls(app: Router) -> SocketAddr {
         .expect("self-signed cert");
     let chain: Vec<CertificateDer<'static>> = vec![cert.cert.der().clone()];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der()));
+    // *ring*, as the client side (src/transport/tls.rs).
+    #[allow(deprecated)]
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

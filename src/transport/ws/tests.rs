@@ -322,6 +322,8 @@ async fn tls_server() -> String {
     let rcgen::CertifiedKey { cert, signing_key } =
         rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])
             .expect("self-signed certificate");
+    // *ring*, as the client side (src/transport/tls.rs).
+    #[allow(deprecated)]
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
