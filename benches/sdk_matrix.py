@@ -394,7 +394,8 @@ def markdown(rows, cmp=None, notes=None):
         "",
         "- **ceiling**: `mcp-fleet ceiling profiles/handshake.toml` (sessions that connect, "
         "initialize or `server/discover`, and close), open model, SLOs `p99(session) < 50ms` and "
-        "`error_rate < 1%`, the server watched by `--server-pid`; in brackets what bounds it "
+        "`error_rate < 1%`, the server watched by `--server-pid`, a failing rate measured again "
+        "(`--retries`, `RETRIES` in the settings) and passing if either try does; in brackets what bounds it "
         "([ceiling](../docs/ceiling.md#the-answer-and-what-bounds-it)). **≥** marks a lower bound: "
         "the generator's own core gave out first.",
         "- **held calls/s**: `echo` back to back on 4 held sessions (`benches/sdk-matrix/held.toml`), the median second.",

@@ -157,7 +157,8 @@ pub struct RunArgs {
 const CEILING_AFTER_HELP: &str = "\
 The search: open-model steps at --from, --from × --factor, … up to --to, each held --step
 after --step-warmup (left out of its figures), until one fails; then a bisection between
-the last passing and the first failing rate, to --resolution. A step fails when an SLO
+the last passing and the first failing rate, to --resolution (with --retries N, a failing
+rate is measured again, up to N times, and passes if any try does). A step fails when an SLO
 breaks, when arrivals are dropped at --max-in-flight, or when the achieved rate falls
 more than 5 % short of the offered one. Every step is a `run` of its own, kept under
 steps/ in the results folder beside ceiling.json and report.html.
@@ -203,6 +204,11 @@ pub struct CeilingArgs {
     /// Bisect until the last passing and the first failing rate are this close, e.g. 5%.
     #[arg(long, value_name = "PCT", default_value = "5%", display_order = 7)]
     pub resolution: String,
+    /// Measure a failing step again up to N times before its rate counts as failed (it
+    /// passes when any try passes): on a shared or noisy machine one stalled step then
+    /// does not set the ceiling. Each try is a step of its own under steps/.
+    #[arg(long, value_name = "N", default_value_t = 0, display_order = 7)]
+    pub retries: u32,
     /// The cores the server may use, for the CPU verdict. Default: the watched server
     /// process's CPU affinity, else this machine's cores.
     #[arg(long, value_name = "N", display_order = 8)]

@@ -77,6 +77,7 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     };
     let ladder = Ladder {
         whole: args.ladder == "clients",
+        retries: args.retries,
         ..Ladder::new(
             search::parse_rate(&args.from, "--from")?,
             search::parse_rate(&args.to, "--to")?,
@@ -165,6 +166,7 @@ async fn search(
             server_cores: ctx.server_cores,
             ladder: args.ladder.clone(),
             shards: shard.map(|s| s.count),
+            retries: ladder.retries,
         },
         ..CeilingFile::default()
     };
@@ -274,7 +276,9 @@ impl Climb<'_> {
                 }
             }
             fig.index = index;
-            fig.stage = if measured.iter().all(|(_, ok)| *ok) {
+            fig.stage = if measured.last().is_some_and(|&(r, ok)| r == rate && !ok) {
+                "retry"
+            } else if measured.iter().all(|(_, ok)| *ok) {
                 "ladder"
             } else {
                 "bisect"
@@ -434,6 +438,12 @@ fn describe(s: &Settings, ctx: &verdict::Context, dir: &std::path::Path) {
         s.warmup_s
     ));
     console::errln(format_args!("  SLOs: {}", s.slos.join(", ")));
+    if s.retries > 0 {
+        console::errln(format_args!(
+            "  retries: a failing rate is measured again up to {} times; it passes if any try does",
+            s.retries
+        ));
+    }
     if let Some(n) = s.shards {
         console::errln(format_args!(
             "  shards: {n} generator processes run every step together; shard 0 leads (waiting for all)"

@@ -17,6 +17,10 @@ pub struct Ladder {
     pub resolution: f64,
     /// Levels are whole numbers (clients), not rates to three figures.
     pub whole: bool,
+    /// A failing rate is measured again up to this many times; it fails only when every
+    /// try failed (a transient stall — a collection, a neighbour's burst — does not end
+    /// the climb or set the ceiling).
+    pub retries: u32,
 }
 
 /// Why a ladder cannot be climbed.
@@ -53,6 +57,7 @@ impl Ladder {
             factor,
             resolution,
             whole: false,
+            retries: 0,
         })
     }
 
@@ -68,9 +73,16 @@ impl Ladder {
     /// The rate to measure after `steps` (each `(rate, passed)`, in the order measured),
     /// or `None` when the search is over.
     pub fn next(&self, steps: &[(f64, bool)]) -> Option<f64> {
-        let Some(&(last, _)) = steps.last() else {
+        let Some(&(last, last_ok)) = steps.last() else {
             return Some(self.level(self.from));
         };
+        if !last_ok {
+            let tries = steps.iter().filter(|&&(r, _)| r == last).count();
+            let passed_once = steps.iter().any(|&(r, ok)| r == last && ok);
+            if !passed_once && tries <= self.retries as usize {
+                return Some(last);
+            }
+        }
         match bracket(steps) {
             // Climbing: every step so far passed.
             Bracket::AllPassed => {
@@ -106,11 +118,13 @@ pub enum Bracket {
     },
 }
 
-/// The bracket of `steps`.
+/// The bracket of `steps`. A rate measured more than once (a retried failure) passed
+/// when any of its tries passed.
 pub fn bracket(steps: &[(f64, bool)]) -> Bracket {
+    let passed_at = |rate: f64| steps.iter().any(|&(r, ok)| r == rate && ok);
     let failed = steps
         .iter()
-        .filter(|(_, ok)| !ok)
+        .filter(|&&(r, ok)| !ok && !passed_at(r))
         .map(|&(r, _)| r)
         .reduce(f64::min);
     let Some(failed) = failed else {

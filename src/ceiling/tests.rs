@@ -47,6 +47,85 @@ fn the_ladder_stops_at_its_top_and_at_a_failing_first_step() {
 }
 
 #[test]
+fn a_retried_rate_passes_when_any_try_passes_and_fails_only_when_all_do() {
+    let ladder = Ladder {
+        retries: 1,
+        ..Ladder::new(10.0, 10_000.0, 2.0, 0.05).expect("ladder")
+    };
+    // A server that holds 1,000/s, with one stall: the first try at 40/s fails.
+    let mut steps: Vec<(f64, bool)> = Vec::new();
+    while let Some(rate) = ladder.next(&steps) {
+        let stalled = rate == 40.0 && !steps.iter().any(|s| s.0 == 40.0);
+        steps.push((rate, rate <= 1_000.0 && !stalled));
+        assert!(steps.len() < 60, "the search ends: {steps:?}");
+    }
+    assert_eq!(
+        &steps[..4],
+        &[(10.0, true), (20.0, true), (40.0, false), (40.0, true)]
+    );
+    let search::Bracket::Between { passed, failed } = search::bracket(&steps) else {
+        panic!("bracketed: {steps:?}");
+    };
+    assert!(
+        passed <= 1_000.0 && failed > 1_000.0,
+        "past the stall: {steps:?}"
+    );
+    // Every failing rate above the capacity was tried twice, no rate three times.
+    for &(rate, _) in &steps {
+        let tries = steps.iter().filter(|s| s.0 == rate).count();
+        assert_eq!(
+            tries,
+            if rate > 1_000.0 || rate == 40.0 { 2 } else { 1 },
+            "{rate}: {steps:?}"
+        );
+    }
+    // Without retries the same stall sets the ceiling at 20/s.
+    let once = Ladder::new(10.0, 10_000.0, 2.0, 0.05).expect("ladder");
+    let mut steps: Vec<(f64, bool)> = Vec::new();
+    while let Some(rate) = once.next(&steps) {
+        steps.push((rate, rate <= 1_000.0 && rate != 40.0));
+        assert!(steps.len() < 60, "the search ends: {steps:?}");
+    }
+    let search::Bracket::Between { passed, failed } = search::bracket(&steps) else {
+        panic!("bracketed: {steps:?}");
+    };
+    assert!(
+        failed == 40.0 && passed < 40.0,
+        "the stall decides: {steps:?}"
+    );
+    // A lowest rate that fails every try: the search ends there, tried 1 + retries times.
+    let twice = Ladder {
+        retries: 2,
+        ..Ladder::new(10.0, 100.0, 2.0, 0.05).expect("ladder")
+    };
+    assert_eq!(climb(&twice, 1.0), vec![(10.0, false); 3]);
+}
+
+#[test]
+fn the_answer_of_a_retried_search_reads_the_try_that_decided() {
+    let mut stalled = step(100.0, false, 900.0);
+    stalled.reasons = vec!["p99(initialize) < 50ms: 900ms (a stall)".into()];
+    let mut last = step(200.0, false, 400.0);
+    last.reasons = vec!["p99(initialize) < 50ms: 400ms (the second try)".into()];
+    let steps = vec![
+        step(50.0, true, 21.0),
+        stalled,
+        step(100.0, true, 22.0),
+        step(200.0, false, 380.0),
+        last,
+        step(150.0, true, 48.0),
+    ];
+    let a = answer(&steps, &ctx());
+    assert_eq!(a.ceiling_per_s, Some(150.0));
+    assert_eq!(a.first_failing_per_s, Some(200.0));
+    assert_eq!(
+        a.failures_past,
+        vec!["p99(initialize) < 50ms: 400ms (the second try)".to_string()]
+    );
+    assert!(!a.why.contains("a stall"), "{}", a.why);
+}
+
+#[test]
 fn a_ladder_of_clients_climbs_in_whole_clients() {
     let ladder = Ladder {
         whole: true,

@@ -48,14 +48,26 @@ impl Context {
 pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
     let done: Vec<&StepFigures> = steps.iter().filter(|s| !s.interrupted).collect();
     let pairs: Vec<(f64, bool)> = done.iter().map(|s| (s.offered_per_s, s.passed)).collect();
-    let at = |rate: f64| done.iter().copied().find(|s| s.offered_per_s == rate);
+    // A retried rate: the try that passed stands for the ceiling, the last try for a
+    // failing rate.
+    let at = |rate: f64, passed: bool| {
+        let tries = || {
+            done.iter()
+                .copied()
+                .filter(move |s| s.offered_per_s == rate)
+        };
+        tries()
+            .filter(|s| s.passed == passed)
+            .last()
+            .or_else(|| tries().last())
+    };
     let (ceiling, failing) = match bracket(&pairs) {
         Bracket::AllPassed => (pairs.iter().map(|p| p.0).reduce(f64::max), None),
         Bracket::NonePassed => (None, pairs.iter().map(|p| p.0).reduce(f64::min)),
         Bracket::Between { passed, failed } => (Some(passed), Some(failed)),
     };
-    let best = ceiling.and_then(at);
-    let decider = failing.and_then(at);
+    let best = ceiling.and_then(|r| at(r, true));
+    let decider = failing.and_then(|r| at(r, false));
     // One note for every other step the generator limited, not one a step.
     let mut busy: Vec<&StepFigures> = done
         .iter()

@@ -37,6 +37,9 @@ pub struct Settings {
     /// `--shard I/N`; absent for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<u32>,
+    /// `--retries N`: a failing rate was measured again up to N times (0: once).
+    #[serde(default)]
+    pub retries: u32,
 }
 
 fn rate_ladder() -> String {

@@ -178,6 +178,80 @@ async fn a_ladder_of_clients_finds_how_many_the_workers_serve_in_time() {
     assert_queueing(&o);
 }
 
+/// `--retries 1` against the knob server, stopped (SIGSTOP) for 700 ms inside the first
+/// measured step: that step fails, its retry passes and the climb goes on to the known
+/// capacity; above it every rate fails both tries, so the retries do not lift a real limit.
+#[tokio::test]
+async fn a_stalled_step_is_tried_again_and_a_real_limit_is_not_lifted() {
+    use nix::sys::signal::{kill, Signal};
+    let served = Served::start(&["--workers", "4", "--service-time", "20ms"]);
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut args = search_args(Some(served.url()), Some(served.pid()), out.path().into());
+    args.profile = Some(handshake_profile());
+    args.to = "400/s".into();
+    args.retries = 1;
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(served.pid()).expect("pid"));
+    let warm = out.path().join("steps/01-50/warmup");
+    let staller = std::thread::spawn(move || {
+        let started = Instant::now();
+        let wait = |cond: &dyn Fn() -> bool| {
+            while !cond() {
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "the first step ran"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        wait(&|| warm.exists());
+        wait(&|| !warm.exists());
+        std::thread::sleep(Duration::from_millis(300));
+        kill(pid, Signal::SIGSTOP).expect("SIGSTOP");
+        std::thread::sleep(Duration::from_millis(700));
+        kill(pid, Signal::SIGCONT).expect("SIGCONT");
+    });
+    let o = search(args).await;
+    staller.join().expect("the stall was made");
+    let steps = &o.file.steps;
+    let a = o.file.answer.clone().expect("an answer");
+    assert_eq!(o.file.settings.retries, 1);
+    assert!(
+        steps[0].offered_per_s == 50.0 && !steps[0].passed,
+        "the stall failed the first step: {:#?}",
+        steps[0]
+    );
+    assert_eq!(
+        (
+            steps[1].offered_per_s,
+            steps[1].passed,
+            steps[1].stage.as_str()
+        ),
+        (50.0, true, "retry"),
+        "{:#?}",
+        steps[1]
+    );
+    let ceiling = a.ceiling_per_s.unwrap_or_default();
+    let band = if said_low(&a) {
+        50.0..=240.0
+    } else {
+        120.0..=240.0
+    };
+    assert!(band.contains(&ceiling), "ceiling {ceiling}: {steps:#?}");
+    // A rate no try passed was tried twice; none more.
+    for s in steps {
+        let tries: Vec<bool> = steps
+            .iter()
+            .filter(|t| t.offered_per_s == s.offered_per_s)
+            .map(|t| t.passed)
+            .collect();
+        assert!(tries.len() <= 2, "{}: {tries:?}", s.offered_per_s);
+        if !tries.iter().any(|p| *p) {
+            assert_eq!(tries.len(), 2, "{} failed once only", s.offered_per_s);
+        }
+    }
+    assert!(a.first_failing_per_s.is_some_and(|f| f > ceiling));
+}
+
 #[tokio::test]
 async fn the_built_in_server_runs_apart_and_is_watched_at_every_step() {
     let out = tempfile::tempdir().expect("tempdir");
