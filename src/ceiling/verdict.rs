@@ -57,9 +57,8 @@ pub fn answer(steps: &[StepFigures], ctx: &Context) -> Answer {
                 .filter(move |s| s.offered_per_s == rate)
         };
         tries()
-            .filter(|s| s.passed == passed)
-            .last()
-            .or_else(|| tries().last())
+            .rfind(|s| s.passed == passed)
+            .or_else(|| tries().next_back())
     };
     let (ceiling, failing) = match bracket(&pairs) {
         Bracket::AllPassed => (pairs.iter().map(|p| p.0).reduce(f64::max), None),
