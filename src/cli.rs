@@ -112,8 +112,9 @@ pub struct RunArgs {
     /// Results folder. Default: results/<name>-<time>.
     #[arg(long, value_name = "DIR", display_order = 100)]
     pub out: Option<PathBuf>,
-    /// Print only the results folder's path and errors.
-    #[arg(long, short, display_order = 101)]
+    /// Print only the results folder's path and errors (no short form: -q is the
+    /// iteration rate, as in oha).
+    #[arg(long, display_order = 101)]
     pub quiet: bool,
     /// Also print a latency histogram per phase (service time) after the summary.
     #[arg(long, display_order = 101)]
@@ -231,8 +232,9 @@ pub struct CeilingArgs {
     /// Results folder. Default: results/ceiling-<time>.
     #[arg(long, value_name = "DIR", display_order = 100)]
     pub out: Option<PathBuf>,
-    /// Print only the results folder's path and errors.
-    #[arg(long, short, display_order = 101)]
+    /// Print only the results folder's path and errors (no short form: -q is the
+    /// iteration rate, as in oha).
+    #[arg(long, display_order = 101)]
     pub quiet: bool,
     #[command(flatten)]
     pub view: ViewArgs,

@@ -250,6 +250,11 @@ fn fleet_work(
                 policy: plan.arguments,
             },
             auth: client::auth::Credentials::new(plan),
+            // Each shard paces its share of the fleet's iterations.
+            pace: plan
+                .load
+                .iteration_rate
+                .map(|r| Arc::new(client::FleetPace::new(r / f64::from(shard.count.max(1))))),
         },
     })
 }

@@ -31,7 +31,8 @@ pub const MAX_PROCESSES: u32 = 256;
 
 /// The options the parent sets for each child itself (value-taking ones, then flags).
 const REPLACED_WITH_VALUE: [&str; 4] = ["--processes", "--out", "--start-at", "--shard"];
-const REPLACED_FLAGS: [&str; 2] = ["--quiet", "-q"];
+// `-q` is the iteration rate (a value of its own), `--quiet` has no short form.
+const REPLACED_FLAGS: [&str; 1] = ["--quiet"];
 
 /// The command line of child `shard`: `argv` (without the program) less the options the
 /// parent decides, plus this child's shard, start, folder and `--quiet`.
@@ -304,10 +305,12 @@ mod tests {
             "--out",
             "res",
             "-q",
+            "50/s",
             "--start-at=+10s",
             "--rate",
             "5/s",
-            "-qv",
+            "-v",
+            "--quiet",
         ]);
         let got = child_args(
             &argv,
@@ -320,6 +323,8 @@ mod tests {
             os(&[
                 "p.toml",
                 "--clients=100",
+                "-q",
+                "50/s",
                 "--rate",
                 "5/s",
                 "-v",

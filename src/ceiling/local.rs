@@ -18,7 +18,8 @@ use std::process::Stdio;
 
 /// The options this process decides for each shard.
 const REPLACED_WITH_VALUE: [&str; 3] = ["--processes", "--out", "--shard"];
-const REPLACED_FLAGS: [&str; 2] = ["--quiet", "-q"];
+// `-q` is the iteration rate (a value of its own), `--quiet` has no short form.
+const REPLACED_FLAGS: [&str; 1] = ["--quiet"];
 
 /// The command line of shard `shard`: this command's `argv` (after `ceiling`) less the
 /// options decided here, plus the built-in server's address (`extra`), its shard and the

@@ -391,6 +391,9 @@ fn refuse_run_flags(args: &CeilingArgs) -> anyhow::Result<()> {
     if let Some((flag, _)) = set.iter().find(|(_, on)| *on) {
         bail!("ceiling sets {flag} itself at every step\nfix: give the rates with --from and --to, and the length of a step with --step");
     }
+    if o.iteration_rate.is_some() {
+        bail!("ceiling climbs session arrivals (or clients), not --iteration-rate\nfix: leave out -q; for held sessions use --ladder clients with a long-lived profile, or run -q at the rates you want to compare");
+    }
     Ok(())
 }
 

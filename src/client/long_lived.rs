@@ -12,8 +12,50 @@ use crate::metrics::{Event, Phase};
 use crate::plan::{Habits, OnError, Scenario};
 use crate::protocol::Era;
 use crate::session::Session;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// `[load] iteration_rate` (`-q`): one schedule of slots, `start + k / rate`, that every
+/// long-lived session of the fleet takes its iterations from — k = 0, 1, 2 … in the order
+/// sessions come free. `start` is the first claim (the first session's handshake done).
+#[derive(Debug)]
+pub struct FleetPace {
+    rate: f64,
+    start: OnceLock<Instant>,
+    next: AtomicU64,
+}
+
+impl FleetPace {
+    /// `rate` iterations a second (this process's share of the fleet's).
+    pub fn new(rate: f64) -> FleetPace {
+        FleetPace {
+            rate,
+            start: OnceLock::new(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// The next slot's due time. A due time already past means every session was busy
+    /// then: the iteration is late by that much, and its time counts from the slot.
+    pub fn claim(&self) -> Instant {
+        let start = *self.start.get_or_init(Instant::now);
+        let k = self.next.fetch_add(1, Ordering::Relaxed);
+        start + Duration::from_secs_f64(k as f64 / self.rate)
+    }
+}
+
+/// How a long-lived session spaces its iterations.
+#[derive(Debug, Clone, Copy)]
+pub enum Pace<'a> {
+    /// Back to back (after `idle`).
+    Free,
+    /// The persona's own `pace`: iteration i due at start + i / rate.
+    Own(f64),
+    /// The fleet's `iteration_rate`: the next free slot of the shared schedule.
+    Fleet(&'a FleetPace),
+}
 
 /// The session's keep-alive cadence: slots at `start + k·period`.
 #[derive(Debug, Clone, Copy)]
@@ -41,16 +83,18 @@ enum Stopped {
 }
 
 /// A long-lived session repeats its scenario until the run drains. With a pace, the
-/// iterations are scheduled like an open model inside the session: iteration i is due
-/// at start + i/pace, and its first phase is measured from then, so a slow server shows
-/// up as latency rather than as fewer operations. `idle` adds a pause after each
-/// iteration (the next starts at the later of its due time and the pause's end).
+/// iterations are scheduled like an open model: iteration i is due at start + i/pace
+/// (the persona's own pace) or at the next free slot of the fleet's schedule
+/// (`iteration_rate`), and its first phase is measured from then, so a slow server shows
+/// up as response time rather than as fewer operations. `idle` adds a pause after each
+/// iteration (the next starts at the later of its due time and the pause's end; a
+/// pause that ends past the due time is the client's own, measured from its end).
 pub(super) async fn run(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     scenario: &Scenario,
     env: &mut super::env::Env<'_>,
-    pace: Option<f64>,
+    pace: Pace<'_>,
     habits: &Habits,
     stop: &StopSignals,
 ) {
@@ -75,11 +119,28 @@ pub(super) async fn run(
         if stop.drain.is_cancelled() || over() {
             return;
         }
-        let due = pace.map(|rate| start + Duration::from_secs_f64(i as f64 / rate));
+        let on_error = scenario.on_error;
+        let due = match pace {
+            Pace::Free => None,
+            Pace::Own(rate) => Some(start + Duration::from_secs_f64(i as f64 / rate)),
+            Pace::Fleet(fleet) => {
+                // A slot is taken when the session is free for it, not during its pause.
+                if free_from > Instant::now() {
+                    let until = ends.map_or(free_from, |e| free_from.min(e));
+                    if wait(session, timer, Some(until), pings, on_error, stop)
+                        .await
+                        .is_err()
+                        || over()
+                    {
+                        return;
+                    }
+                }
+                Some(fleet.claim())
+            }
+        };
         let wake = due.map_or(free_from, |d| d.max(free_from));
         // A session whose lifetime ends before its next iteration ends then, not after.
         let wake = ends.map_or(wake, |e| wake.min(e));
-        let on_error = scenario.on_error;
         if wait(session, timer, Some(wake), pings, on_error, stop)
             .await
             .is_err()
@@ -87,8 +148,13 @@ pub(super) async fn run(
         {
             return;
         }
-        if pace.is_some() {
-            timer.intend(wake);
+        if let Some(due) = due {
+            // Late because the server held the session (or, for the fleet's schedule,
+            // every session) past the due time: measured from the due time, so no
+            // coordinated omission; late because of the session's own pause: from the
+            // pause's end (a fleet slot is only taken after the pause).
+            let paused = matches!(pace, Pace::Own(_)) && habits.idle.is_some();
+            timer.intend(if paused { wake } else { due });
         }
         // Boxed, as the other steps: the held session keeps only what waiting needs.
         if Box::pin(steps::run(session, timer, scenario, env))
@@ -97,7 +163,7 @@ pub(super) async fn run(
         {
             return;
         }
-        if pace.is_none() && scenario.steps.is_empty() {
+        if matches!(pace, Pace::Free) && scenario.steps.is_empty() {
             // Nothing to repeat: hold the session open (pinging) until the run drains or
             // its lifetime ends.
             let _ = wait(session, timer, ends, pings, scenario.on_error, stop).await;

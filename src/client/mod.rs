@@ -19,6 +19,7 @@ mod tool_result;
 mod work;
 
 pub use env::CallData;
+pub use long_lived::FleetPace;
 pub use memory::ClientMemory;
 pub use work::{LiveSession, StopSignals, StormSignal, Work};
 
@@ -54,6 +55,8 @@ pub struct SessionContext {
     pub calls: CallData,
     /// The personas' bearer tokens (`auth = {...}`).
     pub auth: Arc<auth::Credentials>,
+    /// `[load] iteration_rate` (`-q`): the schedule long-lived sessions share.
+    pub pace: Option<Arc<long_lived::FleetPace>>,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -243,6 +246,11 @@ pub async fn run_session(
                 Box::pin(probe_undeclared(ctx, persona, &mut session)).await;
                 let (live, mut storm) = stop.storm.established();
                 let habits = &persona.habits;
+                let pace = match (pace, ctx.pace.as_deref()) {
+                    (Some(rate), _) => long_lived::Pace::Own(rate),
+                    (None, Some(fleet)) => long_lived::Pace::Fleet(fleet),
+                    (None, None) => long_lived::Pace::Free,
+                };
                 let lived = long_lived::run(
                     &mut session,
                     &mut timer,

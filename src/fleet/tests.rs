@@ -116,6 +116,7 @@ fn load(model: LoadModel, sessions: Option<u64>, duration: Option<Duration>) -> 
         reconnect: None,
         abort_on_unreachable: None,
         events: Vec::new(),
+        iteration_rate: None,
     }
 }
 

@@ -339,6 +339,7 @@ async fn one_session(
             policy: plan.arguments,
         },
         auth: client::auth::Credentials::new(plan),
+        pace: None,
     };
     let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
     let mut memory = client::ClientMemory::new(0);

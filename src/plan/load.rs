@@ -109,6 +109,8 @@ pub struct Load {
     pub abort_on_unreachable: Option<Duration>,
     /// Storms at set times, in time order.
     pub events: Vec<LoadEvent>,
+    /// Long-lived sessions' scenario iterations a second across the fleet (`-q`).
+    pub iteration_rate: Option<f64>,
 }
 
 /// `[load] events`: something done to the whole fleet at a set time.
@@ -137,6 +139,14 @@ impl Storm {
 
 impl Load {
     pub fn describe(&self) -> String {
+        let model = self.describe_model();
+        match self.iteration_rate {
+            Some(r) => format!("{model}; long-lived sessions {r} iterations/s in all"),
+            None => model,
+        }
+    }
+
+    fn describe_model(&self) -> String {
         match &self.model {
             LoadModel::Closed { clients } if clients.stages.is_empty() => {
                 format!("closed model, {} clients", clients.start)
@@ -252,6 +262,19 @@ impl Load {
             ));
         }
         starts_a_session(&model, duration, origin)?;
+        let iteration_rate = l
+            .iteration_rate
+            .as_deref()
+            .map(|r| parse_rate(r, "load.iteration_rate", origin))
+            .transpose()?;
+        if iteration_rate.is_some_and(|r| r <= 0.0) {
+            return Err(PlanError::new(
+                origin,
+                "load.iteration_rate",
+                "is zero, so no long-lived session would ever run its scenario",
+                "use e.g. iteration_rate = \"200/s\", or leave it out for back to back",
+            ));
+        }
         let events = events(l.events.as_deref().unwrap_or_default(), duration, origin)?;
         Ok(Load {
             model,
@@ -262,6 +285,7 @@ impl Load {
             reconnect,
             abort_on_unreachable,
             events,
+            iteration_rate,
         })
     }
 }

@@ -234,8 +234,13 @@ impl Plan {
         let connection = Connection::from_section(&profile.target, origin)?;
         let load = Load::from_section(&profile.load, origin)?;
         let checkpoint = checkpoint::resolve(profile.load.checkpoint.as_deref(), &load, origin)?;
+        let paced = load.iteration_rate.is_some();
         if profile.scenarios.is_empty() {
-            profile.scenarios.push(scenario::default_section());
+            profile.scenarios.push(if paced {
+                scenario::listing_section()
+            } else {
+                scenario::default_section()
+            });
         }
         let pools = data::Pools::from_sections(&profile.data, origin)?;
         let arguments = ArgumentPolicy::from_section(&profile.arguments, origin)?;
@@ -245,10 +250,15 @@ impl Plan {
             Scenario::all_from_sections(&profile.scenarios, &mut tools, &mut ctx, origin)?;
         arguments::settle(&mut scenarios, profile.arguments.optional);
         if profile.personas.is_empty() {
-            profile.personas.push(Persona::default_section());
+            let mut p = Persona::default_section();
+            if paced {
+                p.shape = Some("long-lived".into());
+            }
+            profile.personas.push(p);
         }
         let (personas, persona_weights) =
             Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
+        persona::check_iteration_rate(&personas, load.iteration_rate, origin)?;
         let [tools, requests, checks] = tools.into_names(origin)?;
         let mut thresholds = threshold::resolve_all(
             &profile.thresholds,

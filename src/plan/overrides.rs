@@ -37,6 +37,13 @@ pub struct Overrides {
     /// Open model: sessions arrive at this rate, e.g. 500/s (with --duration).
     #[arg(long, short = 'r', value_name = "N/s", conflicts_with_all = ["clients", "ramp"])]
     pub rate: Option<String>,
+    /// Long-lived sessions: scenario iterations a second across the whole fleet, e.g.
+    /// 200/s (oha's -q; with a one-request scenario, requests a second). Each iteration
+    /// takes the next slot of one schedule and is timed from it, so a server that falls
+    /// behind shows as response time. Without a profile: each client holds one session
+    /// and lists tools at that rate.
+    #[arg(long, short = 'q', value_name = "N/s")]
+    pub iteration_rate: Option<String>,
     /// Open model: most sessions in flight; arrivals beyond are counted as dropped.
     /// Default 10000.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u32>)]
@@ -262,6 +269,9 @@ impl Overrides {
         }
         if let Some(n) = self.max_in_flight {
             l.max_in_flight = Some(n);
+        }
+        if let Some(r) = &self.iteration_rate {
+            l.iteration_rate = Some(r.clone());
         }
         if let Some(b) = &self.reconnect_backoff {
             l.reconnect_backoff = Some(b.clone());

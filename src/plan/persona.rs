@@ -385,3 +385,38 @@ fn chosen_scenarios(
         })?;
     Ok((chosen, weights))
 }
+
+/// `[load] iteration_rate` (`-q`) paces long-lived sessions: the plan must have one, and
+/// none with a pace of its own (two schedules for one session would contradict).
+pub fn check_iteration_rate(
+    personas: &[Persona],
+    rate: Option<f64>,
+    origin: &str,
+) -> Result<(), PlanError> {
+    if rate.is_none() {
+        return Ok(());
+    }
+    if let Some(p) = personas
+        .iter()
+        .find(|p| matches!(p.shape, Shape::LongLived { pace: Some(_) }))
+    {
+        return Err(PlanError::new(
+            origin,
+            "load.iteration_rate",
+            format!("and persona {:?}'s pace both pace its sessions", p.name),
+            "keep one: the fleet's iteration_rate (-q), or the persona's own pace",
+        ));
+    }
+    if !personas
+        .iter()
+        .any(|p| matches!(p.shape, Shape::LongLived { .. }))
+    {
+        return Err(PlanError::new(
+            origin,
+            "load.iteration_rate",
+            "paces long-lived sessions, and no persona has shape = \"long-lived\"",
+            "add shape = \"long-lived\" to the personas that hold their session, or use --rate for arriving sessions",
+        ));
+    }
+    Ok(())
+}

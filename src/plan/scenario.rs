@@ -126,6 +126,17 @@ pub fn default_section() -> ScenarioSection {
     }
 }
 
+/// The scenario of `-q` without a profile: one `tools/list` an iteration, a request every
+/// server answers and that changes nothing.
+pub fn listing_section() -> ScenarioSection {
+    ScenarioSection {
+        name: "list".into(),
+        weight: None,
+        steps: vec![RawStep::ToolsList {}],
+        on_error: None,
+    }
+}
+
 impl Scenario {
     /// Every `[[scenario]]`, in order; names must be unique.
     pub fn all_from_sections(

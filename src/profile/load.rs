@@ -18,6 +18,11 @@ pub struct LoadSection {
     pub stages: Option<Vec<StageSection>>,
     /// Open model: most sessions in flight; arrivals beyond are counted as `dropped`.
     pub max_in_flight: Option<u32>,
+    /// Long-lived sessions: scenario iterations a second across the whole fleet (oha's
+    /// `-q`), e.g. `"200/s"`: each iteration takes the next slot of one shared schedule
+    /// and is timed from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration_rate: Option<String>,
     /// Stop after this many sessions in total.
     pub sessions: Option<u64>,
     /// Stop after this long, e.g. `"30s"`.

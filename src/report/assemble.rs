@@ -260,6 +260,7 @@ fn load_info(plan: &Plan) -> LoadInfo {
         clients,
         max_in_flight,
         rate_per_s: peak_rate,
+        iteration_rate_per_s: plan.load.iteration_rate,
         sessions: plan.load.sessions,
         duration_s: plan.load.duration.map(|d| d.as_secs_f64()),
         think: plan.load.think.describe(),

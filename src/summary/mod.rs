@@ -230,6 +230,10 @@ pub struct LoadInfo {
     /// Open model: the highest arrival rate of the plan, sessions per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_s: Option<f64>,
+    /// `[load] iteration_rate` (`-q`): long-lived sessions' scenario iterations a second
+    /// across the fleet, as planned (the fleet's whole, also in a shard's summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration_rate_per_s: Option<f64>,
     pub sessions: Option<u64>,
     pub duration_s: Option<f64>,
     pub think: String,

@@ -317,6 +317,13 @@ fn even_the_lowest_step_failing_exits_1_and_run_flags_are_refused() {
     assert_eq!(refused.status.code(), Some(2));
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("--rate") && err.contains("--from"), "{err}");
+    let refused = fleet_command()
+        .args(["ceiling", "--target", &served.url(), "-q", "10/s"])
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("--iteration-rate"), "{err}");
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn a_negative_count_says_it_must_be_one_or_more() {
     }
 }
 
-/// oha's and k6's short flags: -c clients, -d or -z duration, -r rate, -q quiet; no
+/// oha's and k6's short flags: -c clients, -d or -z duration, -r rate, -q iteration rate; no
 /// short flag collides in any subcommand (clap's own consistency check).
 #[test]
 fn short_flags_for_the_common_options() {
@@ -138,10 +138,11 @@ fn short_flags_for_the_common_options() {
         Command::Run(r) => r,
         _ => panic!("not run"),
     };
-    let r = run(&["mcp-fleet", "run", "-c", "4", "-z", "2s", "-q"]);
+    let r = run(&["mcp-fleet", "run", "-c", "4", "-z", "2s", "-q", "50/s"]);
     assert_eq!(r.overrides.clients, Some(4));
     assert_eq!(r.overrides.duration.as_deref(), Some("2s"));
-    assert!(r.quiet);
+    assert_eq!(r.overrides.iteration_rate.as_deref(), Some("50/s"));
+    assert!(!r.quiet);
     let r = run(&["mcp-fleet", "run", "-r", "10/s", "-d", "3s"]);
     assert_eq!(r.overrides.rate.as_deref(), Some("10/s"));
     assert_eq!(r.overrides.duration.as_deref(), Some("3s"));

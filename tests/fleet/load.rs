@@ -169,3 +169,152 @@ async fn keep_alive_reuses_connections_across_sessions() {
         "4 clients share their connections: {opened} opened"
     );
 }
+
+/// `tools/call`'s service and response p99 (ms) and its count.
+fn call_times(json: &serde_json::Value) -> (f64, f64, u64) {
+    let p = &json["phases"]["tools/call"];
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN) / 1000.0;
+    (
+        ms(&p["p99_us"]),
+        ms(&p["response"]["p99_us"]),
+        count(json, "tools/call"),
+    )
+}
+
+/// One held session calling `sleep` (100 ms) at `pace`: the persona's own (`pace =`)
+/// or the fleet's (`iteration_rate`).
+fn sleeper(own_pace: Option<&str>, fleet_rate: Option<&str>) -> FleetRun {
+    let pace = own_pace.map_or(String::new(), |p| format!("pace = \"{p}\""));
+    let rate = fleet_rate.map_or(String::new(), |r| format!("iteration_rate = \"{r}\""));
+    FleetRun::default().profile(&format!(
+        r#"
+[load]
+clients = 1
+duration = "1500ms"
+{rate}
+[[persona]]
+name = "held"
+shape = "long-lived"
+{pace}
+[[scenario]]
+name = "slow"
+steps = [{{ op = "tools/call", tool = "sleep", arguments = {{ ms = 100 }} }}]
+"#
+    ))
+}
+
+#[tokio::test]
+async fn an_iteration_rate_paces_the_whole_fleet_and_times_each_call_from_its_slot() {
+    // Four held sessions share 40 iterations a second: 40 calls a second in all,
+    // whichever session is free.
+    let fleet = FleetRun::default().profile(
+        r#"
+[load]
+clients = 4
+duration = "1s"
+iteration_rate = "40/s"
+[[persona]]
+name = "held"
+shape = "long-lived"
+[[scenario]]
+name = "tick"
+steps = [{ op = "tools/call", tool = "echo", arguments = { message = "x" } }]
+"#,
+    );
+    let json = fleet.run().await.json;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["started"], 4, "one held session a client");
+    assert_eq!(json["run"]["load"]["iteration_rate_per_s"], 40.0);
+    let described = json["run"]["load"]["description"].as_str().unwrap_or("");
+    assert!(described.contains("40 iterations/s in all"), "{described}");
+    let calls = count(&json, "tools/call");
+    assert!(
+        (34..=44).contains(&calls),
+        "40/s for 1 s across 4 sessions: {calls}"
+    );
+
+    // One session that serves 10 calls a second asked for 20: every call is later than
+    // its slot by more than the last, and the response time (from the slot) says so.
+    let late = sleeper(None, Some("20/s")).run().await.json;
+    let (service, response, n) = call_times(&late);
+    assert!(n >= 8, "{n} calls");
+    assert!(
+        response > service + 250.0,
+        "behind the schedule: response p99 {response} ms, service p99 {service} ms"
+    );
+    // The same session asked for 5 a second keeps up: response ≈ service.
+    let kept_up = sleeper(None, Some("5/s")).run().await.json;
+    let (service, response, n) = call_times(&kept_up);
+    assert!((5..=9).contains(&n), "5/s for 1.5 s: {n} calls");
+    assert!(
+        response < service + 60.0,
+        "on schedule: response p99 {response} ms, service p99 {service} ms"
+    );
+}
+
+#[tokio::test]
+async fn a_personas_own_pace_times_a_late_call_from_its_due_time() {
+    // 20/s asked of a session that serves 10/s: late calls count from their due time
+    // (they used to count from when the session came free, hiding the delay).
+    let late = sleeper(Some("20/s"), None).run().await.json;
+    let (service, response, _) = call_times(&late);
+    assert!(
+        response > service + 250.0,
+        "response p99 {response} ms, service p99 {service} ms"
+    );
+    let kept_up = sleeper(Some("5/s"), None).run().await.json;
+    let (service, response, _) = call_times(&kept_up);
+    assert!(
+        response < service + 60.0,
+        "response p99 {response} ms, service p99 {service} ms"
+    );
+}
+
+#[tokio::test]
+async fn dash_q_without_a_profile_holds_one_session_a_client_listing_tools() {
+    let served = crate::support::Served::start(&[]);
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(served.url()),
+            clients: Some(2),
+            duration: Some("1s".into()),
+            iteration_rate: Some("30/s".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await
+    .json;
+    assert_eq!(json["sessions"]["started"], 2, "{:#}", json["sessions"]);
+    assert_eq!(json["sessions"]["failed"], 0);
+    let lists = count(&json, "tools/list");
+    assert!((25..=34).contains(&lists), "30/s for 1 s: {lists}");
+    assert_eq!(
+        count(&json, "resources/list"),
+        0,
+        "one request an iteration"
+    );
+}
+
+#[tokio::test]
+async fn an_iteration_rate_needs_held_sessions_without_a_pace_of_their_own() {
+    let churn = FleetRun::default()
+        .profile("[load]\nclients = 1\nsessions = 1\niteration_rate = \"10/s\"\n[[persona]]\nname = \"c\"\n")
+        .error()
+        .await;
+    assert!(
+        format!("{churn:#}").contains("no persona has shape = \"long-lived\""),
+        "{churn:#}"
+    );
+    let both = FleetRun::default()
+        .profile("[load]\nclients = 1\nduration = \"1s\"\niteration_rate = \"10/s\"\n[[persona]]\nname = \"c\"\nshape = \"long-lived\"\npace = \"2/s\"\n")
+        .error()
+        .await;
+    assert!(format!("{both:#}").contains("pace both pace"), "{both:#}");
+    let zero = FleetRun::default()
+        .profile("[load]\nclients = 1\nduration = \"1s\"\niteration_rate = \"0/s\"\n[[persona]]\nname = \"c\"\nshape = \"long-lived\"\n")
+        .error()
+        .await;
+    assert!(format!("{zero:#}").contains("iteration_rate"), "{zero:#}");
+}

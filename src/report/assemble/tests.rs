@@ -89,6 +89,7 @@ fn a_shards_load_says_what_the_shard_ran() {
         clients: Some(8),
         max_in_flight: None,
         rate_per_s: None,
+        iteration_rate_per_s: None,
         sessions: None,
         duration_s: Some(10.0),
         think: "0s".into(),

@@ -87,6 +87,7 @@ pub(super) fn summary(model: &str) -> Summary {
                 clients: (!open).then_some(8),
                 max_in_flight: open.then_some(10_000),
                 rate_per_s: open.then_some(500.0),
+                iteration_rate_per_s: None,
                 sessions: None,
                 duration_s: Some(10.0),
                 think: "none".into(),
