@@ -249,6 +249,10 @@ pub struct CeilingArgs {
 pub struct ReportArgs {
     /// A results folder (holds summary.json).
     pub dir: PathBuf,
+    /// Also print a latency histogram per phase (service time) after the summary, as
+    /// `run --histogram` does.
+    #[arg(long)]
+    pub histogram: bool,
     #[command(flatten)]
     pub view: ViewArgs,
 }

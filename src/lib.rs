@@ -267,16 +267,21 @@ fn print_summary(summary: &summary::Summary, dir: &std::path::Path, args: &RunAr
         let view = args.view.summary_view();
         console::outln(format_args!("{}", report::text::render_view(summary, view)));
         if args.histogram {
-            // The raw state holds every phase's histogram, as written for `merge`.
-            match merge::state::State::read(dir).and_then(|s| s.stats.stats()) {
-                Ok(stats) => console::outln(format_args!(
-                    "{}",
-                    report::text::histogram::render(&stats, view.style)
-                )),
-                Err(e) => console::errln(format_args!("warning: no histogram: {e:#}")),
-            }
+            print_histogram(dir, view.style);
         }
         console::outln(format_args!("results: {}", dir.display()));
+    }
+}
+
+/// `--histogram`: a latency histogram per phase of the run in `dir`, from its raw state
+/// (every phase's histogram, as written for `merge`).
+fn print_histogram(dir: &std::path::Path, style: report::style::Style) {
+    match merge::state::State::read(dir).and_then(|s| s.stats.stats()) {
+        Ok(stats) => console::outln(format_args!(
+            "{}",
+            report::text::histogram::render(&stats, style)
+        )),
+        Err(e) => console::errln(format_args!("warning: no histogram: {e:#}")),
     }
 }
 
@@ -423,10 +428,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 /// `mcp-fleet report DIR`: rebuild the views of a results folder and print the summary.
 pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
     let summary = report::regenerate(&args.dir)?;
+    let view = args.view.summary_view();
     console::outln(format_args!(
         "{}",
-        report::text::render_view(&summary, args.view.summary_view())
+        report::text::render_view(&summary, view)
     ));
+    if args.histogram {
+        print_histogram(&args.dir, view.style);
+    }
     console::outln(format_args!(
         "report: {}",
         args.dir.join(report::html::FILE_NAME).display()

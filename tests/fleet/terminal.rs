@@ -241,4 +241,31 @@ fn histogram_per_phase_on_request_only() {
     }
     assert!(shown.contains("] ■"), "{shown}");
     assert!(!run(false, "without").contains("latency histogram"));
+    // `report DIR --histogram` draws the same from the folder afterwards; `report DIR`
+    // alone does not.
+    let report = |histogram: bool| {
+        let mut cmd = crate::support::fleet_command();
+        cmd.arg("report").arg(dir.path().join("without"));
+        cmd.args(["--color", "never"]);
+        if histogram {
+            cmd.arg("--histogram");
+        }
+        let done = cmd.output().expect("runs");
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        String::from_utf8_lossy(&done.stdout).into_owned()
+    };
+    let later = report(true);
+    for phase in ["initialize", "tools/list", "session"] {
+        assert!(
+            later.contains(&format!(
+                "latency histogram: {phase} (service time, 10 samples)"
+            )),
+            "{later}"
+        );
+    }
+    assert!(!report(false).contains("latency histogram"));
 }
