@@ -1,5 +1,5 @@
-//! Checks on a step's result (k6's `check()`), resolved: a named condition — a JSON
-//! pointer equals / contains / matches, `isError` is (not) set, `structuredContent`
+//! Checks on a step's result (k6's `check()`), resolved: a named condition — what a JSON
+//! pointer or a JSONPath query (RFC 9535) selects equals / contains / matches, `isError` is (not) set, `structuredContent`
 //! valid against the tool's `outputSchema` — evaluated on every answer of the step and
 //! counted per name (`summary.json`'s `checks`, thresholds `checks(NAME) > 99%`).
 
@@ -9,12 +9,37 @@ use crate::metrics::StepCheckId;
 use crate::profile::CheckSpec;
 use serde_json::Value;
 
+/// Where in a result a condition looks: a JSON pointer (one value) or a JSONPath query
+/// (any number of nodes; the condition holds when any of them passes).
+#[derive(Debug, Clone)]
+pub enum Locator {
+    Pointer(String),
+    Path(String, serde_json_path::JsonPath),
+}
+
+impl Locator {
+    /// The values at this place in `result` (none: nothing there).
+    fn select<'v>(&self, result: &'v Value) -> Vec<&'v Value> {
+        match self {
+            Locator::Pointer(p) => result.pointer(p).into_iter().collect(),
+            Locator::Path(_, q) => q.query(result).all(),
+        }
+    }
+
+    /// As the profile wrote it.
+    fn text(&self) -> &str {
+        match self {
+            Locator::Pointer(p) | Locator::Path(p, _) => p,
+        }
+    }
+}
+
 /// What a check asks of a result.
 #[derive(Debug, Clone)]
 pub enum Condition {
-    Equals(String, Value),
-    Contains(String, Value),
-    Matches(String, regex::Regex),
+    Equals(Locator, Value),
+    Contains(Locator, Value),
+    Matches(Locator, regex::Regex),
     IsError(bool),
     /// `structuredContent` valid against the tool's `outputSchema`.
     OutputSchema,
@@ -37,8 +62,9 @@ impl PartialEq for Check {
 }
 
 const FORMS: &str =
-    "write e.g. { name = \"sum\", pointer = \"/structuredContent/sum\", equals = 42 }, \
-                     contains = …, matches = \"regex\", is_error = false or output_schema = true";
+    "write e.g. { name = \"sum\", pointer = \"/structuredContent/sum\", equals = 42 } \
+                     (or path = \"$.structuredContent.sum\"), contains = …, matches = \"regex\", \
+                     is_error = false or output_schema = true";
 
 impl Check {
     /// The `checks` of the step at `key`; `tool_call`: whether `output_schema` applies.
@@ -67,14 +93,36 @@ impl Check {
                     "use letters, digits and - _ . / :, e.g. name = \"sum-is-42\"",
                 ));
             }
-            let pointer = s.pointer.clone().unwrap_or_default();
-            if !(pointer.is_empty() || pointer.starts_with('/')) {
-                return Err(err(
-                    ".pointer",
-                    format!("{pointer:?} is not a JSON pointer"),
-                    "start it with /, e.g. pointer = \"/structuredContent/sum\"",
-                ));
-            }
+            let pointer = match (&s.pointer, &s.path) {
+                (Some(_), Some(_)) => {
+                    return Err(err(
+                        "",
+                        format!("check {:?} has both a pointer and a path", s.name),
+                        "keep one: pointer = \"/structuredContent/sum\" or path = \"$.structuredContent.sum\"",
+                    ))
+                }
+                (_, Some(path)) => {
+                    let q = serde_json_path::JsonPath::parse(path).map_err(|e| {
+                        err(
+                            ".path",
+                            format!("{path:?} is not a JSONPath query: {e}"),
+                            "write e.g. path = \"$.content[?@.type == 'text'].text\" (RFC 9535)",
+                        )
+                    })?;
+                    Locator::Path(path.clone(), q)
+                }
+                (pointer, None) => {
+                    let pointer = pointer.clone().unwrap_or_default();
+                    if !(pointer.is_empty() || pointer.starts_with('/')) {
+                        return Err(err(
+                            ".pointer",
+                            format!("{pointer:?} is not a JSON pointer"),
+                            "start it with /, e.g. pointer = \"/structuredContent/sum\"",
+                        ));
+                    }
+                    Locator::Pointer(pointer)
+                }
+            };
             let mut conditions = Vec::new();
             if let Some(v) = &s.equals {
                 conditions.push(Condition::Equals(pointer.clone(), v.clone()));
@@ -127,49 +175,55 @@ impl Check {
         result: &Value,
         output: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
-        let at = |p: &str| {
-            result
-                .pointer(p)
-                .ok_or_else(|| format!("{} has nothing at {p:?}", self.name))
+        // The values at the place; the first failure's words when none passes.
+        let at = |l: &Locator| {
+            let got = l.select(result);
+            if got.is_empty() {
+                Err(format!("{} has nothing at {:?}", self.name, l.text()))
+            } else {
+                Ok(got)
+            }
         };
         let fail = |what: String| Err(format!("{}: {what}", self.name));
-        match &self.condition {
-            Condition::Equals(p, want) => {
-                let got = at(p)?;
-                if got == want {
-                    Ok(())
-                } else {
-                    fail(format!("{p} is {}, not {want}", short(got)))
-                }
+        let any = |l: &Locator, holds: &dyn Fn(&Value) -> bool, why: &dyn Fn(&Value) -> String| {
+            let got = at(l)?;
+            match got.iter().find(|v| holds(v)) {
+                Some(_) => Ok(()),
+                None if got.len() == 1 => fail(why(got[0])),
+                None => fail(format!(
+                    "none of the {} values at {} passes; the first: {}",
+                    got.len(),
+                    l.text(),
+                    why(got[0])
+                )),
             }
-            Condition::Contains(p, want) => {
-                let got = at(p)?;
-                let holds = match (got, want) {
+        };
+        match &self.condition {
+            Condition::Equals(l, want) => any(l, &|v| v == want, &|v| {
+                format!("{} is {}, not {want}", l.text(), short(v))
+            }),
+            Condition::Contains(l, want) => any(
+                l,
+                &|v| match (v, want) {
                     (Value::String(s), Value::String(w)) => s.contains(w.as_str()),
                     (Value::Array(items), w) => items.contains(w),
                     _ => false,
-                };
-                if holds {
-                    Ok(())
-                } else {
-                    fail(format!("{p} ({}) does not contain {want}", short(got)))
-                }
-            }
-            Condition::Matches(p, re) => {
-                let got = at(p)?;
-                let text = match got {
+                },
+                &|v| format!("{} ({}) does not contain {want}", l.text(), short(v)),
+            ),
+            Condition::Matches(l, re) => {
+                let text = |v: &Value| match v {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                if re.is_match(&text) {
-                    Ok(())
-                } else {
-                    fail(format!(
-                        "{p} ({}) does not match /{}/",
-                        short(got),
+                any(l, &|v| re.is_match(&text(v)), &|v| {
+                    format!(
+                        "{} ({}) does not match /{}/",
+                        l.text(),
+                        short(v),
                         re.as_str()
-                    ))
-                }
+                    )
+                })
             }
             Condition::IsError(want) => {
                 let got = result.get("isError").and_then(Value::as_bool) == Some(true);
@@ -215,6 +269,10 @@ mod tests {
             json!({"name": "c", "pointer": "/structuredContent/tags", "contains": "b"}),
             json!({"name": "d", "pointer": "/content/0/text", "matches": "^sum is \\d+$"}),
             json!({"name": "e", "is_error": false}),
+            json!({"name": "p1", "path": "$.structuredContent.sum", "equals": 42}),
+            json!({"name": "p2", "path": "$.content[?@.type == 'text'].text", "matches": "\\d+$"}),
+            json!({"name": "p3", "path": "$.structuredContent.tags[*]", "equals": "b"}),
+            json!({"name": "p4", "path": "$..sum", "equals": 42}),
         ];
         for spec in pass {
             one(spec.clone())
@@ -244,6 +302,18 @@ mod tests {
                 json!({"name": "g", "output_schema": true}),
                 "no outputSchema",
             ),
+            (
+                json!({"name": "p1", "path": "$.structuredContent.sum", "equals": 41}),
+                "$.structuredContent.sum is 42, not 41",
+            ),
+            (
+                json!({"name": "p3", "path": "$.structuredContent.tags[*]", "equals": "c"}),
+                "none of the 2 values at $.structuredContent.tags[*] passes",
+            ),
+            (
+                json!({"name": "p5", "path": "$.content[?@.type == 'image']", "equals": 1}),
+                "nothing at",
+            ),
         ];
         let no_schema = || Err("the tool declares no outputSchema".to_string());
         for (spec, why) in fails {
@@ -271,6 +341,14 @@ mod tests {
             (
                 json!({"name": "a", "matches": "("}),
                 "not a regular expression",
+            ),
+            (
+                json!({"name": "a", "path": "content[0]", "equals": 1}),
+                "not a JSONPath query",
+            ),
+            (
+                json!({"name": "a", "path": "$.a", "pointer": "/a", "equals": 1}),
+                "both a pointer and a path",
             ),
         ] {
             let e = one(spec).expect_err(why).to_string();

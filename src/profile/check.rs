@@ -13,6 +13,11 @@ pub struct CheckSpec {
     /// that `equals`, `contains` and `matches` read; default the whole result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// A JSONPath query (RFC 9535) instead of a pointer, e.g.
+    /// `$.content[?@.type == 'text'].text`: the condition holds when any node it
+    /// selects passes, and fails when it selects none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equals: Option<Value>,
     /// A substring of a string, an element of an array.

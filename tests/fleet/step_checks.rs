@@ -21,12 +21,14 @@ name = "s"
 steps = [
   { op = "tools/call", tool = "echo", arguments = { message = "hello" }, checks = [
     { name = "echoed", pointer = "/content/0/text", contains = "hello" },
+    { name = "echoed-path", path = "$.content[?@.type == 'text'].text", matches = "hello" },
     { name = "no-error", is_error = false },
   ] },
   { op = "tools/call", tool = "add", arguments = { a = 40, b = 2 }, checks = [
     { name = "sum", pointer = "/structuredContent/sum", equals = 42 },
     { name = "schema", output_schema = true },
     { name = "wrong", pointer = "/structuredContent/sum", equals = 41 },
+    { name = "wrong-path", path = "$..sum", equals = 41 },
   ] },
   { op = "request", method = "completion/complete", params = { ref = { type = "ref/prompt", name = "review" }, argument = { name = "language", value = "ja" } }, checks = [
     { name = "completes", pointer = "/completion/values/0", matches = "^java" },
@@ -64,7 +66,14 @@ async fn checks_are_counted_and_fire_only_where_the_result_is_wrong() {
     );
     let checks = &json["checks"];
     // Silent where the server is right.
-    for name in ["echoed", "no-error", "sum", "schema", "completes"] {
+    for name in [
+        "echoed",
+        "echoed-path",
+        "no-error",
+        "sum",
+        "schema",
+        "completes",
+    ] {
         assert_eq!(checks[name]["passes"], 12, "{name}: {checks:#}");
         assert_eq!(checks[name]["fails"], 0, "{name}");
         assert!(checks[name].get("example").is_none(), "{name}");
@@ -74,6 +83,10 @@ async fn checks_are_counted_and_fire_only_where_the_result_is_wrong() {
         checks["wrong"],
         json!({"passes": 0, "fails": 12,
         "example": "wrong: /structuredContent/sum is 42, not 41"})
+    );
+    assert_eq!(
+        checks["wrong-path"],
+        json!({"passes": 0, "fails": 12, "example": "wrong-path: $..sum is 42, not 41"})
     );
     assert!(passed(&json, "checks(schema) > 99%"));
     assert!(passed(&json, "checks(sum) > 99%"));
