@@ -53,11 +53,15 @@ pub fn render(input: &ReportInput<'_>) -> String {
     // `<` is escaped so no string in the data can close the script element.
     let data = charts.to_string().replace('<', "\\u003c");
     let s = input.summary;
+    let ranges = phases::ranges(s, &input.histograms);
     fill(
         TEMPLATE,
         &[
             ("{{TITLE}}", &esc(&format!("mcp-fleet · {}", title(s)))),
-            ("{{BODY}}", &body(s, input.profile_toml.as_deref(), &charts)),
+            (
+                "{{BODY}}",
+                &body(s, input.profile_toml.as_deref(), &charts, &ranges),
+            ),
             ("{{SCRIPT}}", SCRIPT),
             ("{{DATA}}", &data),
         ],

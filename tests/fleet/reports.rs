@@ -115,6 +115,28 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     assert!(html.contains("by protocol version"));
     assert!(!html.contains("src=\"http"), "no fetched script");
     assert!(!html.contains("{{"), "every placeholder filled");
+    // Response-time ranges against the tightest latency threshold on initialize, the
+    // quickstart's 500 ms; every successful sample within or past it.
+    let row = html
+        .lines()
+        .find(|l| l.starts_with("<tr><td>initialize</td><td>500.00ms"))
+        .expect("initialize's ranges row");
+    assert!(row.contains("(p99(initialize) &lt; 500ms)"), "{row}");
+    let counts: Vec<u64> = row
+        .split("<td class")
+        .skip(1)
+        .take(3)
+        .map(|c| {
+            let n = c.split('>').nth(1).and_then(|t| t.split(' ').next());
+            n.and_then(|t| t.parse().ok()).expect("a count")
+        })
+        .collect();
+    let init = &json["phases"]["initialize"];
+    assert_eq!(
+        counts[0] + counts[1],
+        init["count"].as_u64().unwrap_or(0) - counts[2]
+    );
+    assert_eq!(counts[2], init["errors"].as_u64().unwrap_or(u64::MAX));
 
     let junit = std::fs::read_to_string(dir.path().join("thresholds.xml")).expect("junit");
     assert!(junit.contains("tests=\"5\" failures=\"1\""), "{junit}");

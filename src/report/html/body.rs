@@ -10,12 +10,17 @@ use serde_json::Value;
 use std::fmt::Write;
 
 /// The page's body, section by section.
-pub(super) fn body(s: &Summary, profile_toml: Option<&str>, charts: &Value) -> String {
+pub(super) fn body(
+    s: &Summary,
+    profile_toml: Option<&str>,
+    charts: &Value,
+    ranges: &[super::phases::Ranges],
+) -> String {
     let mut out = String::new();
     diagnosis(&mut out, s);
     headline(&mut out, s);
     thresholds(&mut out, s);
-    super::phases::tables(&mut out, s);
+    super::phases::tables(&mut out, s, ranges);
     checks(&mut out, s);
     super::soak::section(&mut out, s, &charts["latency"]);
     chart_places(&mut out, s, charts);

@@ -27,7 +27,7 @@ const KEY_PHASES: [&str; 9] = [
 
 /// The phase table, response beside service time (open model): near the top of the
 /// page, as Gatling and k6 put theirs; the breakdowns come after the charts.
-pub(super) fn tables(out: &mut String, s: &Summary) {
+pub(super) fn tables(out: &mut String, s: &Summary, ranges: &[Ranges]) {
     let _ = writeln!(out, "<h2 id=phases>Phases</h2>{TABLE_HEAD}");
     phase_rows(out, "all", &s.phases, None);
     // Each request step under its own phase name (the row `request` adds them up).
@@ -36,6 +36,7 @@ pub(super) fn tables(out: &mut String, s: &Summary) {
     if s.run.load.model == "open" {
         response_table(out, s);
     }
+    ranges_table(out, ranges);
 }
 
 /// The breakdowns by persona, transport, era, version and tool.
@@ -153,6 +154,108 @@ fn breakdown(
     let _ = writeln!(out, "<h3>by {}</h3>{TABLE_HEAD}", esc(title));
     for (name, phases) in groups {
         phase_rows(out, name, phases, Some(&KEY_PHASES));
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// A phase's bound for its response-time ranges when no threshold sets one.
+const DEFAULT_BOUND_US: f64 = 500_000.0;
+
+/// One phase's response-time ranges (Gatling's, against the run's own SLO): its
+/// successful samples within the bound and past it (service time, from the whole run's
+/// histogram), and its failed ones.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Ranges {
+    pub phase: String,
+    pub bound_us: f64,
+    /// The threshold the bound comes from; `None`: no latency threshold on this phase.
+    pub slo: Option<String>,
+    pub under: u64,
+    pub over: u64,
+    pub failed: u64,
+}
+
+/// The ranges of every phase with samples: the bound is the tightest latency threshold
+/// on the phase (`p99(initialize) < 50ms`, any percentile, the mean or max; not one
+/// limited to a persona or a request step), else [`DEFAULT_BOUND_US`].
+pub(crate) fn ranges(
+    s: &Summary,
+    histograms: &BTreeMap<String, hdrhistogram::Histogram<u64>>,
+) -> Vec<Ranges> {
+    use crate::plan::threshold::{Metric, Op, Subject, Threshold};
+    let bound_of = |phase: &str| {
+        s.thresholds
+            .iter()
+            .filter_map(|r| Threshold::parse(&r.expression).ok())
+            .filter(|t| {
+                matches!(t.metric, Metric::Quantile(_) | Metric::Mean)
+                    && matches!(t.op, Op::Lt | Op::Le)
+                    && matches!(t.subject, Subject::Phase(p) if p.name() == phase)
+                    && t.persona.is_none()
+                    && t.request.is_none()
+            })
+            .min_by(|a, b| a.limit.total_cmp(&b.limit))
+    };
+    ordered(&s.phases)
+        .into_iter()
+        .filter(|(name, p)| name.as_str() != Phase::Lag.name() && p.count > 0)
+        .map(|(name, p)| {
+            let slo = bound_of(name);
+            let bound_us = slo.as_ref().map_or(DEFAULT_BOUND_US, |t| t.limit);
+            let (under, total) = histograms.get(name).map_or((0, 0), |h| {
+                (h.count_between(0, bound_us.max(0.0) as u64), h.len())
+            });
+            Ranges {
+                phase: name.clone(),
+                bound_us,
+                slo: slo.map(|t| t.text),
+                under,
+                over: total.saturating_sub(under),
+                failed: p.errors,
+            }
+        })
+        .collect()
+}
+
+/// The ranges as a table with a bar a row: green within the bound, amber past it, red
+/// failed.
+pub(super) fn ranges_table(out: &mut String, rows: &[Ranges]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3 id=ranges>Response-time ranges</h3>");
+    out.push_str("<p class=note>Each phase's samples within its SLO (the tightest latency threshold on it; without one, 500 ms), past it, and failed. Service time, over the whole run.</p>");
+    out.push_str("<table class=ph><thead><tr><th>phase</th><th>bound</th><th class=n>within</th><th class=n>past</th><th class=n>failed</th><th>share</th></tr></thead><tbody>");
+    for r in rows {
+        let all = (r.under + r.over + r.failed).max(1) as f64;
+        let pct = |n: u64| 100.0 * n as f64 / all;
+        let bound = match &r.slo {
+            Some(t) => format!(
+                "{} <span class=note>({})</span>",
+                format_opt_us(Some(r.bound_us)),
+                esc(t)
+            ),
+            None => format!(
+                "{} <span class=note>(no SLO)</span>",
+                format_opt_us(Some(r.bound_us))
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{bound}</td><td class=n>{} ({:.1} %)</td><td class=\"n{}\">{} ({:.1} %)</td><td class=\"n{}\">{} ({:.1} %)</td><td><div class=rng><span class=in style=\"width:{:.2}%\"></span><span class=past style=\"width:{:.2}%\"></span><span class=fail style=\"width:{:.2}%\"></span></div></td></tr>",
+            esc(&r.phase),
+            r.under,
+            pct(r.under),
+            if r.over > 0 { " warn" } else { "" },
+            r.over,
+            pct(r.over),
+            if r.failed > 0 { " bad" } else { "" },
+            r.failed,
+            pct(r.failed),
+            pct(r.under),
+            pct(r.over),
+            pct(r.failed),
+        );
     }
     out.push_str("</tbody></table>\n");
 }

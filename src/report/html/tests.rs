@@ -341,3 +341,69 @@ fn the_parameters_say_the_timeout_in_seconds_and_no_think_time_for_an_open_model
     assert!(interrupted.contains("interrupted (Ctrl-C)"));
     assert!(!interrupted.contains("stopped by interrupted"));
 }
+
+/// Response-time ranges: the bound is the tightest latency threshold on the phase (not
+/// one of a persona, not a `>` or an error rate), else 500 ms; the counts are the
+/// histogram's within and past it, and the phase's errors.
+#[test]
+fn response_time_ranges_count_within_and_past_the_phases_slo_and_failed() {
+    use crate::plan::threshold::Threshold;
+    let mut s = summary();
+    let rules: Vec<Threshold> = [
+        "p99(initialize) < 20ms",
+        "p95(initialize) < 10ms",
+        "p99(initialize, persona=x) < 1ms",
+        "p50(initialize) > 1ms",
+        "error_rate(initialize) < 1%",
+    ]
+    .iter()
+    .map(|t| Threshold::parse(t).expect("threshold"))
+    .collect();
+    s.thresholds = crate::report::threshold::evaluate_all(&rules, &s);
+    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram");
+    for v in 1..=1000u64 {
+        h.record(v * 50).expect("record");
+    }
+    let histograms: BTreeMap<String, Histogram<u64>> =
+        [("initialize".to_string(), h)].into_iter().collect();
+    let rows = phases::ranges(&s, &histograms);
+    let init = rows
+        .iter()
+        .find(|r| r.phase == "initialize")
+        .expect("initialize");
+    assert_eq!(
+        (
+            init.bound_us,
+            init.slo.as_deref(),
+            init.under,
+            init.over,
+            init.failed
+        ),
+        (10_000.0, Some("p95(initialize) < 10ms"), 200, 800, 2)
+    );
+    // No latency threshold on tools/call: 500 ms, said so; its errors still count.
+    let call = rows
+        .iter()
+        .find(|r| r.phase == "tools/call")
+        .expect("tools/call");
+    assert_eq!(
+        (call.bound_us, call.slo.as_deref(), call.failed),
+        (500_000.0, None, 1)
+    );
+    let html = render(&ReportInput {
+        summary: &s,
+        timeline: &[],
+        histograms,
+        profile_toml: None,
+    });
+    assert!(
+        html.contains("Response-time ranges"),
+        "the section is there"
+    );
+    assert!(
+        html.contains("(p95(initialize) &lt; 10ms)"),
+        "the bound names its SLO"
+    );
+    assert!(html.contains("200 (20.0 %)") && html.contains("800 (79.8 %)"));
+    assert!(html.contains("(no SLO)"));
+}
