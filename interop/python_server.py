@@ -6,6 +6,7 @@ Runs on `mcp` 1.x (`FastMCP`) and 2.x (`MCPServer`, which also answers the
     python python_server.py stdio
     python python_server.py streamable-http PORT [--stateless]
     python python_server.py sse PORT
+    python python_server.py websocket PORT       (mcp 1.x: its WebSocket transport at /ws)
     python python_server.py streamable-http PORT --auth-tokens FILE   (mcp 1.x)
 
 PORT may also come from the environment (`PORT`). HTTP transports listen on
@@ -186,8 +187,32 @@ def add_issuer_metadata(server, port: int) -> None:
         })
 
 
+def serve_websocket(server, port: int) -> None:
+    """mcp 1.x's WebSocket transport (`mcp.server.websocket`, subprotocol `mcp`, needs
+    `mcp[ws]`), at ws://127.0.0.1:PORT/ws: each connection one session of the server.
+    The SDK deprecates it (WebSocket is not an MCP transport); servers still ship it."""
+    import warnings
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+
+    # The SDK warns on every connection that the transport is deprecated: once is known.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from mcp.server.websocket import websocket_server
+
+    low = server._mcp_server
+
+    async def endpoint(websocket):
+        async with websocket_server(websocket.scope, websocket.receive, websocket.send) as (read, write):
+            await low.run(read, write, low.create_initialization_options())
+
+    app = Starlette(routes=[WebSocketRoute("/ws", endpoint)])
+    uvicorn.run(app, host=HOST, port=port, log_level="warning", ws="websockets-sansio")
+
+
 def main(argv: list[str]) -> None:
-    if len(argv) < 2 or argv[1] not in ("stdio", "streamable-http", "sse"):
+    if len(argv) < 2 or argv[1] not in ("stdio", "streamable-http", "sse", "websocket"):
         sys.exit(__doc__)
     transport = argv[1]
     stateless = "--stateless" in argv
@@ -200,8 +225,12 @@ def main(argv: list[str]) -> None:
         argv = argv[:i] + argv[i + 2 :]
     rest = [a for a in argv[2:] if not a.startswith("--")]
     port = int(rest[0]) if rest else int(os.environ.get("PORT", "8000"))
+    if transport == "websocket" and MAJOR >= 2:
+        sys.exit("websocket: mcp 1.x only (2.x removed the transport)")
     server = build(port, stateless, tokens_file)
-    if transport == "stdio":
+    if transport == "websocket":
+        serve_websocket(server, port)
+    elif transport == "stdio":
         server.run("stdio")
     elif MAJOR >= 2:
         kwargs = {"host": HOST, "port": port}

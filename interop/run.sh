@@ -312,6 +312,19 @@ python_checks() { # TAG VENV
       "$PROFILES/python-era.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
   fi
 
+  # mcp 1.x's WebSocket transport (`mcp[ws]`; 2.x removed it): the same profile over ws://.
+  if [ "$tag" = py1 ] && selected "$tag-ws"; then
+    port="$(free_port)"
+    if start_server "$tag-ws" "$port" "$py" "$PY_SERVER" websocket "$port"; then
+      pid=$SERVER_PID
+      check "$tag-ws" 100 "$PROFILE_PHASES" -- \
+        "$PROFILES/python.toml" --target "ws://127.0.0.1:$port/ws" --clients 8 --strict --probe-undeclared
+      stop_server "$pid"
+    else
+      server_failed "$tag-ws"
+    fi
+  fi
+
   # The SDK's auth (mcp 1.x): sessions with a token from the file complete, those
   # without get its 401 with WWW-Authenticate and walk the discovery.
   if [ "$tag" = py1 ] && selected "$tag-auth-http"; then
@@ -411,7 +424,7 @@ if any_selected everything-stdio everything-profile-stdio everything-http everyt
     everything-tasks-stdio everything-tasks-http; then
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
-PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-faults-http py1-http-auto py1-auth-http py1-sse py1-profile-sse)
+PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-faults-http py1-http-auto py1-auth-http py1-sse py1-profile-sse py1-ws)
 PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-faults-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
 if any_selected "${PY1_CHECKS[@]}"; then
   if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi

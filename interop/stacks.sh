@@ -31,11 +31,16 @@ install_everything() {
 }
 
 install_venv() { # VENV VERSION
-  local venv="$1" version="$2"
+  local venv="$1" version="$2" spec="mcp==$2"
+  # 1.x with its WebSocket transport's extra (the `websockets` package).
+  case $version in 1.*) spec="mcp[ws]==$version" ;; esac
+  if [ "$(installed_mcp_version "$venv")" = "$version" ]; then
+    case $version in 1.*) "$venv/bin/python" -c 'import websockets' 2>/dev/null || rm -rf "$venv" ;; esac
+  fi
   if [ "$(installed_mcp_version "$venv")" = "$version" ]; then return 0; fi
-  say "install: mcp==$version (pip, $venv)"
+  say "install: $spec (pip, $venv)"
   rm -rf "$venv"
   python3 -m venv "$venv" &&
-    "$venv/bin/pip" install --disable-pip-version-check -q "mcp==$version" >"$venv.install.log" 2>&1 ||
+    "$venv/bin/pip" install --disable-pip-version-check -q "$spec" >"$venv.install.log" 2>&1 ||
     { tail -20 "$venv.install.log"; return 1; }
 }
