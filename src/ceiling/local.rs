@@ -46,26 +46,19 @@ pub fn shard_args(
 }
 
 /// `ceiling --processes N`.
-pub async fn run(args: &CeilingArgs, n: u32) -> anyhow::Result<CeilingOutcome> {
+/// `plan`: a step's, from the options the caller checked (a bad one fails there, once,
+/// not in N shards).
+pub async fn run(
+    args: &CeilingArgs,
+    n: u32,
+    plan: &crate::plan::Plan,
+) -> anyhow::Result<CeilingOutcome> {
     processes::check(n, args.shard.is_some())?;
-    // The options once, before anything starts: a bad one fails here, not in N shards.
-    let mut base = crate::cli::RunArgs {
-        profile: args.profile.clone(),
-        overrides: args.overrides.clone(),
-        ..crate::cli::RunArgs::default()
-    };
-    super::step::set_level(&mut base.overrides, 1.0, args.ladder == "clients");
-    base.overrides.duration = Some("1s".into());
-    let source = crate::plan::Source::choose(base.profile.as_deref(), &base.overrides);
-    let plan = crate::plan::Plan::from_source(&source, &base.overrides)?;
     let dir = crate::results::folder::choose("ceiling", args.out.as_deref(), args.quiet)?;
     let builtin = if plan.soak.server_inside {
         Some(
-            server::BuiltIn::start(
-                args.builtin_program.as_deref(),
-                &super::builtin_flags(&plan),
-            )
-            .await?,
+            server::BuiltIn::start(args.builtin_program.as_deref(), &super::builtin_flags(plan))
+                .await?,
         )
     } else {
         None

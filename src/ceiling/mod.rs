@@ -68,9 +68,6 @@ impl CeilingOutcome {
 /// `mcp-fleet ceiling`.
 pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     refuse_run_flags(&args)?;
-    if let Some(n) = args.processes {
-        return local::run(&args, n).await;
-    }
     let shard = match args.shard.as_deref() {
         Some(text) => Some(Shard::parse(text)?).filter(|s| s.is_sharded()),
         None => None,
@@ -96,6 +93,10 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
     base.overrides.thresholds = slos.iter().map(|t| t.text.clone()).collect();
     // The plan once, before anything starts: a bad profile or flag stops here (exit 2).
     let plan = step_plan(&base, ladder, args.step)?;
+    if let Some(n) = args.processes {
+        // Every option is checked above, once, before the shards start.
+        return local::run(&args, n, &plan).await;
+    }
     if let Some(shard) = shard {
         check_sharded(&args, &plan, shard)?;
     }

@@ -231,6 +231,30 @@ fn a_sharded_search_needs_a_shared_folder_and_a_target() {
         .output()
         .expect("runs");
     assert_eq!(both.status.code(), Some(2));
+    // A bad option stops `--processes` before any shard or folder exists, said once.
+    let out = dir.path().join("never");
+    for bad in [["--from", "fast"], ["--slo", "p99(initialize) <"]] {
+        let refused = fleet_command()
+            .args([
+                "ceiling",
+                "--processes",
+                "2",
+                "--target",
+                "http://127.0.0.1:9/mcp",
+            ])
+            .args(bad)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("runs");
+        assert_eq!(refused.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(err.matches("error:").count(), 1, "said once: {err}");
+        assert!(
+            !out.exists(),
+            "no results folder for a search that never started"
+        );
+    }
 }
 
 #[test]
