@@ -366,6 +366,37 @@ def compare_text(cmp):
     return " ".join(out)
 
 
+def busy_cells(rows):
+    """The cells whose ceiling search judged the machine busy with other work at a step
+    (the generator's CPU-pressure rule), in row order."""
+    return [r["cell"] for r in rows
+            if any("busy with other work" in n for n in ((r.get("ceiling") or {}).get("notes") or []))]
+
+
+def machine_said(rows):
+    """What the sitting's machine was like, in words: the load average, of which the
+    sitting's own server and generator (one pinned core each) make up to the core count,
+    and the cells whose search saw other work."""
+    loads = [float(r[k].split()[0]) for r in rows for k in ("load_start", "load_end") if r.get(k)]
+    if not loads:
+        return ""
+    cores = (rows[0].get("cores") or "").split(" ")[0]
+    try:
+        n = float(cores)
+    except ValueError:
+        n = 2.0
+    busy = busy_cells(rows)
+    span = f"1-minute load average {min(loads):.2f} to {max(loads):.2f} on {cores or '?'} cores"
+    if not busy and max(loads) <= n + 0.5:
+        return (f"The machine was quiet during this sitting ({span}; the sitting's own server and "
+                f"generator, a core each, make up to {n:.0f} of it).")
+    where = (f"the ceiling search of {len(busy)} cell{'' if len(busy) == 1 else 's'} saw other work at some step ({', '.join(busy[:8])}"
+             f"{' …' if len(busy) > 8 else ''}; their notes say at which)") if busy else \
+        "no ceiling search saw other work at its steps"
+    return (f"**Other work shared the machine** during this sitting ({span}; the sitting's own server "
+            f"and generator make up to {n:.0f} of it): {where}. Ratios between stacks are from this one sitting.")
+
+
 def markdown(rows, cmp=None, notes=None):
     r0 = rows[0] if rows else {}
     loads = [float(r["load_end"].split()[0]) for r in rows if r.get("load_end")]
@@ -381,14 +412,9 @@ def markdown(rows, cmp=None, notes=None):
         f"settings `{r0.get('settings', '?')}`.",
         "",
     ]
-    if loads and max(loads) >= 1.0:
-        out += [
-            f"**The machine was busy** during this sitting (1-minute load average {min(loads):.2f} to "
-            f"{max(loads):.2f} on {r0.get('cores', '').split(' ')[0] or '?'} cores, other engineers compiling: "
-            "per row below): the figures are low and noisy, ratios between stacks are from one sitting "
-            "but not yet confirmed on a quiet machine.",
-            "",
-        ]
+    said = machine_said(rows)
+    if said:
+        out += [said, ""]
     out += [
         "How each figure is measured:",
         "",
@@ -574,9 +600,8 @@ def page(rows, cmp=None):
     colours = stack_colours(rows)
     r0 = rows[0] if rows else {}
     loads = [float(r["load_end"].split()[0]) for r in rows if r.get("load_end")]
-    busy = (f"<p class=warn><b>The machine was busy</b> during this sitting (1-minute load average "
-            f"{min(loads):.2f} to {max(loads):.2f}, other engineers compiling): the figures are low and noisy; "
-            "ratios between stacks come from this one sitting.</p>") if loads and max(loads) >= 1.0 else ""
+    said = machine_said(rows)
+    busy = f"<p class=warn>{esc(said).replace('**', '')}</p>" if said else ""
     stacks = list(colours)
     charts = "\n".join(c for c in (latency_chart(s, rows, colours) for s in stacks) if c)
     legend = " ".join(f'<span style="color:{c}">■</span> {esc(s)}' for s, c in colours.items())
