@@ -366,6 +366,21 @@ def compare_text(cmp):
     return " ".join(out)
 
 
+def sittings_said(rows, q):
+    """Which sittings (and commits) the rows come from: one, or each with its cells when
+    a sitting's rows were joined by another's (cells added later, the same settings)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r.get("sitting", "?"), r.get("commit", "?")), []).append(r["cell"])
+    if len(groups) == 1:
+        (sitting, commit), = groups
+        return f"Sitting {q}{sitting}{q}, commit {q}{commit}{q}"
+    parts = [f"{q}{s}{q} at {q}{c}{q} ({len(cells)} cell{'' if len(cells) == 1 else 's'}"
+             f"{'' if len(cells) > 3 else ': ' + ', '.join(cells)})"
+             for (s, c), cells in groups.items()]
+    return "Sittings " + "; ".join(parts)
+
+
 def busy_cells(rows):
     """The cells whose ceiling search judged the machine busy with other work at a step
     (the generator's CPU-pressure rule), in row order."""
@@ -408,8 +423,7 @@ def markdown(rows, cmp=None, notes=None):
         "the same tools (interop/; [its interop table](../interop/README.md#interop-table)),",
         "the server pinned to one core and the generator (mcp-fleet) to the other.",
         "",
-        f"Sitting `{r0.get('sitting', '?')}`, commit `{r0.get('commit', '?')}`, {r0.get('cores', '?')}; "
-        f"settings `{r0.get('settings', '?')}`.",
+        sittings_said(rows, "`") + f", {r0.get('cores', '?')}; settings `{r0.get('settings', '?')}`.",
         "",
     ]
     said = machine_said(rows)
@@ -632,7 +646,7 @@ th {{ background: #f4f4f4; }}
 code {{ font-size: 12px; }}
 </style></head><body>
 <h1>MCP server SDKs, measured the same way</h1>
-<p>Sitting <code>{esc(r0.get('sitting', '?'))}</code>, commit <code>{esc(r0.get('commit', '?'))}</code>,
+<p>{esc(sittings_said(rows, ''))},
 {esc(r0.get('cores', '?'))}. Each stack is a small server with the same tools; mcp-fleet measures them
 with the same method and durations (<code>{esc(r0.get('settings', ''))}</code>). The tables in words
 and how each figure is measured: <a href="SDK-MATRIX.md">SDK-MATRIX.md</a>.</p>

@@ -209,3 +209,24 @@ async fn a_row_reads_the_results_of_the_matrix_profiles() {
         assert!(row[m].is_null(), "{m}: {row}");
     }
 }
+
+/// Rows of two sittings joined (cells added by a later sitting): the header names each
+/// sitting with its commit and cells, not the first row's alone.
+#[test]
+fn joined_sittings_are_each_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let joined = dir.path().join("joined.jsonl");
+    let a = std::fs::read_to_string(fixture("sitting-a.jsonl")).expect("a");
+    let b = std::fs::read_to_string(fixture("sitting-b.jsonl")).expect("b");
+    let one = b.lines().next().expect("a row of B");
+    std::fs::write(&joined, format!("{a}{one}\n")).expect("write");
+    let o = generator(&["report", &joined.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("Sittings `A` at `abc1234` (4 cells); `B` at `abc1234` (1 cell: x)"),
+        "{md}"
+    );
+    let (single, _) = report("sitting-a.jsonl", None);
+    assert!(single.contains("Sitting `A`, commit `abc1234`"), "{single}");
+}
