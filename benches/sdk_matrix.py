@@ -326,9 +326,13 @@ def order(rows):
 
 def compare(a_rows, b_rows):
     """Whether two sittings order the cells alike by ceiling: the pairs they order
-    differently, and of those, the ones apart by more than TIE in both (real)."""
+    differently, and of those, the ones apart by more than TIE in both (real). A lower
+    bound (the generator gave out first) establishes no "below": a pair whose lower cell
+    in a sitting is only a lower bound there is not a real disagreement."""
     a = {r["cell"]: r["ceiling"]["per_s"] for r in order(a_rows)}
     b = {r["cell"]: r["ceiling"]["per_s"] for r in order(b_rows)}
+    low = {id(m): {r["cell"] for r in order(rows) if r["ceiling"].get("lower_bound")}
+           for m, rows in ((a, a_rows), (b, b_rows))}
     common = sorted(set(a) & set(b), key=lambda c: -a[c])
     swapped, real = [], []
     for i, x in enumerate(common):
@@ -337,7 +341,8 @@ def compare(a_rows, b_rows):
                 pair = (x, y)
                 swapped.append(pair)
                 apart = lambda m: abs(m[x] - m[y]) / max(m[x], m[y]) > TIE
-                if apart(a) and apart(b):
+                below = lambda m: (x if m[x] < m[y] else y) not in low[id(m)]
+                if apart(a) and apart(b) and below(a) and below(b):
                     real.append(pair)
     n = len(common)
     return {

@@ -230,3 +230,38 @@ fn joined_sittings_are_each_named() {
     let (single, _) = report("sitting-a.jsonl", None);
     assert!(single.contains("Sitting `A`, commit `abc1234`"), "{single}");
 }
+
+/// A lower bound establishes no "below": a generator-bound ceiling that fell under the
+/// others in one sitting is not a disagreement; the same figure as a real ceiling is.
+#[test]
+fn a_lower_bound_below_the_others_is_no_disagreement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = fixture("sitting-a.jsonl");
+    let rows = |lower: bool| {
+        let text = std::fs::read_to_string(&a).expect("a");
+        let out: Vec<String> = text
+            .lines()
+            .map(|l| {
+                let mut r: serde_json::Value = serde_json::from_str(l).expect("row");
+                if r["cell"] == "y" {
+                    r["ceiling"]["per_s"] = 600.into();
+                    r["ceiling"]["lower_bound"] = lower.into();
+                }
+                r.to_string()
+            })
+            .collect();
+        let path = dir.path().join(format!("d-{lower}.jsonl"));
+        std::fs::write(&path, out.join("\n") + "\n").expect("write");
+        path.display().to_string()
+    };
+    let agree = generator(&["compare", &a, &rows(true)]);
+    assert!(agree.status.success(), "{}", text(&agree));
+    assert!(
+        text(&agree).contains("the order agrees"),
+        "{}",
+        text(&agree)
+    );
+    let disagree = generator(&["compare", &a, &rows(false)]);
+    assert_eq!(disagree.status.code(), Some(1), "{}", text(&disagree));
+    assert!(text(&disagree).contains("the order disagrees on y vs v, y vs x."));
+}
