@@ -394,27 +394,23 @@ def busy_cells(rows):
 
 
 def machine_said(rows):
-    """What the sitting's machine was like, in words: the load average, of which the
-    sitting's own server and generator (one pinned core each) make up to the core count,
-    and the cells whose search saw other work."""
+    """What the sitting's machine was like, in words, by the searches' own judgement: a
+    step whose generator (alone on its core) woke late while the machine's CPU pressure
+    was high saw other work (`machine_busy`). The load average is shown, not judged: the
+    sitting's own server (every thread of a JVM) and generator make up much of it."""
     loads = [float(r[k].split()[0]) for r in rows for k in ("load_start", "load_end") if r.get(k)]
     if not loads:
         return ""
     cores = (rows[0].get("cores") or "").split(" ")[0]
-    try:
-        n = float(cores)
-    except ValueError:
-        n = 2.0
     busy = busy_cells(rows)
-    span = f"1-minute load average {min(loads):.2f} to {max(loads):.2f} on {cores or '?'} cores"
-    if not busy and max(loads) <= n + 0.5:
-        return (f"The machine was quiet during this sitting ({span}; the sitting's own server and "
-                f"generator, a core each, make up to {n:.0f} of it).")
-    where = (f"the ceiling search of {len(busy)} cell{'' if len(busy) == 1 else 's'} saw other work at some step ({', '.join(busy[:8])}"
-             f"{' …' if len(busy) > 8 else ''}; their notes say at which)") if busy else \
-        "no ceiling search saw other work at its steps"
-    return (f"**Other work shared the machine** during this sitting ({span}; the sitting's own server "
-            f"and generator make up to {n:.0f} of it): {where}. Ratios between stacks are from this one sitting.")
+    span = (f"1-minute load average {min(loads):.2f} to {max(loads):.2f} on {cores or '?'} cores, "
+            "the sitting's own server and generator included")
+    if not busy:
+        return f"No ceiling search saw other work on the machine during this sitting ({span})."
+    listed = ", ".join(busy[:8]) + (" …" if len(busy) > 8 else "")
+    return (f"**Other work shared the machine** during this sitting ({span}): the ceiling search of "
+            f"{len(busy)} cell{'' if len(busy) == 1 else 's'} saw it at some step ({listed}; their notes say "
+            "at which). Ratios between stacks are from this one sitting.")
 
 
 def markdown(rows, cmp=None, notes=None):

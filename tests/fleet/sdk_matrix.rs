@@ -82,29 +82,29 @@ fn tables_and_page_show_every_cell_and_mark_lower_bounds() {
 
 #[test]
 fn a_busy_machine_is_said_and_a_quiet_one_is_not() {
-    // A load past what the sitting's own server and generator make (one core each).
-    let (md, page) = report("sitting-a.jsonl", None);
-    assert!(md.contains(
-        "**Other work shared the machine** during this sitting (1-minute load average 3.10 to 3.10 on 2 cores"
-    ), "{md}");
-    assert!(md.contains("no ceiling search saw other work"), "{md}");
+    // A high load alone is the sitting's own (a JVM's threads): shown, not judged.
+    for quiet in ["sitting-a.jsonl", "sitting-b.jsonl"] {
+        let (md, page) = report(quiet, None);
+        assert!(
+            md.contains("No ceiling search saw other work on the machine during this sitting"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("Other work") && !page.contains("Other work"),
+            "{md}"
+        );
+    }
+    let (md, _) = report("sitting-a.jsonl", None);
+    assert!(md.contains("(1-minute load average 3.10 to 3.10 on 2 cores, the sitting's own"));
+    // A search that saw other work at a step (its generator woke late under CPU
+    // pressure): named.
+    let (md, page) = report("sitting-c.jsonl", None);
+    assert!(
+        md.contains("**Other work shared the machine**")
+            && md.contains("the ceiling search of 1 cell saw it at some step (x;"),
+        "{md}"
+    );
     assert!(page.contains("Other work shared the machine"));
-    // A load the sitting itself explains, and no search that saw other work: quiet.
-    let (md, page) = report("sitting-b.jsonl", None);
-    assert!(
-        md.contains("The machine was quiet during this sitting"),
-        "{md}"
-    );
-    assert!(
-        !md.contains("Other work") && !page.contains("Other work"),
-        "{md}"
-    );
-    // A load under the cores, but a search that saw other work at a step: named.
-    let (md, _) = report("sitting-c.jsonl", None);
-    assert!(
-        md.contains("the ceiling search of 1 cell saw other work at some step (x;"),
-        "{md}"
-    );
 }
 
 #[test]
