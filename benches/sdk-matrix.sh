@@ -93,11 +93,13 @@ cells=(
   "py1-http|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http {port}"
   "py1-stateless|Python mcp 1.x|$MCP1_VERSION|Streamable HTTP|stateless|2025-11-25|http|$WORK/venv/bin/python $py_server streamable-http {port} --stateless"
   "py1-sse|Python mcp 1.x|$MCP1_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv/bin/python $py_server sse {port}"
+  "py1-ws|Python mcp 1.x|$MCP1_VERSION|WebSocket|sessions|2025-11-25|ws|$WORK/venv/bin/python $py_server websocket {port}"
   "py1-stdio|Python mcp 1.x|$MCP1_VERSION|stdio|process|2025-11-25|stdio|$WORK/venv/bin/python $py_server stdio"
   "py2-http|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|sessions|2025-11-25|http|$WORK/venv2/bin/python $py_server streamable-http {port}"
   "py2-stateless-modern|Python mcp 2.x|$MCP2_VERSION|Streamable HTTP|stateless|2026-07-28|http|$WORK/venv2/bin/python $py_server streamable-http {port} --stateless"
   "py2-sse|Python mcp 2.x|$MCP2_VERSION|legacy SSE|sessions|2024-11-05|sse|$WORK/venv2/bin/python $py_server sse {port}"
   "py2-stdio|Python mcp 2.x|$MCP2_VERSION|stdio|process|2025-11-25|stdio|$WORK/venv2/bin/python $py_server stdio"
+  "py2-stdio-modern|Python mcp 2.x|$MCP2_VERSION|stdio|process|2026-07-28|stdio|$WORK/venv2/bin/python $py_server stdio"
   "rmcp-http|Rust rmcp|$rmcp_version|Streamable HTTP|sessions|2025-11-25|http|$rmcp_bin --http 127.0.0.1:{port}"
   "rmcp-stateless-modern|Rust rmcp|$rmcp_version|Streamable HTTP|stateless|2026-07-28|http|$rmcp_bin --http 127.0.0.1:{port} --stateless"
   "rmcp-stdio|Rust rmcp|$rmcp_version|stdio|process|2025-11-25|stdio|$rmcp_bin --stdio"
@@ -166,6 +168,7 @@ up() {
   pids+=("$server_pid")
   url=http://127.0.0.1:$port/mcp
   [[ $kind == sse ]] && url=http://127.0.0.1:$port/sse
+  [[ $kind == ws ]] && url=ws://127.0.0.1:$port/ws
   for _ in $(seq 600); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
     kill -0 "$server_pid" 2>/dev/null || break
