@@ -15,7 +15,8 @@
 #   held         calls/s of `echo` on HELD_CLIENTS held sessions (the median second)
 #   ceiling      `ceiling profiles/handshake.toml`, SLOs p99(session) < 50ms and
 #                error_rate < 1%, --server-pid (HTTP: --keep-alive); its bound
-#   latency      p50/p99 of the handshake, tools/list, tools/call at half the ceiling
+#   latency      p50/p99 of the handshake, tools/list, tools/call at half the ceiling's
+#                request rate (sessions of the handshake and two requests more)
 #   memory       server RSS per held idle session, at each N of MEM_SESSIONS: the RSS
 #                between plateaus of N/10 and N sessions, over the sessions between
 #   abandon      server RSS per abandoned session over a SOAK-long run, the soak verdict
@@ -188,10 +189,17 @@ down() {
 
 rss_bytes() { awk '/^VmRSS/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# The ceiling's answer (sessions/s), for the latency run's rate.
-ceiling_of() {
-  python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["answer"]; print(a["ceiling_per_s"] or "")' \
-    "$cell_dir/ceiling/ceiling.json" 2>/dev/null || true
+# The latency run's rate: half the ceiling's request rate, in latency sessions (the
+# handshake's requests at the ceiling, and tools/list and tools/call: two more), so every
+# stack is measured at half its load, not past it; empty without a ceiling.
+latency_rate() {
+  python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["answer"]
+c = a.get("ceiling_per_s")
+if c:
+    per = (a.get("calls_per_s") or c) / c
+    print("%.3g" % max(c * per / (per + 2) / 2, 1))' "$cell_dir/ceiling/ceiling.json" 2>/dev/null || true
 }
 
 measure() {
@@ -230,9 +238,8 @@ measure() {
         --retries "$retries" --step "$step" --step-warmup "$warmup" --max-in-flight 20000 \
         --slo 'p99(session) < 50ms' --slo 'error_rate < 1%' --quiet --out "$cell_dir/ceiling"
       if want latency; then
-        ceil=$(ceiling_of)
-        if [[ -n $ceil ]]; then
-          rate=$(python3 -c "import sys; print('%.3g' % max(float(sys.argv[1]) / 2, 1))" "$ceil")
+        rate=$(latency_rate)
+        if [[ -n $rate ]]; then
           fleet latency run benches/sdk-matrix/latency.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
             --rate "$rate/s" --duration "$latency" --server-pid "$server_pid" --quiet --out "$cell_dir/latency"
         fi

@@ -3,7 +3,9 @@
 
   sdk_matrix.py row CELL-DIR key=value…        → one JSON line (a cell's figures) on stdout
   sdk_matrix.py line < ROW                      → that row in one terminal line
-  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--notes FILE.md] --md FILE --html FILE
+  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--latency-from OTHER.jsonl]
+                [--notes FILE.md] --md FILE --html FILE
+      --latency-from: the latency columns from another sitting's rows (each row says so)
   sdk_matrix.py compare A.jsonl B.jsonl         → do two sittings order the cells alike?
 
 A cell's folder holds one results folder per measure (conformance, held, ceiling,
@@ -386,6 +388,29 @@ def sittings_said(rows, q):
     return "Sittings " + "; ".join(parts)
 
 
+def take_latency(rows, other):
+    """Each row's latency from the other sitting's row of the same cell (marked with
+    that sitting), where it has one; the rows without keep theirs."""
+    by_cell = {r["cell"]: r for r in other if r.get("latency")}
+    for r in rows:
+        o = by_cell.get(r["cell"])
+        if o:
+            r["latency"] = dict(o["latency"], sitting=o.get("sitting"), commit=o.get("commit"))
+    return rows
+
+
+def latency_source(rows):
+    """Where the latency columns come from, when not (all) from the rows' own sitting."""
+    taken = sorted({(r["latency"].get("sitting"), r["latency"].get("commit")) for r in rows
+                    if r.get("latency") and r["latency"].get("sitting")})
+    if not taken:
+        return ""
+    own = sum(1 for r in rows if r.get("latency") and not r["latency"].get("sitting"))
+    where = ", ".join(f"`{s}` at `{c}`" for s, c in taken)
+    return (f" The latency columns come from sitting {where}" +
+            (f" ({own} cell{'' if own == 1 else 's'} from their own sitting)" if own else "") + ", with this method.")
+
+
 def busy_cells(rows):
     """The cells whose ceiling search judged the machine busy with other work at a step
     (the generator's CPU-pressure rule), in row order."""
@@ -441,7 +466,9 @@ def markdown(rows, cmp=None, notes=None):
         "the generator's own core gave out first.",
         "- **held calls/s**: `echo` back to back on 4 held sessions (`benches/sdk-matrix/held.toml`), the median second.",
         "- **latency p50 / p99 (ms)**: sessions of handshake, `tools/list`, `tools/call` "
-        "(`benches/sdk-matrix/latency.toml`) arriving at half the ceiling; stdio: one client's sessions back to back.",
+        "(`benches/sdk-matrix/latency.toml`) arriving at half the ceiling's request rate (a sixth of "
+        "its sessions/s: a latency session makes three requests to a handshake session's one); stdio: one "
+        "client's sessions back to back." + latency_source(rows),
         "- **KiB per held session**: sessions held idle (`benches/sdk-matrix/memory.toml`), the "
         "server's RSS growth from a plateau of N/10 sessions to one of N, per session added (what the "
         "first sessions cost once is left out); n/a where the server keeps no session.",
@@ -680,6 +707,8 @@ def main(argv):
         args = argv[3:]
         opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
         rows = read_rows(argv[2])
+        if "--latency-from" in opt:
+            rows = take_latency(rows, read_rows(opt["--latency-from"]))
         cmp = compare(rows, read_rows(opt["--compare"])) if "--compare" in opt else None
         notes = open(opt["--notes"]).read() if "--notes" in opt else None
         if "--md" in opt:

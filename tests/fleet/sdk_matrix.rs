@@ -265,3 +265,39 @@ fn a_lower_bound_below_the_others_is_no_disagreement() {
     assert_eq!(disagree.status.code(), Some(1), "{}", text(&disagree));
     assert!(text(&disagree).contains("the order disagrees on y vs v, y vs x."));
 }
+
+/// `--latency-from`: the latency columns of another sitting, row by row, said in the
+/// text; a cell the other sitting lacks keeps its own.
+#[test]
+fn latency_columns_can_come_from_another_sitting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let other = dir.path().join("other.jsonl");
+    let b = std::fs::read_to_string(fixture("sitting-b.jsonl")).expect("b");
+    let rows: Vec<String> = b
+        .lines()
+        .map(|l| {
+            let mut r: serde_json::Value = serde_json::from_str(l).expect("row");
+            r["latency"]["phases"]["initialize"]["p50_ms"] = 7.25.into();
+            r.to_string()
+        })
+        .collect();
+    std::fs::write(&other, rows.join("\n") + "\n").expect("write");
+    let a = fixture("sitting-a.jsonl");
+    let o = generator(&["report", &a, "--latency-from", &other.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("The latency columns come from sitting `B` at `abc1234` (1 cell from their own sitting)"),
+        "{md}"
+    );
+    let x = md
+        .lines()
+        .find(|l| l.starts_with("| x |"))
+        .expect("x's row");
+    assert!(x.contains("7.2 / 9.5") || x.contains("7.3 / 9.5"), "{x}");
+    let z = md
+        .lines()
+        .find(|l| l.starts_with("| z |"))
+        .expect("z's row");
+    assert!(z.contains("1.5 / 9.5"), "{z}");
+}
