@@ -160,7 +160,7 @@ def plateaus(d, n, pts):
         vs = [v for t, v in pts if t_end - h < t <= t_end + 0.5]
         return statistics.median(vs) if vs else None
     a, b = median_in(t1), median_in(t2)
-    return ((int(n1), a), (int(n2), b)) if a and b else None
+    return ((int(n1), a), (int(n2), b)) if a is not None and b is not None and b > 0 else None
 
 
 def memory(d):
@@ -180,17 +180,27 @@ def memory(d):
         pts = series(s, "server.rss")
         peak = max((v for _, v in pts), default=None)
         sess = s["sessions"]
-        held_n = sess["started"] - sess["failed"]
-        per = (peak - base) / held_n / 1024 if peak and held_n > 0 else None
+        # Sessions open at once (the fleet's in-flight gauge): a stack that refuses or
+        # drops some holds fewer than N, and its clients start new ones, so neither N nor
+        # started − failed is what it held.
+        open_pts = series(s, "fleet.in_flight")
+        held_n = max((v for _, v in open_pts), default=None) if open_pts else None
+        if held_n is None:
+            held_n = sess["started"] - sess["failed"]
+        held_n = min(held_n, n)
+        per = (peak - base) / held_n / 1024 if peak and held_n and held_n > 0 else None
         low = plateaus(d, n, pts)
+        held_at = plateaus(d, n, open_pts) if open_pts else None
         if low:
             (n1, r1), (n2, r2) = low
-            # Failed sessions held nothing: counted off the larger plateau.
-            per = (r2 - r1) / (n2 - sess["failed"] - n1) / 1024 if n2 - sess["failed"] > n1 else None
+            h1, h2 = (held_at[0][1], held_at[1][1]) if held_at else (n1, n2 - sess["failed"])
+            held_n = int(h2)
+            per = (r2 - r1) / (h2 - h1) / 1024 if h2 > h1 else None
         out.append({
             "sessions": n,
-            "held": held_n,
+            "held": int(held_n) if held_n is not None else None,
             "failed": sess["failed"],
+            "unreachable": sess.get("unreachable", 0),
             "base_mib": round(base / 2**20, 1),
             "peak_mib": round(peak / 2**20, 1) if peak else None,
             "plateaus_mib": [round(r / 2**20, 1) for _, r in low] if low else None,
@@ -273,6 +283,11 @@ def mem_text(r, n):
     m = next((x for x in (r.get("memory") or []) if x["sessions"] == n), None)
     if not m:
         return "–"
+    lost = (m.get("failed") or 0) + (m.get("unreachable") or 0)
+    if lost > 0.01 * n:
+        # The stack did not hold N: its clients kept reconnecting, so RSS per session
+        # would divide by sessions it never held.
+        return f"not held ({lost:,} of {n:,} failed or refused)"
     if m["per_session_kib"] is None:
         return "failed"
     return f"{m['per_session_kib']:.1f}"
@@ -490,10 +505,13 @@ def markdown(rows, cmp=None, notes=None):
             f"{r.get('load_start')} → {r.get('load_end')} |")
     tenk = [r for r in rows if any(m["sessions"] == 10000 for m in (r.get("memory") or []))]
     if tenk:
-        out += ["", "KiB per held session at 10,000 sessions:", "", "| cell | held | KiB per session |", "|---|---|---|"]
+        out += ["", "KiB per held session at 10,000 sessions (in flight: the fleet's sessions open or "
+                "opening at once on the plateau; a stack that failed or refused more than 1 % did not hold them):", "",
+                "| cell | in flight | failed / unreachable | KiB per session |", "|---|---|---|---|"]
         for r in tenk:
             m = next(m for m in r["memory"] if m["sessions"] == 10000)
-            out.append(f"| {r['cell']} | {num(m['held'])} | {mem_text(r, 10000)} |")
+            out.append(f"| {r['cell']} | {num(m['held'])} | {num(m.get('failed'))} / {num(m.get('unreachable'))} | "
+                       f"{mem_text(r, 10000)} |")
     lows = [r for r in rows if (r.get("ceiling") or {}).get("lower_bound")]
     out += ["", "## What bounds each ceiling", ""]
     for r in rows:

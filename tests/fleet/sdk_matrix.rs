@@ -301,3 +301,38 @@ fn latency_columns_can_come_from_another_sitting() {
         .expect("z's row");
     assert!(z.contains("1.5 / 9.5"), "{z}");
 }
+
+/// Memory at 10,000 sessions: a stack whose sessions failed or were refused past 1 % did
+/// not hold them, and its figure says so instead of a KiB that divides by sessions it never
+/// held; one within 1 % keeps its figure.
+#[test]
+fn a_stack_that_did_not_hold_the_sessions_gets_no_figure_per_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows = dir.path().join("rows.jsonl");
+    let a = std::fs::read_to_string(fixture("sitting-a.jsonl")).expect("a");
+    let out: Vec<String> =
+        a.lines()
+            .map(|l| {
+                let mut r: serde_json::Value = serde_json::from_str(l).expect("row");
+                let (failed, unreachable) = match r["cell"].as_str() {
+                    Some("x") => (400, 200),
+                    Some("y") => (60, 0),
+                    _ => return r.to_string(),
+                };
+                r["memory"].as_array_mut().expect("memory").push(serde_json::json!({
+                "sessions": 10000, "held": 10000, "failed": failed, "unreachable": unreachable,
+                "base_mib": 50, "peak_mib": 900, "per_session_kib": 33.3
+            }));
+                r.to_string()
+            })
+            .collect();
+    std::fs::write(&rows, out.join("\n") + "\n").expect("write");
+    let o = generator(&["report", &rows.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        md.contains("| x | 10,000 | 400 / 200 | not held (600 of 10,000 failed or refused) |"),
+        "{md}"
+    );
+    assert!(md.contains("| y | 10,000 | 60 / 0 | 33.3 |"), "{md}");
+}
