@@ -444,7 +444,8 @@ fn each_local_shard_gets_the_searchs_options_its_shard_and_the_shared_folder() {
         "--from=20/s",
         "--out",
         "res",
-        "-qv",
+        "--quiet",
+        "-v",
         "--slo",
         "p99(initialize) < 50ms",
     ]);
