@@ -362,7 +362,24 @@ def compare(a_rows, b_rows):
                 if apart(a) and apart(b) and below(a) and below(b):
                     real.append(pair)
     n = len(common)
+    # The stacks, each by its highest cell (what a server author choosing an SDK reads).
+    def best(rows):
+        top = {}
+        for r in order(rows):
+            top.setdefault(r["stack"], r["ceiling"]["per_s"])
+        return top
+    sa, sb = best(a_rows), best(b_rows)
+    both = [s for s in sa if s in sb]
+    stacks_a = sorted(both, key=lambda s: -sa[s])
+    stacks_b = sorted(both, key=lambda s: -sb[s])
+    apart = lambda m, x, y: abs(m[x] - m[y]) / max(m[x], m[y]) > TIE
+    stacks_real = [(x, y) for i, x in enumerate(stacks_a) for y in stacks_a[i + 1:]
+                   if (sa[x] - sa[y]) * (sb[x] - sb[y]) < 0 and apart(sa, x, y) and apart(sb, x, y)]
     return {
+        "stacks_a": stacks_a,
+        "stacks_same": stacks_a == stacks_b,
+        "stacks_b": stacks_b,
+        "stacks_real": stacks_real,
         "cells": common,
         "pairs": n * (n - 1) // 2,
         "swapped": swapped,
@@ -385,6 +402,16 @@ def compare_text(cmp):
                    + (" (ties within the noise): the order agrees." if cmp["agree"] else ": the order disagrees on "
                       + ", ".join(f"{x} vs {y}" for x, y in cmp["real"][:8])
                       + (f" and {len(cmp['real']) - 8} more pairs" if len(cmp["real"]) > 8 else "") + "."))
+    if cmp.get("stacks_a"):
+        if cmp["stacks_same"]:
+            out.append("By stack (each by its highest cell) the order is the same in both sittings: "
+                       + " > ".join(cmp["stacks_a"]) + ".")
+        elif not cmp["stacks_real"]:
+            out.append("By stack (each by its highest cell) the order agrees (swaps within "
+                       f"{TIE:.0%}, ties): " + " > ".join(cmp["stacks_a"]) + ".")
+        else:
+            out.append("By stack (each by its highest cell) the order disagrees on "
+                       + ", ".join(f"{x} vs {y}" for x, y in cmp["stacks_real"]) + ".")
     return " ".join(out)
 
 

@@ -118,6 +118,11 @@ fn two_sittings_agree_when_only_ties_swap() {
         "{}",
         text(&o)
     );
+    assert!(
+        text(&o).contains("By stack (each by its highest cell) the order agrees (swaps within 15%, ties): Stack Y > Stack V > Stack X."),
+        "{}",
+        text(&o)
+    );
     let (md, _) = report("sitting-a.jsonl", Some("sitting-b.jsonl"));
     assert!(md.contains("## A second sitting"));
     assert!(md.contains("the order agrees"));
@@ -125,6 +130,7 @@ fn two_sittings_agree_when_only_ties_swap() {
     let o = generator(&["compare", &a, &a]);
     assert!(o.status.success());
     assert!(text(&o).contains("The order of the cells by ceiling is the same in both sittings."));
+    assert!(text(&o).contains("By stack (each by its highest cell) the order is the same in both sittings: Stack Y > Stack V > Stack X."));
 }
 
 #[test]
@@ -136,7 +142,8 @@ fn two_sittings_disagree_when_a_ceiling_moves_past_others() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("the order disagrees on y vs v, y vs x."),
+        text(&o).contains("the order disagrees on y vs v, y vs x.")
+            && text(&o).contains("By stack (each by its highest cell) the order disagrees on Stack Y vs Stack V, Stack Y vs Stack X."),
         "{}",
         text(&o)
     );
