@@ -3,9 +3,10 @@
 
   sdk_matrix.py row CELL-DIR key=value…        → one JSON line (a cell's figures) on stdout
   sdk_matrix.py line < ROW                      → that row in one terminal line
-  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--latency-from OTHER.jsonl]
+  sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--search-from OTHER.jsonl]
                 [--notes FILE.md] --md FILE --html FILE
-      --latency-from: the latency columns from another sitting's rows (each row says so)
+      --search-from: the ceiling and latency columns from another sitting's rows (the text
+      says which); --compare still compares ROWS' own ceilings with OTHER's
   sdk_matrix.py compare A.jsonl B.jsonl         → do two sittings order the cells alike?
 
 A cell's folder holds one results folder per measure (conformance, held, ceiling,
@@ -430,26 +431,28 @@ def sittings_said(rows, q):
     return "Sittings " + "; ".join(parts)
 
 
-def take_latency(rows, other):
-    """Each row's latency from the other sitting's row of the same cell (marked with
-    that sitting), where it has one; the rows without keep theirs."""
-    by_cell = {r["cell"]: r for r in other if r.get("latency")}
+def take_search(rows, other):
+    """Each row's ceiling and latency from the other sitting's row of the same cell
+    (marked with that sitting), where it has them; the rows without keep theirs."""
+    by_cell = {r["cell"]: r for r in other}
     for r in rows:
         o = by_cell.get(r["cell"])
-        if o:
-            r["latency"] = dict(o["latency"], sitting=o.get("sitting"), commit=o.get("commit"))
+        for key in ("ceiling", "latency"):
+            if o and o.get(key):
+                r[key] = dict(o[key], sitting=o.get("sitting"), commit=o.get("commit"))
     return rows
 
 
 def latency_source(rows):
-    """Where the latency columns come from, when not (all) from the rows' own sitting."""
+    """Where the ceiling and latency columns come from, when not (all) from the rows'
+    own sitting."""
     taken = sorted({(r["latency"].get("sitting"), r["latency"].get("commit")) for r in rows
                     if r.get("latency") and r["latency"].get("sitting")})
     if not taken:
         return ""
     own = sum(1 for r in rows if r.get("latency") and not r["latency"].get("sitting"))
     where = ", ".join(f"`{s}` at `{c}`" for s, c in taken)
-    return (f" The latency columns come from sitting {where}" +
+    return (f" The ceiling and latency columns come from sitting {where}" +
             (f" ({own} cell{'' if own == 1 else 's'} from their own sitting)" if own else "") + ", with this method.")
 
 
@@ -752,9 +755,10 @@ def main(argv):
         args = argv[3:]
         opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
         rows = read_rows(argv[2])
-        if "--latency-from" in opt:
-            rows = take_latency(rows, read_rows(opt["--latency-from"]))
+        # The comparison is of the rows' own ceilings, before any are taken from elsewhere.
         cmp = compare(rows, read_rows(opt["--compare"])) if "--compare" in opt else None
+        if "--search-from" in opt:
+            rows = take_search(rows, read_rows(opt["--search-from"]))
         notes = open(opt["--notes"]).read() if "--notes" in opt else None
         if "--md" in opt:
             with open(opt["--md"], "w") as f:

@@ -276,7 +276,7 @@ fn a_lower_bound_below_the_others_is_no_disagreement() {
 /// `--latency-from`: the latency columns of another sitting, row by row, said in the
 /// text; a cell the other sitting lacks keeps its own.
 #[test]
-fn latency_columns_can_come_from_another_sitting() {
+fn ceiling_and_latency_columns_can_come_from_another_sitting() {
     let dir = tempfile::tempdir().expect("tempdir");
     let other = dir.path().join("other.jsonl");
     let b = std::fs::read_to_string(fixture("sitting-b.jsonl")).expect("b");
@@ -290,11 +290,11 @@ fn latency_columns_can_come_from_another_sitting() {
         .collect();
     std::fs::write(&other, rows.join("\n") + "\n").expect("write");
     let a = fixture("sitting-a.jsonl");
-    let o = generator(&["report", &a, "--latency-from", &other.display().to_string()]);
+    let o = generator(&["report", &a, "--search-from", &other.display().to_string()]);
     assert!(o.status.success(), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(
-        md.contains("The latency columns come from sitting `B` at `abc1234` (1 cell from their own sitting)"),
+        md.contains("The ceiling and latency columns come from sitting `B` at `abc1234` (1 cell from their own sitting)"),
         "{md}"
     );
     let x = md
@@ -302,6 +302,7 @@ fn latency_columns_can_come_from_another_sitting() {
         .find(|l| l.starts_with("| x |"))
         .expect("x's row");
     assert!(x.contains("7.2 / 9.5") || x.contains("7.3 / 9.5"), "{x}");
+    assert!(x.contains("| 1,150 ("), "B's ceiling: {x}");
     let z = md
         .lines()
         .find(|l| l.starts_with("| z |"))
