@@ -5,8 +5,9 @@
   sdk_matrix.py line < ROW                      → that row in one terminal line
   sdk_matrix.py report ROWS.jsonl [--compare OTHER.jsonl] [--search-from OTHER.jsonl]
                 [--notes FILE.md] --md FILE --html FILE
-      --search-from: the ceiling and latency columns from another sitting's rows (the text
-      says which); --compare still compares ROWS' own ceilings with OTHER's
+      --search-from: the ceiling and latency columns from other sittings' rows (a comma
+      list, later ones over earlier; the text says which); --compare still compares ROWS'
+      own ceilings with OTHER's
   sdk_matrix.py compare A.jsonl B.jsonl         → do two sittings order the cells alike?
 
 A cell's folder holds one results folder per measure (conformance, held, ceiling,
@@ -445,15 +446,24 @@ def take_search(rows, other):
 
 def latency_source(rows):
     """Where the ceiling and latency columns come from, when not (all) from the rows'
-    own sitting."""
-    taken = sorted({(r["latency"].get("sitting"), r["latency"].get("commit")) for r in rows
-                    if r.get("latency") and r["latency"].get("sitting")})
-    if not taken:
-        return ""
-    own = sum(1 for r in rows if r.get("latency") and not r["latency"].get("sitting"))
-    where = ", ".join(f"`{s}` at `{c}`" for s, c in taken)
-    return (f" The ceiling and latency columns come from sitting {where}" +
-            (f" ({own} cell{'' if own == 1 else 's'} from their own sitting)" if own else "") + ", with this method.")
+    own sitting: each column's sittings, with the cells each gave."""
+    out = []
+    for key, what in (("ceiling", "ceiling"), ("latency", "latency")):
+        taken = {}
+        for r in rows:
+            v = r.get(key)
+            if v and v.get("sitting"):
+                taken.setdefault((v["sitting"], v.get("commit")), []).append(r["cell"])
+        if not taken:
+            continue
+        own = sum(1 for r in rows if r.get(key) and not r[key].get("sitting"))
+        where = "; ".join(f"`{s}` at `{c}` ({len(cells)} cell{'' if len(cells) == 1 else 's'}"
+                          f"{': ' + ', '.join(cells) if len(cells) <= 3 else ''})"
+                          for (s, c), cells in sorted(taken.items()))
+        out.append(f" The {what} column{'s' if key == 'latency' else ''} come{'' if key == 'latency' else 's'} "
+                   f"from sitting {where}"
+                   + (f", {own} cell{'' if own == 1 else 's'} from their own sitting" if own else "") + ".")
+    return "".join(out)
 
 
 def busy_cells(rows):
@@ -757,8 +767,10 @@ def main(argv):
         rows = read_rows(argv[2])
         # The comparison is of the rows' own ceilings, before any are taken from elsewhere.
         cmp = compare(rows, read_rows(opt["--compare"])) if "--compare" in opt else None
-        if "--search-from" in opt:
-            rows = take_search(rows, read_rows(opt["--search-from"]))
+        # A comma list: each sitting's figures over the ones before (e.g. the ceilings of
+        # one, then latency re-measured by a later PARTS=latency sitting).
+        for other in filter(None, opt.get("--search-from", "").split(",")):
+            rows = take_search(rows, read_rows(other))
         notes = open(opt["--notes"]).read() if "--notes" in opt else None
         if "--md" in opt:
             with open(opt["--md"], "w") as f:

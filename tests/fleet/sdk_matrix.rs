@@ -294,7 +294,8 @@ fn ceiling_and_latency_columns_can_come_from_another_sitting() {
     assert!(o.status.success(), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
     assert!(
-        md.contains("The ceiling and latency columns come from sitting `B` at `abc1234` (1 cell from their own sitting)"),
+        md.contains("The ceiling column comes from sitting `B` at `abc1234` (3 cells: x, v, y).")
+            && md.contains("The latency columns come from sitting `B` at `abc1234` (3 cells: x, v, y), 1 cell from their own sitting."),
         "{md}"
     );
     let x = md
