@@ -28,7 +28,8 @@
 # WARMUP 2s [1s], FACTOR 2 [4], RESOLUTION 5% [15%], RETRIES 1 (the ceiling search: a
 # failing rate is measured once more, and passes if either try does), FROM 10/s,
 # TO 20000/s, HELD 10s [4s], HELD_CLIENTS 4, LATENCY 20s [4s], MEM_SESSIONS '1000 10000'
-# [1000], RAMP 10s [4s], HOLD 10s [4s], SOAK 2m [24s], CONF_SESSIONS 100 [20], PARTS
+# [1000], RAMP 10s [4s], HOLD 10s [4s], SOAK 2m [24s], CONF_SESSIONS 100 [20], CEILINGS_FROM
+# (a sitting's folder whose ceilings set the latency rate, for PARTS=latency), PARTS
 # (conformance,held,ceiling,latency,memory,abandon), ONLY, FLEET_BIN (benches/lib.sh).
 #
 # Output: results/sdk-matrix-<time>/<cell>/ (each measure's results folder, commands.sh,
@@ -193,13 +194,16 @@ rss_bytes() { awk '/^VmRSS/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null |
 # handshake's requests at the ceiling, and tools/list and tools/call: two more), so every
 # stack is measured at half its load, not past it; empty without a ceiling.
 latency_rate() {
+  local from=$cell_dir/ceiling/ceiling.json
+  # CEILINGS_FROM=results/sdk-matrix-<sitting>: the ceilings of that sitting (PARTS=latency).
+  [[ -n ${CEILINGS_FROM:-} ]] && from=$CEILINGS_FROM/$name/ceiling/ceiling.json
   python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["answer"]
 c = a.get("ceiling_per_s")
 if c:
     per = (a.get("calls_per_s") or c) / c
-    print("%.3g" % max(c * per / (per + 2) / 2, 1))' "$cell_dir/ceiling/ceiling.json" 2>/dev/null || true
+    print("%.3g" % max(c * per / (per + 2) / 2, 1))' "$from" 2>/dev/null || true
 }
 
 measure() {
@@ -226,24 +230,33 @@ measure() {
     return 0
   fi
 
-  if want conformance || want held || want ceiling || want latency; then
+  # Each of these on a server of its own, freshly started: a search ends past the server's
+  # saturation and the held and conformance runs leave sessions behind, which a run after
+  # them on the same process would pay for.
+  if want conformance || want held; then
     if up; then
       target=(--target "$url")
       want conformance && fleet conformance run "${target[@]}" "${flags[@]}" --sessions "$conf_sessions" --clients 4 \
         --strict --probe-undeclared --quiet --out "$cell_dir/conformance"
       want held && fleet held run benches/sdk-matrix/held.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
         --clients "$held_clients" --duration "$held" --quiet --out "$cell_dir/held"
-      want ceiling && fleet ceiling ceiling profiles/handshake.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
+      down
+    fi
+  fi
+  if want ceiling && up; then
+      target=(--target "$url")
+      fleet ceiling ceiling profiles/handshake.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
         --server-pid "$server_pid" --from "$from/s" --to "$to/s" --factor "$factor" --resolution "$resolution" \
         --retries "$retries" --step "$step" --step-warmup "$warmup" --max-in-flight 20000 \
         --slo 'p99(session) < 50ms' --slo 'error_rate < 1%' --quiet --out "$cell_dir/ceiling"
-      if want latency; then
-        rate=$(latency_rate)
-        if [[ -n $rate ]]; then
-          fleet latency run benches/sdk-matrix/latency.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
-            --rate "$rate/s" --duration "$latency" --server-pid "$server_pid" --quiet --out "$cell_dir/latency"
-        fi
-      fi
+      down
+  fi
+  if want latency; then
+    rate=$(latency_rate)
+    if [[ -n $rate ]] && up; then
+      target=(--target "$url")
+      fleet latency run benches/sdk-matrix/latency.toml "${target[@]}" "${flags[@]}" "${ka[@]}" \
+        --rate "$rate/s" --duration "$latency" --server-pid "$server_pid" --quiet --out "$cell_dir/latency"
       down
     fi
   fi
