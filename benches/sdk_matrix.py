@@ -377,7 +377,10 @@ def compare(a_rows, b_rows):
     apart = lambda m, x, y: abs(m[x] - m[y]) / max(m[x], m[y]) > TIE
     stacks_real = [(x, y) for i, x in enumerate(stacks_a) for y in stacks_a[i + 1:]
                    if (sa[x] - sa[y]) * (sb[x] - sb[y]) < 0 and apart(sa, x, y) and apart(sb, x, y)]
+    name = lambda rows: sorted({r.get("sitting", "?") for r in rows if r.get("ceiling")})
     return {
+        "a_name": "`, `".join(name(a_rows)),
+        "b_name": "`, `".join(name(b_rows)),
         "stacks_a": stacks_a,
         "stacks_same": stacks_a == stacks_b,
         "stacks_b": stacks_b,
@@ -488,9 +491,8 @@ def machine_said(rows):
     if not busy:
         return f"No ceiling search saw other work on the machine during this sitting ({span})."
     listed = ", ".join(busy[:8]) + (" …" if len(busy) > 8 else "")
-    return (f"**Other work shared the machine** during this sitting ({span}): the ceiling search of "
-            f"{len(busy)} cell{'' if len(busy) == 1 else 's'} saw it at some step ({listed}; their notes say "
-            "at which). Ratios between stacks are from this one sitting.")
+    return (f"**Other work shared the machine** at some step of the ceiling search of "
+            f"{len(busy)} cell{'' if len(busy) == 1 else 's'} ({listed}; their notes say at which; {span}).")
 
 
 def markdown(rows, cmp=None, notes=None):
@@ -563,7 +565,8 @@ def markdown(rows, cmp=None, notes=None):
                 "order among themselves says nothing about the servers."]
     if cmp:
         out += ["", "## A second sitting", "", compare_text(cmp), "",
-                "| cell | ceiling/s, this sitting | ceiling/s, the other |", "|---|---|---|"]
+                f"| cell | ceiling/s, sitting `{cmp.get('a_name', 'this')}` | ceiling/s, sitting `{cmp.get('b_name', 'the other')}` |",
+                "|---|---|---|"]
         out += [f"| {c} | {cmp['a'][c]:,.0f} | {cmp['b'][c]:,.0f} |" for c in cmp["cells"]]
     if notes:
         out += ["", notes.strip()]

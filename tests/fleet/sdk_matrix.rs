@@ -100,8 +100,8 @@ fn a_busy_machine_is_said_and_a_quiet_one_is_not() {
     // pressure): named.
     let (md, page) = report("sitting-c.jsonl", None);
     assert!(
-        md.contains("**Other work shared the machine**")
-            && md.contains("the ceiling search of 1 cell saw it at some step (x;"),
+        md.contains("**Other work shared the machine** at some step")
+            && md.contains("of the ceiling search of 1 cell (x;"),
         "{md}"
     );
     assert!(page.contains("Other work shared the machine"));
