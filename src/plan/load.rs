@@ -6,7 +6,7 @@
 use super::error::PlanError;
 use super::pause::{Backoff, Think, DEFAULT_BACKOFF};
 use super::quantity::{parse_duration, parse_rate};
-use crate::profile::{EventSection, LoadSection, StageSection};
+use crate::profile::{LoadSection, StageSection};
 use std::time::Duration;
 
 /// Default number of virtual clients of a closed model.
@@ -275,7 +275,7 @@ impl Load {
                 "use e.g. iteration_rate = \"200/s\", or leave it out for back to back",
             ));
         }
-        let events = events(l.events.as_deref().unwrap_or_default(), duration, origin)?;
+        let events = events::events(l.events.as_deref().unwrap_or_default(), duration, origin)?;
         Ok(Load {
             model,
             sessions,
@@ -288,59 +288,6 @@ impl Load {
             iteration_rate,
         })
     }
-}
-
-/// `events = [{ at = "10m", storm = "reconnect" }]`, or `at = "40%"` of the run (so a
-/// `--duration` scales it): each within the run when its length is known (else it
-/// could never happen), sorted by time.
-fn events(
-    sections: &[EventSection],
-    duration: Option<Duration>,
-    origin: &str,
-) -> Result<Vec<LoadEvent>, PlanError> {
-    let mut out = Vec::new();
-    for (i, e) in sections.iter().enumerate() {
-        let key = format!("load.events[{i}]");
-        let at = super::soak::span(&e.at, &format!("{key}.at"), origin)?;
-        let storm = match e.storm.as_str() {
-            "reconnect" => Storm::Reconnect,
-            other => {
-                return Err(PlanError::new(
-                    origin,
-                    format!("{key}.storm"),
-                    format!("{other:?} is not a storm"),
-                    "use storm = \"reconnect\"",
-                ))
-            }
-        };
-        let at = match (at, duration) {
-            (super::soak::Span::Share(share), Some(d)) => d.mul_f64(share),
-            (super::soak::Span::Fixed(at), Some(d)) if at >= d => {
-                return Err(PlanError::new(
-                    origin,
-                    format!("{key}.at"),
-                    format!(
-                        "{} is not before the end of the run ({})",
-                        e.at,
-                        humantime::format_duration(d)
-                    ),
-                    "write it as a share of the run, which scales with --duration (e.g. at = \"40%\"), move it inside the run, or make the run longer",
-                ))
-            }
-            (super::soak::Span::Fixed(at), Some(_)) => at,
-            (_, None) => {
-                return Err(PlanError::new(
-                    origin,
-                    format!("{key}.at"),
-                    "the run has no known length, so the event may never happen",
-                    "give the run a duration (duration = \"10m\" or --duration)",
-                ))
-            }
-        };
-        out.push(LoadEvent { at, storm });
-    }
-    out.sort_by_key(|e| e.at);
-    Ok(out)
 }
 
 /// A plan whose load never rises above zero before the run ends would start no session
@@ -507,5 +454,6 @@ fn staged_curve(stages: &[StageSection], open: bool, origin: &str) -> Result<Cur
     })
 }
 
+mod events;
 #[cfg(test)]
 mod tests;

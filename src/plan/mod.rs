@@ -236,11 +236,7 @@ impl Plan {
         let checkpoint = checkpoint::resolve(profile.load.checkpoint.as_deref(), &load, origin)?;
         let paced = load.iteration_rate.is_some();
         if profile.scenarios.is_empty() {
-            profile.scenarios.push(if paced {
-                scenario::listing_section()
-            } else {
-                scenario::default_section()
-            });
+            profile.scenarios.push(scenario::default_section(paced));
         }
         let pools = data::Pools::from_sections(&profile.data, origin)?;
         let arguments = ArgumentPolicy::from_section(&profile.arguments, origin)?;

@@ -112,27 +112,23 @@ pub struct Scenario {
     pub on_error: OnError,
 }
 
-/// The scenario a profile without one runs: discovery of the three lists.
-pub fn default_section() -> ScenarioSection {
-    ScenarioSection {
-        name: "discovery".into(),
-        weight: None,
-        steps: vec![
-            RawStep::ToolsList {},
-            RawStep::ResourcesList {},
-            RawStep::PromptsList {},
-        ],
-        on_error: None,
-    }
-}
-
-/// The scenario of `-q` without a profile: one `tools/list` an iteration, a request every
+/// The scenario a profile without one runs: discovery of the three lists; `paced` (`-q`,
+/// held sessions on the fleet's schedule): one `tools/list` an iteration, a request every
 /// server answers and that changes nothing.
-pub fn listing_section() -> ScenarioSection {
+pub fn default_section(paced: bool) -> ScenarioSection {
+    use RawStep::{PromptsList, ResourcesList, ToolsList};
+    let (name, steps) = if paced {
+        ("list", vec![ToolsList {}])
+    } else {
+        (
+            "discovery",
+            vec![ToolsList {}, ResourcesList {}, PromptsList {}],
+        )
+    };
     ScenarioSection {
-        name: "list".into(),
+        name: name.into(),
         weight: None,
-        steps: vec![RawStep::ToolsList {}],
+        steps,
         on_error: None,
     }
 }
