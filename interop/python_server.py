@@ -8,10 +8,15 @@ Runs on `mcp` 1.x (`FastMCP`) and 2.x (`MCPServer`, which also answers the
     python python_server.py sse PORT
     python python_server.py websocket PORT       (mcp 1.x: its WebSocket transport at /ws)
     python python_server.py streamable-http PORT --auth-tokens FILE   (mcp 1.x)
+    python python_server.py streamable-http PORT --change-tool       (mcp 2.x)
 
 PORT may also come from the environment (`PORT`). HTTP transports listen on
 127.0.0.1 only. Tools: `echo(message)`, `add(a, b)`; prompt `greeting(name)`;
 resources `fleet://info` and template `fleet://items/{item_id}`.
+
+With `--change-tool` (mcp 2.x) the server also has `change_tools`, which announces a
+change of its tool list through the SDK's own `subscriptions/listen` bus
+(`ctx.notify_tools_changed()`), for the listen checks.
 
 With `--auth-tokens FILE` (one token a line) the server is an OAuth protected resource
 through the SDK's own auth support (`token_verifier` + `AuthSettings`): requests without
@@ -41,6 +46,7 @@ MAJOR = int(SDK_VERSION.split(".")[0])
 HOST = "127.0.0.1"
 
 if MAJOR >= 2:
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as _Server
 else:
     from mcp.server.fastmcp import FastMCP as _Server
@@ -124,7 +130,7 @@ def auth_kwargs(port: int, tokens_file: str | None) -> dict:
     return {"token_verifier": FileTokens(), "auth": settings}
 
 
-def build(port: int, stateless: bool, tokens_file: str | None = None):
+def build(port: int, stateless: bool, tokens_file: str | None = None, change_tool: bool = False):
     if MAJOR >= 2:
         server = _Server("fleet-interop-python", version=SDK_VERSION, log_level="WARNING")
     else:
@@ -164,6 +170,14 @@ def build(port: int, stateless: bool, tokens_file: str | None = None):
         return f"item {item_id}"
 
     add_argument_tools(server)
+    if change_tool:
+
+        @server.tool()
+        async def change_tools(ctx: Context) -> str:
+            """Announce a change of the tool list to every listen (2026-07-28)."""
+            await ctx.notify_tools_changed()
+            return "changed"
+
     if tokens_file is not None:
         add_issuer_metadata(server, port)
     return server
@@ -227,7 +241,10 @@ def main(argv: list[str]) -> None:
     port = int(rest[0]) if rest else int(os.environ.get("PORT", "8000"))
     if transport == "websocket" and MAJOR >= 2:
         sys.exit("websocket: mcp 1.x only (2.x removed the transport)")
-    server = build(port, stateless, tokens_file)
+    change_tool = "--change-tool" in argv
+    if change_tool and MAJOR < 2:
+        sys.exit("--change-tool: mcp 2.x only (1.x has no subscriptions/listen)")
+    server = build(port, stateless, tokens_file, change_tool)
     if transport == "websocket":
         serve_websocket(server, port)
     elif transport == "stdio":

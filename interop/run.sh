@@ -307,6 +307,21 @@ python_checks() { # TAG VENV
     fi
   fi
 
+  # 2026-07-28 listeners on the SDK's own subscriptions/listen: every session listens to
+  # the tool list and calls `change_tools` once a second; each change reaches every listen.
+  if [ "$tag" = py2 ] && selected "$tag-listen"; then
+    port="$(free_port)"
+    if start_server "$tag-listen" "$port" "$py" "$PY_SERVER" streamable-http "$port" --change-tool; then
+      pid=$SERVER_PID
+      check "$tag-listen" 4 "discover,tools/call,subscriptions/listen" \
+        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 -- \
+        "$PROFILES/listen.toml" --target "http://127.0.0.1:$port/mcp" --strict --probe-undeclared
+      stop_server "$pid"
+    else
+      server_failed "$tag-listen"
+    fi
+  fi
+
   if [ "$tag" = py2 ] && selected "$tag-stdio-auto"; then
     check "$tag-stdio-auto" 6 "probe,$MODERN_PHASES" --counter era_modern=6 -- \
       "$PROFILES/python-era.toml" --stdio "$py $PY_SERVER stdio" --era auto --clients 2
@@ -425,7 +440,7 @@ if any_selected everything-stdio everything-profile-stdio everything-http everyt
   if install_everything; then everything_checks; else record everything-install 0 "npm install failed"; fi
 fi
 PY1_CHECKS=(py1-stdio py1-http py1-profile-http py1-arguments-http py1-faults-http py1-http-auto py1-auth-http py1-sse py1-profile-sse py1-ws)
-PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-faults-http py2-http-auto py2-dual-http py2-stateless-modern py2-stdio-auto py2-sse py2-profile-sse)
+PY2_CHECKS=(py2-stdio py2-http py2-profile-http py2-arguments-http py2-faults-http py2-http-auto py2-dual-http py2-stateless-modern py2-listen py2-stdio-auto py2-sse py2-profile-sse)
 if any_selected "${PY1_CHECKS[@]}"; then
   if install_venv "$WORK/venv" "$MCP1_VERSION"; then python_checks py1 "$WORK/venv"; else record py1-install 0 "pip install mcp==$MCP1_VERSION failed"; fi
 fi

@@ -441,7 +441,7 @@ install_ts2() {
 }
 
 TS2_CHECKS=(ts-v2-stdio ts-v2-stdio-auto ts-v2-stdio-modern ts-v2-http ts-v2-profile-http ts-v2-http-auto
-  ts-v2-http-modern ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream)
+  ts-v2-http-modern ts-v2-listen ts-v2-sessions-http ts-v2-sessions-profile ts-v2-sessions-auto ts-v2-roots-post-stream)
 
 # The TypeScript SDK v2: serveStdio (the era picked by the opening exchange), and
 # createMcpHandler over HTTP: 2026-07-28 per request, 2025 traffic served statelessly
@@ -485,6 +485,20 @@ ts2_checks() {
       stop_server "$pid"
     else
       server_failed ts-v2-http ts-v2-profile-http ts-v2-http-auto ts-v2-http-modern
+    fi
+  fi
+
+  # 2026-07-28 listeners on the handler's own subscriptions/listen bus (see py2-listen).
+  if selected ts-v2-listen; then
+    port="$(free_port)"
+    if start_server ts-v2-listen "$port" "${node_argv[@]}" http "$port" --change-tool; then
+      pid=$SERVER_PID
+      check ts-v2-listen 4 "discover,tools/call,subscriptions/listen" \
+        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 -- \
+        "$PROFILES/listen.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
+      stop_server "$pid"
+    else
+      server_failed ts-v2-listen
     fi
   fi
 

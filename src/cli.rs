@@ -80,7 +80,7 @@ pub enum Command {
     /// built-in server.
     Run(Box<RunArgs>),
     /// Run the built-in reference MCP server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Check a profile and print the resolved plan.
     Validate(ValidateArgs),
     /// Rebuild report.html, summary.txt and thresholds.xml from a results folder.

@@ -250,6 +250,7 @@ fn fleet_work(
                 policy: plan.arguments,
             },
             auth: client::auth::Credentials::new(plan),
+            changes: Default::default(),
             // Each shard paces its share of the fleet's iterations.
             pace: plan
                 .load
@@ -395,6 +396,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tasks: args.tasks,
         reuse_port: args.reuse_port,
         capacity: args.workers.zip(args.service_time),
+        change_every: args.change_every,
+        listen_lifetime: args.listen_lifetime,
+        max_listens: args.max_listens,
+        extensions: args.extensions,
+        require_extensions: args.require_extensions,
         ..Default::default()
     };
     match args.http {

@@ -87,7 +87,7 @@ fn main() -> ExitCode {
                 Some(code) => Verdict::Stopped(code),
                 None => Verdict::from(o.passed()),
             }),
-            Command::Serve(args) => mcp_fleet::serve(args).await.map(|()| Verdict::Passed),
+            Command::Serve(args) => mcp_fleet::serve(*args).await.map(|()| Verdict::Passed),
             Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|shown| {
                 console::out(format_args!("{}", shown.text));
                 if let Some(problem) = &shown.problem {

@@ -56,6 +56,7 @@ pub async fn resolve(plan: &Plan, builtin_program: Option<&Path>) -> anyhow::Res
                 app_tools: plan.builtin_app_tools,
                 tasks: plan.builtin_tasks,
                 auth: plan.builtin_auth.then(|| builtin_auth(plan)),
+                change_every: plan.builtin_change_every,
                 ..server::ServerOptions::default()
             },
         )
@@ -146,6 +147,10 @@ fn endpoint(
             }
             if plan.builtin_tasks {
                 args.push("--tasks".into());
+            }
+            if let Some(every) = plan.builtin_change_every {
+                args.push("--change-every".into());
+                args.push(format!("{}ms", every.as_millis().max(1)));
             }
             let cmd = StdioCommand {
                 program: exe.display().to_string(),

@@ -108,6 +108,28 @@ pub struct ServeArgs {
     /// burnt: it waits).
     #[arg(long, value_name = "DURATION", requires = "workers", value_parser = humantime::parse_duration)]
     pub service_time: Option<std::time::Duration>,
+    /// The tool list changes this often (2026-07-28): every open `subscriptions/listen`
+    /// that asked for tool-list changes gets `notifications/tools/list_changed`, stamped
+    /// with its time (the fleet's `fanout` phase), e.g. 5s. The `notify_list_changed`
+    /// tool makes a change on demand.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub change_every: Option<std::time::Duration>,
+    /// End each `subscriptions/listen` this long after it opened, with its final
+    /// `complete` response (clients re-listen), e.g. 30s. Default: held until the client
+    /// goes.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub listen_lifetime: Option<std::time::Duration>,
+    /// Listens held at once over every connection; more are refused (-32603).
+    #[arg(long, value_name = "N", default_value_t = crate::server::DEFAULT_MAX_LISTENS)]
+    pub max_listens: usize,
+    /// Declare a protocol extension (SEP-2133) in capabilities.extensions, e.g.
+    /// io.modelcontextprotocol/ui (repeatable).
+    #[arg(long = "extension", value_name = "ID")]
+    pub extensions: Vec<String>,
+    /// Declare an extension and refuse every tools/call of a client that did not declare
+    /// it (-32602 naming it), as a server that needs it would (repeatable).
+    #[arg(long = "require-extension", value_name = "ID")]
+    pub require_extensions: Vec<String>,
 }
 
 /// `serve --era`: the server's eras by the names the help lists.

@@ -127,7 +127,7 @@ pub(super) async fn run(
                 // A slot is taken when the session is free for it, not during its pause.
                 if free_from > Instant::now() {
                     let until = ends.map_or(free_from, |e| free_from.min(e));
-                    if wait(session, timer, Some(until), pings, on_error, stop)
+                    if wait(session, timer, env, Some(until), pings, on_error, stop)
                         .await
                         .is_err()
                         || over()
@@ -141,7 +141,7 @@ pub(super) async fn run(
         let wake = due.map_or(free_from, |d| d.max(free_from));
         // A session whose lifetime ends before its next iteration ends then, not after.
         let wake = ends.map_or(wake, |e| wake.min(e));
-        if wait(session, timer, Some(wake), pings, on_error, stop)
+        if wait(session, timer, env, Some(wake), pings, on_error, stop)
             .await
             .is_err()
             || over()
@@ -166,7 +166,7 @@ pub(super) async fn run(
         if matches!(pace, Pace::Free) && scenario.steps.is_empty() {
             // Nothing to repeat: hold the session open (pinging) until the run drains or
             // its lifetime ends.
-            let _ = wait(session, timer, ends, pings, scenario.on_error, stop).await;
+            let _ = wait(session, timer, env, ends, pings, scenario.on_error, stop).await;
             return;
         }
         let idle = habits.idle.map(|t| t.sample(session.rng()));
@@ -175,10 +175,13 @@ pub(super) async fn run(
 }
 
 /// Wait until `until` (`None`: until the run drains), pinging on the cadence meanwhile;
-/// a failed ping ends the session as the scenario's `on_error` says of any step.
+/// a failed ping ends the session as the scenario's `on_error` says of any step. A
+/// listening session reads the server meanwhile (its listen's changes, as they come)
+/// and fetches a changed list again at once, as its `list_changed` says.
 async fn wait(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
+    env: &mut super::env::Env<'_>,
     until: Option<Instant>,
     pings: Option<Pings>,
     on_error: OnError,
@@ -188,21 +191,48 @@ async fn wait(
         let ping_at = pings
             .map(|p| p.next_after(Instant::now()))
             .filter(|at| until.is_none_or(|u| *at < u));
-        let Some(at) = ping_at else {
-            return match until {
-                Some(u) => tokio::select! {
-                    () = tokio::time::sleep_until(u) => Ok(()),
-                    () = stop.drain.cancelled() => Err(Stopped::Drained),
-                },
-                None => {
-                    stop.drain.cancelled().await;
-                    Err(Stopped::Drained)
+        if session.listening() {
+            let target = ping_at.or(until);
+            // No end in sight: read until the run drains (a year stands for "never").
+            let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+            tokio::select! {
+                () = session.listen_until(target.unwrap_or(far)) => {}
+                () = stop.drain.cancelled() => return Err(Stopped::Drained),
+            }
+            if !session.pending_refetch.is_empty() {
+                let r = Box::pin(steps::refetch_changed_lists(session, timer, env, on_error)).await;
+                if let Err(kind) = r {
+                    if super::timer::ends_session(kind, on_error) {
+                        return Err(Stopped::Broken);
+                    }
                 }
+                continue;
+            }
+            match target {
+                Some(t) if Instant::now() >= t => {}
+                // Back early (the connection went): wait the plain way.
+                _ => continue,
+            }
+            if ping_at.is_none() {
+                return Ok(());
+            }
+        } else {
+            let Some(at) = ping_at else {
+                return match until {
+                    Some(u) => tokio::select! {
+                        () = tokio::time::sleep_until(u) => Ok(()),
+                        () = stop.drain.cancelled() => Err(Stopped::Drained),
+                    },
+                    None => {
+                        stop.drain.cancelled().await;
+                        Err(Stopped::Drained)
+                    }
+                };
             };
-        };
-        tokio::select! {
-            () = tokio::time::sleep_until(at) => {}
-            () = stop.drain.cancelled() => return Err(Stopped::Drained),
+            tokio::select! {
+                () = tokio::time::sleep_until(at) => {}
+                () = stop.drain.cancelled() => return Err(Stopped::Drained),
+            }
         }
         if let Err(kind) = Box::pin(steps::ping(session, timer, on_error)).await {
             if super::timer::ends_session(kind, on_error) {

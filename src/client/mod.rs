@@ -57,6 +57,8 @@ pub struct SessionContext {
     pub auth: Arc<auth::Credentials>,
     /// `[load] iteration_rate` (`-q`): the schedule long-lived sessions share.
     pub pace: Option<Arc<long_lived::FleetPace>>,
+    /// The numbered changes the run's listeners have seen (`subscriptions/listen`).
+    pub changes: Arc<crate::session::ChangeLog>,
 }
 
 /// The real work of the fleet: MCP sessions as the plan describes them.
@@ -234,6 +236,10 @@ pub async fn run_session(
     }
     if started == Ok(true) {
         timer.set_era(session.era(), session.version());
+        session.judge_extensions();
+        if persona.listen.is_some() {
+            Box::pin(session.start_listening(ctx.changes.clone())).await;
+        }
         match persona.shape {
             Shape::Churn => {
                 let done = Box::pin(steps::run(&mut session, &mut timer, scenario, &mut env)).await;

@@ -79,6 +79,14 @@ pub enum Check {
     TasksResultBeforeCompletion,
     // Lists (after the others: a check's id is its place in the table).
     ListInvalidResult,
+    // `subscriptions/listen` (2026-07-28).
+    ListenNotAcknowledgedFirst,
+    ListenMissingSubscriptionId,
+    ListenNotificationOffListen,
+    ListenUnrequestedNotification,
+    ListenEndedWithoutNotice,
+    // Extensions (SEP-2133).
+    ExtensionUsedUndeclared,
 }
 
 /// A check's row in the table.
@@ -97,7 +105,7 @@ const LIFECYCLE: &str = "basic/lifecycle#initialization";
 const NEGOTIATION: &str = "basic/lifecycle#version-negotiation";
 
 impl Check {
-    pub const ALL: [Check; 46] = [
+    pub const ALL: [Check; 52] = [
         Check::JsonrpcNotJson,
         Check::JsonrpcBatch,
         Check::JsonrpcNotObject,
@@ -144,6 +152,12 @@ impl Check {
         Check::TasksStatusOutOfOrder,
         Check::TasksResultBeforeCompletion,
         Check::ListInvalidResult,
+        Check::ListenNotAcknowledgedFirst,
+        Check::ListenMissingSubscriptionId,
+        Check::ListenNotificationOffListen,
+        Check::ListenUnrequestedNotification,
+        Check::ListenEndedWithoutNotice,
+        Check::ExtensionUsedUndeclared,
     ];
 
     /// The check's id in the collector (its place in [`Check::ALL`]).
@@ -309,6 +323,24 @@ impl Check {
             Check::ListInvalidResult => ("list.invalid-result", Error,
                 "a list result is not an object holding an array of objects with their required fields (tools: name, inputSchema; resources: uri, name; resource templates: uriTemplate, name; prompts: name), or its nextCursor is not a string; clients cannot use the list",
                 "server/tools#listing-tools"),
+            Check::ListenNotAcknowledgedFirst => ("listen.not-acknowledged-first", Error,
+                "a subscriptions/listen stream did not start with notifications/subscriptions/acknowledged; send the acknowledgement (the honoured filter) first",
+                "2026-07-28 basic/subscriptions"),
+            Check::ListenMissingSubscriptionId => ("listen.missing-subscription-id", Error,
+                "a message of a subscriptions/listen stream lacks _meta[\"io.modelcontextprotocol/subscriptionId\"] (the listen request's id), or a change notification came with no listen to belong to; stamp every listen message with it",
+                "2026-07-28 basic/subscriptions"),
+            Check::ListenNotificationOffListen => ("listen.notification-off-listen", Error,
+                "a list-changed or resource-updated notification came on the stream of another request; in 2026-07-28 they travel only on subscriptions/listen streams",
+                "2026-07-28 basic/subscriptions"),
+            Check::ListenUnrequestedNotification => ("listen.unrequested-notification", Error,
+                "a subscriptions/listen stream carried a notification its filter did not ask for; send only what the acknowledged filter names",
+                "2026-07-28 basic/subscriptions"),
+            Check::ListenEndedWithoutNotice => ("listen.ended-without-notice", Warning,
+                "the server ended a subscriptions/listen stream without a final complete response or notifications/cancelled; end listens gracefully so clients can tell an end from a failure",
+                "2026-07-28 basic/subscriptions"),
+            Check::ExtensionUsedUndeclared => ("extension.used-undeclared", Error,
+                "the server used a protocol extension (e.g. resultType \"task\" of io.modelcontextprotocol/tasks) with a client that did not declare it; use an extension only when both sides declared it",
+                "2026-07-28 extensions (SEP-2133)"),
         };
         CheckInfo {
             code,

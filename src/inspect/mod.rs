@@ -340,6 +340,7 @@ async fn one_session(
         },
         auth: client::auth::Credentials::new(plan),
         pace: None,
+        changes: Default::default(),
     };
     let rng = rand::rngs::SmallRng::seed_from_u64(plan.seed);
     let mut memory = client::ClientMemory::new(0);

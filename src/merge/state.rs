@@ -259,6 +259,13 @@ pub struct StatsState {
     /// By check code.
     pub findings: BTreeMap<String, FindingCount>,
     pub client_faults: Vec<FaultState>,
+    /// The slowest traced requests by phase name: (latency µs, trace id, span id), the
+    /// ids in hex (absent when nothing was traced).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slowest: BTreeMap<String, Vec<(u64, String, String)>>,
+    /// Extension verdicts by id: sessions accepted, ignored, offered, required.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extensions: BTreeMap<String, [u64; 4]>,
 }
 
 impl StatsState {
@@ -355,6 +362,25 @@ impl StatsState {
                         .collect(),
                 })
                 .collect(),
+            slowest: s
+                .slowest
+                .0
+                .iter()
+                .map(|(p, list)| {
+                    let list = list
+                        .iter()
+                        .map(|x| {
+                            (
+                                x.latency_us,
+                                format!("{:032x}", x.trace),
+                                format!("{:016x}", x.span),
+                            )
+                        })
+                        .collect();
+                    (p.name().to_string(), list)
+                })
+                .collect(),
+            extensions: s.extensions.0.clone(),
         })
     }
 
@@ -443,6 +469,17 @@ impl StatsState {
                 counts.examples.push((verdict(name)?, text.clone()));
             }
             s.client_faults.insert((f.persona, fault), counts);
+        }
+        s.extensions
+            .merge(&crate::metrics::Extensions(self.extensions.clone()));
+        for (name, list) in &self.slowest {
+            let phase = crate::metrics::Phase::from_name(name)
+                .with_context(|| format!("unknown phase `{name}` in slowest"))?;
+            for (us, trace, span) in list {
+                let trace = u128::from_str_radix(trace, 16).context("a trace id is not hex")?;
+                let span = u64::from_str_radix(span, 16).context("a span id is not hex")?;
+                s.slowest.keep(phase, *us, trace, span);
+            }
         }
         Ok(s)
     }

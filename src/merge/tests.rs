@@ -156,6 +156,16 @@ fn session(k: u64, plan: &Plan, t0: Instant) -> (Duration, Vec<Event>) {
         verdict: Verdict::ALL[(k % 3) as usize],
         detail: Some("the server answered -32700".into()),
     });
+    e.push(Event::Traced {
+        phase: Phase::ToolsCall,
+        latency_us: 1000 + k * 37,
+        trace: u128::from(k) + 1,
+        span: k + 1,
+    });
+    e.push(Event::Extension {
+        id: "io.modelcontextprotocol/ui".into(),
+        verdict: crate::metrics::ExtensionVerdict::ALL[(k % 4) as usize],
+    });
     if k % 8 == 5 {
         e.push(Event::Malformed {
             persona,
@@ -323,6 +333,8 @@ async fn merged_equals_the_whole_run(n: u32) {
     );
     assert!(!want["findings"].as_array().expect("findings").is_empty());
     assert!(!want["client_faults"].as_array().expect("faults").is_empty());
+    assert_eq!(want["slowest_traces"]["tools/call"].as_array().map(Vec::len), Some(5));
+    assert!(want["extensions"]["io.modelcontextprotocol/ui"]["required"].as_u64() > Some(0));
     // Examples are kept in shard order (one process keeps them in time order): the same
     // texts, within the bounds, in another order.
     let (got, want) = (examples_sorted(got), examples_sorted(want.clone()));

@@ -55,11 +55,25 @@ pub enum Counter {
     TasksCancelled,
     /// Sessions that committed a client fault (`faults = [...]`).
     ClientFaults,
+    /// `subscriptions/listen` streams the server acknowledged (or that carried a message first).
+    ListenOpened,
+    /// Listens the server answered with an error (not reopened; not a session failure).
+    ListenRefused,
+    /// Listens the server ended cleanly (final `complete` response or `notifications/cancelled`); reopened.
+    ListenEnded,
+    /// Listens that broke without an end (a bare drop); reopened with backoff.
+    ListenDropped,
+    /// Listens sent again after one ended or dropped.
+    ListenReopened,
+    /// Change notifications received on listens.
+    ListenNotifications,
+    /// Changes a listener was owed and never got (numbered changes of the reference server: a gap, or one that reached other listeners a request timeout before this one closed).
+    ListenChangesMissed,
 }
 
 impl Counter {
     /// Every counter, in the order of the enum (which is also its index).
-    pub const ALL: [Counter; 24] = [
+    pub const ALL: [Counter; 31] = [
         Counter::Dropped,
         Counter::EraLegacy,
         Counter::EraModern,
@@ -84,6 +98,13 @@ impl Counter {
         Counter::TaskStatusNotifications,
         Counter::TasksCancelled,
         Counter::ClientFaults,
+        Counter::ListenOpened,
+        Counter::ListenRefused,
+        Counter::ListenEnded,
+        Counter::ListenDropped,
+        Counter::ListenReopened,
+        Counter::ListenNotifications,
+        Counter::ListenChangesMissed,
     ];
 
     /// The stable name used in `summary.json` and every report.
@@ -113,6 +134,13 @@ impl Counter {
             Counter::TaskStatusNotifications => "task_status_notifications",
             Counter::TasksCancelled => "tasks_cancelled",
             Counter::ClientFaults => "client_faults",
+            Counter::ListenOpened => "listen_opened",
+            Counter::ListenRefused => "listen_refused",
+            Counter::ListenEnded => "listen_ended",
+            Counter::ListenDropped => "listen_dropped",
+            Counter::ListenReopened => "listen_reopened",
+            Counter::ListenNotifications => "listen_notifications",
+            Counter::ListenChangesMissed => "listen_changes_missed",
         }
     }
 

@@ -5,24 +5,30 @@
 pub mod client_fault;
 mod collector;
 mod counter;
+mod event;
+pub mod extensions;
 mod histogram;
 pub mod interval;
 mod live;
 mod phase;
 mod recorder;
 pub mod resources;
+mod slowest;
 mod stats;
 pub mod traffic;
 
 pub use client_fault::{ClientFault, FaultEra, Verdict};
-pub use collector::{Collector, Event, LeftOut, SessionOutcome};
+pub use collector::Collector;
 pub use counter::{Counter, CounterTable};
+pub use event::{Event, LeftOut, SessionOutcome};
+pub use extensions::{ExtensionVerdict, Extensions};
 pub use histogram::LATENCY_BOUND_US;
 pub use interval::{IntervalRow, IntervalSink, LiveFigures, DEFAULT_INTERVAL};
 pub use live::{LiveCounters, RunningTotals};
 pub use phase::Phase;
 pub use recorder::{Recorder, Snapshots};
 pub use resources::{Series, SeriesUnit};
+pub use slowest::{Slow, Slowest, SLOWEST_KEPT};
 pub use stats::{
     CheckCounts, FaultCounts, FindingCount, PhaseStats, PhaseTable, SessionCounts, Stats,
     ToolCounts,

@@ -40,6 +40,13 @@ pub enum Phase {
     /// breakdowns (persona, era, transport, intervals) need no open set of phases; each
     /// step's own figures are kept under its phase name beside it (`Stats::requests`).
     Request,
+    /// `subscriptions/listen` (2026-07-28): from sending the listen to its
+    /// acknowledgement (the stream itself stays open and is not timed).
+    Listen,
+    /// A change's way from the server to one listener: receipt − the change's time as
+    /// the server stamped it (`_meta` `dev.mcp-fleet/changedAt`, `mcp-fleet serve`); one
+    /// sample per listener per change.
+    FanOut,
     /// Time the fleet spent answering a server request (sampling, elicitation, roots,
     /// ping), so client-side time is told apart from server latency.
     Answer,
@@ -51,7 +58,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 25] = [
+    pub const ALL: [Phase; 27] = [
         Phase::Connect,
         Phase::Token,
         Phase::Auth,
@@ -73,6 +80,8 @@ impl Phase {
         Phase::PromptsGet,
         Phase::Ping,
         Phase::Request,
+        Phase::Listen,
+        Phase::FanOut,
         Phase::Answer,
         Phase::Close,
         Phase::Session,
@@ -108,6 +117,8 @@ impl Phase {
             Phase::PromptsGet => "prompts/get",
             Phase::Ping => "ping",
             Phase::Request => "request",
+            Phase::Listen => "subscriptions/listen",
+            Phase::FanOut => "fanout",
             Phase::Answer => "answer",
             Phase::Close => "close",
             Phase::Session => "session",

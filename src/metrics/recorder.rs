@@ -2,7 +2,7 @@
 //! [`Snapshots`] for checkpoints. Both are channel senders: nothing on the hot path waits
 //! for a lock.
 
-use super::collector::Event;
+use super::event::Event;
 use super::stats::Stats;
 use super::{Counter, Sample};
 use tokio::sync::{mpsc, oneshot};

@@ -258,6 +258,10 @@ pub struct Stats {
     pub findings: BTreeMap<CheckId, FindingCount>,
     /// Client-side faults committed, per persona and fault: verdict counts and examples.
     pub client_faults: BTreeMap<(PersonaId, ClientFault), FaultCounts>,
+    /// The slowest traced requests per phase (personas with `trace = true`).
+    pub slowest: super::Slowest,
+    /// What servers made of the protocol extensions, per id.
+    pub extensions: super::Extensions,
 }
 
 /// One step check's verdicts: how often it held, how often not, and the first reason
@@ -366,6 +370,8 @@ impl Stats {
             counters: CounterTable::default(),
             findings: BTreeMap::new(),
             client_faults: BTreeMap::new(),
+            slowest: super::Slowest::default(),
+            extensions: super::Extensions::default(),
         }
     }
 
@@ -415,6 +421,8 @@ impl Stats {
                 mine.example.clone_from(&seen.example);
             }
         }
+        self.slowest.add(&other.slowest);
+        self.extensions.merge(&other.extensions);
         for (key, counts) in &other.client_faults {
             self.client_faults.entry(*key).or_default().merge(counts);
         }

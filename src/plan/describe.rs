@@ -17,14 +17,21 @@ impl Plan {
         if self.target != Target::BuiltIn {
             return String::new();
         }
-        let on: Vec<&str> = [
+        let mut on: Vec<String> = [
             (self.builtin_app_tools, "application tools"),
             (self.builtin_tasks, "task tools"),
             (self.builtin_auth, "bearer tokens required"),
         ]
         .into_iter()
-        .filter_map(|(on, what)| on.then_some(what))
+        .filter(|(on, _)| *on)
+        .map(|(_, what)| what.to_string())
         .collect();
+        if let Some(every) = self.builtin_change_every {
+            on.push(format!(
+                "tool list changed every {}",
+                humantime::format_duration(every)
+            ));
+        }
         if on.is_empty() {
             String::new()
         } else {

@@ -13,7 +13,9 @@ mod connection;
 pub mod data;
 mod describe;
 mod error;
+mod extensions;
 mod habits;
+mod listen;
 mod load;
 mod names;
 mod overrides;
@@ -37,6 +39,7 @@ pub use client_faults::FaultMix;
 pub use connection::{Connection, DEFAULT_MAX_MESSAGE_BYTES};
 pub use error::{PlanError, SourceError};
 pub use habits::Habits;
+pub use listen::ListenPlan;
 pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
 pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
@@ -108,6 +111,8 @@ pub struct Plan {
     pub builtin_tasks: bool,
     /// `[target] auth`: the built-in server requires bearer tokens.
     pub builtin_auth: bool,
+    /// `[target] change_every`: the built-in server changes its tool list this often.
+    pub builtin_change_every: Option<std::time::Duration>,
 }
 
 /// `[arguments]`, resolved.
@@ -231,6 +236,21 @@ impl Plan {
     ) -> Result<Plan, PlanError> {
         overrides.apply(&mut profile, origin)?;
         let target = Target::from_section(&profile.target, origin)?;
+        let builtin_change_every = match &profile.target.change_every {
+            None => None,
+            Some(text) => {
+                let d = quantity::parse_duration(text, "target.change_every", origin)?;
+                if target != Target::BuiltIn || d.is_zero() {
+                    return Err(PlanError::new(
+                        origin,
+                        "target.change_every",
+                        "only the built-in server changes on a timer, and not every 0 s",
+                        "remove url/command from [target] (your server makes its own changes), or give a period such as \"2s\"",
+                    ));
+                }
+                Some(d)
+            }
+        };
         let connection = Connection::from_section(&profile.target, origin)?;
         let load = Load::from_section(&profile.load, origin)?;
         let checkpoint = checkpoint::resolve(profile.load.checkpoint.as_deref(), &load, origin)?;
@@ -304,6 +324,7 @@ impl Plan {
             builtin_app_tools: profile.target.app_tools == Some(true),
             builtin_tasks: profile.target.tasks == Some(true),
             builtin_auth: profile.target.auth == Some(true),
+            builtin_change_every,
         })
     }
 }

@@ -58,6 +58,12 @@ pub struct Persona {
     pub auth: Option<AuthPlan>,
     /// Task-augmented tool calls (`tasks = {...}`).
     pub tasks: TaskPolicy,
+    /// Modern era: the `subscriptions/listen` the session holds open (`listen = {...}`).
+    pub listen: Option<super::listen::ListenPlan>,
+    /// W3C trace context on every request (`trace = true`).
+    pub trace: bool,
+    /// Extension ids declared in `capabilities.extensions`, sorted.
+    pub extensions: Vec<String>,
 }
 
 impl Persona {
@@ -142,7 +148,9 @@ impl Persona {
         };
         let versions = Versions::from_section(p, key, origin)?;
         let accept_versions = accept_versions(p, key, origin)?;
-        let capabilities = capabilities(p, key, origin)?;
+        let mut capabilities = capabilities(p, key, origin)?;
+        let extensions =
+            super::extensions::declare(p.extensions.as_ref(), &mut capabilities, key, origin)?;
         let client_info = client_info(p);
         let tasks = TaskPolicy::from_section(p, key, origin)?;
         let mut initialize_params = json!({
@@ -182,6 +190,7 @@ impl Persona {
         let faults =
             FaultMix::from_section(p, versions.era, route.transport, &capabilities, key, origin)?;
         let auth = AuthPlan::from_section(p, route.transport, key, origin)?;
+        let listen = super::listen::ListenPlan::from_section(p, versions.era, key, origin)?;
         Ok(Persona {
             id,
             name: p.name.clone(),
@@ -209,6 +218,9 @@ impl Persona {
             faults,
             auth,
             tasks,
+            listen,
+            trace: p.trace.unwrap_or(false),
+            extensions,
         })
     }
 }

@@ -26,8 +26,8 @@ pub use check::CheckSpec;
 pub use data::DataSection;
 pub use load::{EventSection, LoadSection, StageSection};
 pub use persona::{
-    ClientInfoSection, ElicitationSection, FaultSection, PersonaSection, RootSection,
-    SamplingSection,
+    ClientInfoSection, ElicitationSection, FaultSection, ListenSection, PersonaSection,
+    RootSection, SamplingSection,
 };
 pub use scenario::{MixCall, ScenarioSection, Step};
 pub use soak::SoakSection;

@@ -29,6 +29,10 @@ pub struct PersonaSection {
     pub client_info: Option<ClientInfoSection>,
     /// Declared client capabilities, free-form: `{ roots = { listChanged = true } }`.
     pub capabilities: Option<Value>,
+    /// Protocol extensions declared (SEP-2133) in `capabilities.extensions`:
+    /// `["io.modelcontextprotocol/ui"]`, or a table of id → settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Value>,
     /// Names of the scenarios this persona runs; default: all.
     pub scenarios: Option<Vec<String>>,
     /// `stdio`, `http` (Streamable HTTP), `sse` (legacy HTTP+SSE) or `ws` (WebSocket).
@@ -44,6 +48,16 @@ pub struct PersonaSection {
     /// What `notifications/*/list_changed` makes the persona do: `refetch` the list
     /// (default) or `ignore` it (counted either way).
     pub list_changed: Option<String>,
+    /// Modern era (2026-07-28): hold `subscriptions/listen` open for the session's life,
+    /// `listen = { lists = ["tools"], resources = ["file:///a"] }`, re-listening after
+    /// the server ends or drops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<ListenSection>,
+    /// W3C trace context on every request: `traceparent` / `tracestate` in `_meta` and,
+    /// over HTTP, as headers; the results name the slowest requests' trace ids per
+    /// phase. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<bool>,
     /// Modern era: honour `ttlMs` and serve repeated lists from a cache. Default false.
     pub cache: Option<bool>,
     /// Modern era: most `input_required` rounds before a request is given up. Default 8.
@@ -89,6 +103,18 @@ pub struct PersonaSection {
     /// many to cancel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<TasksSection>,
+}
+
+/// `listen = { lists = ["tools", "prompts"], resources = ["file:///a"] }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenSection {
+    /// Lists whose changes to hear of: `tools`, `prompts`, `resources`.
+    #[serde(default)]
+    pub lists: Vec<String>,
+    /// Resource URIs whose updates to hear of (`resourceSubscriptions`).
+    #[serde(default)]
+    pub resources: Vec<String>,
 }
 
 /// `{ fault = "invalid-json", share = 0.02 }`.

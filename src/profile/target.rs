@@ -45,6 +45,10 @@ pub struct TargetSection {
     /// requires a task, `quick_report` allows one; protocol 2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<bool>,
+    /// The built-in server changes its tool list this often (`serve --change-every`),
+    /// fanned out to every `subscriptions/listen`, e.g. `"2s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_every: Option<String>,
     /// The built-in server requires bearer tokens (`serve --auth`): it accepts the
     /// tokens of every persona's tokens file and mints tokens for the client
     /// `mcp-fleet` / `mcp-fleet-secret` at its `/token` endpoint. HTTP transports only.

@@ -16,6 +16,9 @@ pub const PROMPTS_LIST: &str = "prompts/list";
 pub const PROMPTS_GET: &str = "prompts/get";
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// 2026-07-28: a long-lived stream of change notifications (replaces the GET stream and
+/// `resources/subscribe`).
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 // Tasks (2025-11-25 only).
 pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_RESULT: &str = "tasks/result";
@@ -36,6 +39,9 @@ pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 pub const TASKS_STATUS: &str = "notifications/tasks/status";
+pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// 2026-07-28: the first message of a listen, naming the filter the server honours.
+pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 
 /// Whether `method` is a client → server request of some MCP version (tasks included).
 pub fn is_client_request(method: &str) -> bool {
@@ -53,6 +59,7 @@ pub fn is_client_request(method: &str) -> bool {
             | PROMPTS_GET
             | LOGGING_SET_LEVEL
             | COMPLETION_COMPLETE
+            | SUBSCRIPTIONS_LISTEN
             | "resources/subscribe"
             | "resources/unsubscribe"
     ) || method.starts_with("tasks/")

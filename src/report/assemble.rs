@@ -196,6 +196,8 @@ fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
         resources: facts.resources.clone(),
         soak: facts.soak.clone(),
         diagnosis: None,
+        slowest_traces: extras::slowest_traces(stats),
+        extensions: extras::extensions(stats),
     }
 }
 
@@ -462,5 +464,6 @@ fn rate(n: u64, secs: f64) -> f64 {
     ((n as f64 / secs) * 100.0).round() / 100.0
 }
 
+mod extras;
 #[cfg(test)]
 mod tests;

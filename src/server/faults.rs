@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::notifier::Notifier;
 use crate::protocol::jsonrpc::{codes, encode_notification};
+use crate::protocol::meta::META;
 use crate::protocol::methods as m;
 use crate::protocol::version::{legacy_versions, LATEST_MODERN};
 use crate::protocol::RpcError;
@@ -196,6 +197,12 @@ impl Faults {
         }
         if self.has(Fault::SseGarbage) && method != m::INITIALIZE {
             notifier.send(b"this is not JSON".to_vec());
+        }
+        if self.has(Fault::ListenOnRequestStream) && stateless && method == m::TOOLS_CALL {
+            // A change announced on a tool call's stream, with no listen to belong to.
+            let at = crate::server::listen::now_us();
+            let params = json!({ META: { crate::protocol::meta::META_CHANGED_AT: at } });
+            notifier.send(encode_notification(m::TOOLS_LIST_CHANGED, Some(&params)));
         }
         if self.has(Fault::EarlyMessage) && method == m::INITIALIZE {
             notifier.send(encode_notification(m::TOOLS_LIST_CHANGED, None));

@@ -10,6 +10,9 @@
 //! (per-connection state, the notifier and server→client requests).
 
 mod ask;
+mod extensions;
+mod lifecycle;
+mod listen;
 mod modern;
 mod operations;
 mod reply;
@@ -35,6 +38,7 @@ use modern::{has_modern_meta, splice, CACHE_TTL_MS};
 use operations::{call_tool, complete, get_prompt};
 use reply::{encode, invalid_params, method_not_found, rpc_error, Reply};
 
+pub use lifecycle::negotiate;
 pub use reply::{error_without_id, malformed_reply, too_large_reply, EncodedReply};
 pub use session::Session;
 
@@ -59,6 +63,8 @@ enum Ctx<'a> {
     Modern {
         caps: &'a Value,
         notifier: &'a Notifier,
+        /// Where a change is fanned out to the listens (`notify_list_changed`).
+        hub: &'a super::listen::Hub,
     },
 }
 
@@ -101,6 +107,12 @@ pub struct Handler {
     tasks: Option<std::sync::Arc<TaskStore>>,
     /// `init_tail` with the `tasks` capability, for 2025-11-25 sessions.
     init_tail_tasks: String,
+    /// Every open `subscriptions/listen`, and the changes fanned out to them.
+    pub hub: std::sync::Arc<super::listen::Hub>,
+    /// `serve --listen-lifetime`.
+    listen_lifetime: Option<std::time::Duration>,
+    /// `serve --require-extension`: a `tools/call` of a client without one is refused.
+    require_extensions: Vec<String>,
 }
 
 impl Handler {
@@ -123,7 +135,7 @@ impl Handler {
         } else {
             instructions.to_string()
         };
-        let rest = json!({
+        let mut rest = json!({
             "capabilities": {
                 "tools": {"listChanged": true},
                 "resources": {"subscribe": false, "listChanged": true},
@@ -133,8 +145,17 @@ impl Handler {
             },
             "serverInfo": server_info,
             "instructions": &instructions,
-        })
-        .to_string();
+        });
+        let extensions: serde_json::Map<String, Value> = opts
+            .extensions
+            .iter()
+            .chain(&opts.require_extensions)
+            .map(|id| (id.clone(), json!({})))
+            .collect();
+        if !extensions.is_empty() {
+            rest["capabilities"]["extensions"] = Value::Object(extensions.clone());
+        }
+        let rest = rest.to_string();
         // `rest` is `{...}`: drop its `{` so it can follow the version member.
         let init_tail = format!(",{}", rest.get(1..).unwrap_or("}"));
         let mut supported = vec![LATEST_MODERN];
@@ -147,18 +168,21 @@ impl Handler {
         );
         let cached_members =
             format!("{modern_members},\"ttlMs\":{CACHE_TTL_MS},\"cacheScope\":\"public\"");
-        let discover = json!({
+        let mut discover = json!({
             "supportedVersions": supported,
             // No logging: `logging/setLevel` is gone and this server never logs.
             "capabilities": {
                 "tools": {"listChanged": true},
-                "resources": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true},
                 "prompts": {"listChanged": true},
                 "completions": {},
             },
             "instructions": &instructions,
-        })
-        .to_string();
+        });
+        if !extensions.is_empty() {
+            discover["capabilities"]["extensions"] = Value::Object(extensions);
+        }
+        let discover = discover.to_string();
         let discover = splice(&cached_members, &discover);
         let app = opts.app_tools.then(AppTools::default);
         let mut extra_tools = app.as_ref().map(AppTools::definitions).unwrap_or_default();
@@ -177,6 +201,10 @@ impl Handler {
             ),
             1,
         );
+        let hub = super::listen::Hub::new(opts.max_listens.max(1));
+        if let Some(every) = opts.change_every {
+            hub.spawn_timer(every);
+        }
         Handler {
             catalog: Catalog::with_tools(opts.page_size, extra_tools),
             app,
@@ -195,6 +223,9 @@ impl Handler {
                 .capacity
                 .map(|(n, t)| super::capacity::Capacity::new(n, t)),
             sessions: Default::default(),
+            hub,
+            listen_lifetime: opts.listen_lifetime,
+            require_extensions: opts.require_extensions.clone(),
         }
     }
 
@@ -206,12 +237,19 @@ impl Handler {
     /// Whether a request should be answered on an SSE stream even when the transport would
     /// otherwise send plain JSON: the `progress` tool streams its notifications, and legacy
     /// tools that talk to the client need a stream to do it on.
-    pub fn wants_stream(msg: &Incoming) -> bool {
+    pub fn wants_stream(&self, msg: &Incoming) -> bool {
         let Incoming::Request { method, params, .. } = msg else {
             return false;
         };
+        if method == m::SUBSCRIPTIONS_LISTEN {
+            return true;
+        }
         if method != m::TOOLS_CALL {
             return false;
+        }
+        if self.faults.has(super::Fault::ListenOnRequestStream) && has_modern_meta(params.as_ref())
+        {
+            return true;
         }
         let tool = params
             .as_ref()
@@ -255,6 +293,9 @@ impl Handler {
                     }
                 }
                 let stateless = self.stateless(&method, params.as_ref());
+                if stateless && method == m::SUBSCRIPTIONS_LISTEN {
+                    return self.serve_listen(session, id, params, notifier).await;
+                }
                 if self.faults.any() {
                     return Some(
                         self.reply_faulty(session, id, method, params, notifier)
@@ -272,9 +313,14 @@ impl Handler {
                     error,
                 })
             }
-            Incoming::Notification { method, .. } => {
+            Incoming::Notification { method, params } => {
                 if method == m::INITIALIZED {
                     session.client_initialized.store(true, Ordering::Relaxed);
+                }
+                if method == m::CANCELLED {
+                    if let Some(request) = params.as_ref().and_then(|p| p.get("requestId")) {
+                        session.cancel_listen(request);
+                    }
                 }
                 // Cancellation and everything else is accepted and ignored: no request
                 // here holds resources worth reclaiming early.
@@ -351,41 +397,6 @@ impl Handler {
         }
     }
 
-    fn initialize(&self, session: &Session, params: Option<&Value>) -> Result<Reply<'_>, RpcError> {
-        let requested = params
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str)
-            .or(self
-                .faults
-                .has(super::Fault::AcceptInvalid)
-                .then_some(LATEST_LEGACY))
-            .ok_or_else(|| invalid_params("initialize needs params.protocolVersion (a string)"))?;
-        if !self.faults.has(super::Fault::AcceptInvalid) {
-            check_initialize(params)?;
-        }
-        let version = negotiate(requested);
-        if session.version.set(version).is_err() {
-            return Err(rpc_error(
-                codes::INVALID_REQUEST,
-                "Server already initialized",
-            ));
-        }
-        let caps = params
-            .and_then(|p| p.get("capabilities"))
-            .filter(|c| c.is_object())
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let _ = session.client_capabilities.set(caps);
-        self.faults.session_started();
-        let tail = match self.tasks {
-            Some(_) if version == LATEST_LEGACY => &self.init_tail_tasks,
-            _ => &self.init_tail,
-        };
-        Ok(Reply::Owned(format!(
-            "{{\"protocolVersion\":\"{version}\"{tail}"
-        )))
-    }
-
     /// The operations every era shares, after the lifecycle has been checked.
     async fn dispatch(
         &self,
@@ -409,6 +420,9 @@ impl Handler {
             m::RESOURCES_LIST => page(&self.catalog.resources, params),
             m::RESOURCES_TEMPLATES_LIST => page(&self.catalog.templates, params),
             m::PROMPTS_LIST => page(&self.catalog.prompts, params),
+            m::TOOLS_CALL if self.extension_answer(ctx).is_some() => self
+                .extension_answer(ctx)
+                .unwrap_or_else(|| Err(method_not_found())),
             m::TOOLS_CALL => match self.app.as_ref().and_then(|app| app.call(params)) {
                 Some(outcome) => outcome.map(Reply::Value),
                 None => call_tool(ctx, params).await.map(Reply::Value),
@@ -443,40 +457,6 @@ impl Handler {
                 data: Some(json!({ "uri": uri })),
             })
     }
-}
-
-/// `initialize` params a server can work with: `capabilities` an object and `clientInfo`
-/// with a name, as the schema requires. A bare `{protocolVersion}` (minimal probes and
-/// older tests send no more) is still served; a client that says something about
-/// itself must say it right.
-fn check_initialize(params: Option<&Value>) -> Result<(), RpcError> {
-    let field = |k: &str| params.and_then(|p| p.get(k));
-    let (caps, info) = (field("capabilities"), field("clientInfo"));
-    if caps.is_none() && info.is_none() {
-        return Ok(());
-    }
-    if !caps.is_some_and(Value::is_object) {
-        return Err(invalid_params(
-            "initialize needs params.capabilities (an object)",
-        ));
-    }
-    if !info
-        .and_then(|c| c.get("name"))
-        .is_some_and(Value::is_string)
-    {
-        return Err(invalid_params(
-            "initialize needs params.clientInfo with a name",
-        ));
-    }
-    Ok(())
-}
-
-/// Echo a legacy version we speak; otherwise counter-offer our latest (a result, not an
-/// error, as the legacy spec and the SDK servers do).
-pub fn negotiate(requested: &str) -> &'static str {
-    legacy_versions()
-        .find(|v| *v == requested)
-        .unwrap_or(LATEST_LEGACY)
 }
 
 fn page<'a>(listing: &'a Listing, params: &Value) -> Result<Reply<'a>, RpcError> {

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod handler;
 pub mod http;
 pub mod legacy_sse;
+pub mod listen;
 pub mod notifier;
 mod origin;
 pub mod process_metrics;
@@ -55,6 +56,8 @@ impl Eras {
 /// time or idle period a profile writes, short enough that abandoned sessions do not
 /// look like a leak of a healthy server in a soak run.
 pub const DEFAULT_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+/// Listens the reference server holds at once unless `serve --max-listens` says otherwise.
+pub const DEFAULT_MAX_LISTENS: usize = 100_000;
 
 /// Knobs of the reference server.
 #[derive(Debug, Clone)]
@@ -97,6 +100,20 @@ pub struct ServerOptions {
     /// `serve --workers N --service-time T`: handshakes wait for one of N workers and
     /// hold it for T (a known capacity of N / T a second); `None` answers at once.
     pub capacity: Option<(u32, std::time::Duration)>,
+    /// `serve --change-every`: the tool list changes this often, fanned out to every
+    /// `subscriptions/listen` (stamped with its time, for the fleet's `fanout` phase).
+    pub change_every: Option<std::time::Duration>,
+    /// `serve --listen-lifetime`: each listen is ended (with its final `complete`
+    /// response) this long after it opened; `None` keeps it until the client goes.
+    pub listen_lifetime: Option<std::time::Duration>,
+    /// `serve --max-listens`: listens open at once, over every connection.
+    pub max_listens: usize,
+    /// `serve --extension ID`: protocol extensions declared in the server's
+    /// `capabilities.extensions` (both eras).
+    pub extensions: Vec<String>,
+    /// `serve --require-extension ID`: declared, and every `tools/call` of a client that
+    /// did not declare it is refused (-32602 naming it).
+    pub require_extensions: Vec<String>,
 }
 
 impl Default for ServerOptions {
@@ -116,6 +133,11 @@ impl Default for ServerOptions {
             tasks: false,
             reuse_port: false,
             capacity: None,
+            change_every: None,
+            listen_lifetime: None,
+            max_listens: DEFAULT_MAX_LISTENS,
+            extensions: Vec::new(),
+            require_extensions: Vec::new(),
         }
     }
 }

@@ -18,6 +18,15 @@ impl Notifier {
         Notifier(None)
     }
 
+    /// Resolves when the client can no longer be reached (its stream or connection
+    /// closed); never for `none`.
+    pub(crate) async fn closed(&self) {
+        match &self.0 {
+            Some(tx) => tx.closed().await,
+            None => std::future::pending().await,
+        }
+    }
+
     pub(crate) fn send(&self, message: Vec<u8>) {
         if let Some(tx) = &self.0 {
             // A closed receiver means the client went away; the result is dropped anyway.

@@ -47,6 +47,7 @@ impl Session<'_> {
     /// Findings a failed request shows: a declared capability that is not implemented,
     /// the negotiated version header refused.
     pub(super) fn check_failure(&mut self, method: &str, f: &Failure) {
+        self.check_required_extension(f);
         match f.kind {
             // A task-required tool called directly: -32601 is the right answer.
             FailureKind::RpcError(codes::METHOD_NOT_FOUND) if self.tasks.refusal_expected => {}

@@ -4,7 +4,7 @@
 
 use super::{excerpt_of, Failure, Session};
 use crate::conformance::Check;
-use crate::metrics::{Event, FailureKind};
+use crate::metrics::{Counter, Event, FailureKind};
 use crate::protocol::jsonrpc::{encode_notification, encode_request, encode_request_encoded};
 use crate::protocol::{methods, Era, Incoming, RawResult, RequestId, RpcError};
 use crate::transport::Received;
@@ -54,7 +54,35 @@ fn settle_or_fail_all(pending: &mut [Waiting<'_>], request: Option<u64>, f: &Fai
     }
 }
 
+/// List methods a `notifications/<list>/list_changed` asks to fetch again.
+pub(super) fn list_for(notification: &str) -> Option<&'static str> {
+    match notification {
+        methods::TOOLS_LIST_CHANGED => Some(methods::TOOLS_LIST),
+        methods::PROMPTS_LIST_CHANGED => Some(methods::PROMPTS_LIST),
+        methods::RESOURCES_LIST_CHANGED => Some(methods::RESOURCES_LIST),
+        _ => None,
+    }
+}
+
 impl Session<'_> {
+    pub(super) fn on_notification(&mut self, method: String) {
+        if method == methods::TOOLS_LIST_CHANGED {
+            if let Some(t) = self.tracker() {
+                t.tools_list_changed();
+            }
+        }
+        if let Some(list) = list_for(&method) {
+            if self.persona.refetch_on_list_changed {
+                if !self.pending_refetch.contains(&list) {
+                    self.pending_refetch.push(list);
+                }
+            } else {
+                self.recorder.count(Counter::ListChangedIgnored);
+            }
+        }
+        self.recorder.send(Event::ServerMessage { method });
+    }
+
     /// One request/response exchange: send, then receive until our answer arrives.
     pub(super) async fn exchange(
         &mut self,
@@ -98,6 +126,7 @@ impl Session<'_> {
         &mut self,
         batch: &[Outgoing<'a>],
     ) -> Vec<(Instant, ExchangeResult)> {
+        let sent = Instant::now();
         let mut pending = self.send_all(batch).await;
         let deadline = Instant::now() + self.timeout;
         while pending.iter().any(|(_, _, r)| r.is_none()) {
@@ -110,6 +139,19 @@ impl Session<'_> {
                 t.received(m);
             }
             self.take(&mut pending, received).await;
+        }
+        if let Some(trace) = &self.trace {
+            for (id, method, r) in &pending {
+                if let Some((at, _)) = r {
+                    self.recorder.send(Event::Traced {
+                        phase: super::trace::phase_of(method),
+                        latency_us: u64::try_from(at.duration_since(sent).as_micros())
+                            .unwrap_or(u64::MAX),
+                        trace: trace.id,
+                        span: trace.span(*id),
+                    });
+                }
+            }
         }
         pending
             .into_iter()
@@ -130,14 +172,27 @@ impl Session<'_> {
         for out in batch {
             let id = self.next_id;
             self.next_id += 1;
-            let bytes = match out.encoded {
-                Some(params) => encode_request_encoded(id, out.method, params),
-                None => encode_request(id, out.method, out.params),
+            let (bytes, traced_headers) = match &self.trace {
+                None => match out.encoded {
+                    Some(params) => (encode_request_encoded(id, out.method, params), None),
+                    None => (encode_request(id, out.method, out.params), None),
+                },
+                // Traced: the context in `_meta` and in the HTTP headers.
+                Some(trace) => {
+                    let bytes = match out.encoded {
+                        Some(params) => {
+                            encode_request_encoded(id, out.method, &trace.encoded(params, id))
+                        }
+                        None => encode_request(id, out.method, Some(&trace.params(out.params, id))),
+                    };
+                    (bytes, Some(trace.headers(out.headers, id)))
+                }
             };
             if let Some(t) = &self.transcript {
                 t.sent(&bytes);
             }
-            let sent = self.transport.send_request(id, bytes, out.headers).await;
+            let headers = traced_headers.as_deref().unwrap_or(out.headers);
+            let sent = self.transport.send_request(id, bytes, headers).await;
             let done = sent.err().map(|e| (Instant::now(), Err(Failure::from(e))));
             pending.push((id, out.method, done));
         }
@@ -169,9 +224,13 @@ impl Session<'_> {
     /// One thing the transport received while requests wait: an answer settles its
     /// request; the server's requests are served, its notifications counted; failures
     /// settle the requests they concern.
-    async fn take(&mut self, pending: &mut [Waiting<'_>], received: Received) {
+    pub(super) async fn take(&mut self, pending: &mut [Waiting<'_>], received: Received) {
         match received {
             Received::Message(Incoming::Response { id, outcome }) => {
+                let own = id.as_ref().and_then(RequestId::as_own);
+                if own.is_some_and(|id| self.listen_response(id, &outcome)) {
+                    return;
+                }
                 self.take_response(pending, id, outcome);
             }
             Received::Message(Incoming::Request { id, method, params }) => {
@@ -185,7 +244,9 @@ impl Session<'_> {
                 if method == methods::TASKS_STATUS {
                     self.task_status(params.as_ref());
                 }
-                self.on_notification(method);
+                if self.listen_notification(&method, params.as_ref()) {
+                    self.on_notification(method);
+                }
             }
             Received::Malformed {
                 error,
@@ -217,6 +278,9 @@ impl Session<'_> {
                 kind,
                 detail,
             } => {
+                if self.listen_failed(id, kind, &detail) {
+                    return;
+                }
                 if let Some((_, _, r)) = slot(pending, id) {
                     *r = Some((Instant::now(), Err(Failure::new(kind, detail))));
                 }

@@ -8,15 +8,20 @@
 mod cache;
 mod conformance_hooks;
 mod exchange;
+mod extensions;
 mod handshake;
+mod listen;
 mod modern;
 mod server_requests;
 pub(crate) mod shared;
 mod tasks;
+mod trace;
 mod transcript;
 
 pub use cache::ResponseCache;
 pub use handshake::ServerInfo;
+pub use listen::ChangeLog;
+pub use trace::traceparent;
 pub use transcript::{Direction, Entry, Transcript};
 
 use crate::conformance::SessionChecks;
@@ -24,7 +29,7 @@ use crate::conformance::SessionChecks;
 use crate::metrics::{Counter, Event, FailureKind, Origin, Outcome, Phase, Recorder, Sample, Span};
 use crate::plan::Persona;
 use crate::protocol::jsonrpc::{encode_notification, encode_response};
-use crate::protocol::{methods, Era, RequestId, VersionId};
+use crate::protocol::{Era, RequestId, VersionId};
 use crate::transport::{Transport, TransportError};
 use http::HeaderName;
 use rand::rngs::SmallRng;
@@ -63,16 +68,6 @@ impl From<TransportError> for Failure {
     }
 }
 
-/// List methods a `notifications/<list>/list_changed` asks to fetch again.
-fn list_for(notification: &str) -> Option<&'static str> {
-    match notification {
-        methods::TOOLS_LIST_CHANGED => Some(methods::TOOLS_LIST),
-        methods::PROMPTS_LIST_CHANGED => Some(methods::PROMPTS_LIST),
-        methods::RESOURCES_LIST_CHANGED => Some(methods::RESOURCES_LIST),
-        _ => None,
-    }
-}
-
 pub struct Session<'p> {
     transport: Transport,
     next_id: u64,
@@ -105,6 +100,13 @@ pub struct Session<'p> {
     tasks: tasks::SessionTasks,
     /// `auto` over stdio: the probe went unanswered, and the process may read it yet.
     probe_unanswered: bool,
+    /// The persona's `subscriptions/listen`, when it listens (`listen.rs`).
+    listens: listen::Listens,
+    /// W3C trace context on every request (persona `trace = true`; `trace.rs`).
+    trace: Option<trace::Trace>,
+    /// Extensions the server offers that the persona did not declare, not yet seen
+    /// required (`extensions.rs`).
+    undeclared_extensions: Vec<String>,
 }
 
 impl<'p> Session<'p> {
@@ -138,6 +140,9 @@ impl<'p> Session<'p> {
             transcript: None,
             tasks: Default::default(),
             probe_unanswered: false,
+            listens: listen::Listens::default(),
+            trace: persona.trace.then(|| trace::Trace::new(persona.id)),
+            undeclared_extensions: Vec::new(),
         }
     }
 
@@ -279,24 +284,6 @@ impl<'p> Session<'p> {
         }
     }
 
-    fn on_notification(&mut self, method: String) {
-        if method == methods::TOOLS_LIST_CHANGED {
-            if let Some(t) = self.tracker() {
-                t.tools_list_changed();
-            }
-        }
-        if let Some(list) = list_for(&method) {
-            if self.persona.refetch_on_list_changed {
-                if !self.pending_refetch.contains(&list) {
-                    self.pending_refetch.push(list);
-                }
-            } else {
-                self.recorder.count(Counter::ListChangedIgnored);
-            }
-        }
-        self.recorder.send(Event::ServerMessage { method });
-    }
-
     /// Send a notification (over HTTP: and wait for its 202).
     pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), Failure> {
         let bytes = encode_notification(method, params.as_ref());
@@ -391,7 +378,8 @@ impl<'p> Session<'p> {
     }
 
     /// End the session (DELETE / close frame / stdin EOF and signals).
-    pub async fn close(self) -> Result<(), Failure> {
+    pub async fn close(mut self) -> Result<(), Failure> {
+        self.stop_listening().await;
         self.count_transport_stats();
         self.transport.close().await.map_err(Failure::from)
     }
@@ -399,7 +387,8 @@ impl<'p> Session<'p> {
     /// Vanish without a goodbye, as a crashed host does: no DELETE, no close frame, no
     /// stdin EOF — the handles are dropped (a stdio child is killed and reaped by the
     /// transport's drop), and the server finds out when it next reads.
-    pub fn abandon(self) {
+    pub fn abandon(mut self) {
+        self.forget_listen();
         self.count_transport_stats();
         drop(self.transport);
     }

@@ -119,10 +119,11 @@ impl Session<'_> {
                     retry = Some((responses, result.get("requestState").cloned()));
                 }
                 Some(other) => {
+                    self.check_extension_result(method, other);
                     return Err(Failure::new(
                         FailureKind::InvalidResult,
                         format!("{method}: unknown resultType {other:?}"),
-                    ))
+                    ));
                 }
             }
         }

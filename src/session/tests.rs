@@ -1,6 +1,7 @@
 //! The session's small classifiers: destructive tools told apart, and which list a
 //! `list_changed` notification refreshes.
 
+use super::exchange::list_for;
 use super::*;
 use serde_json::json;
 

@@ -102,6 +102,24 @@ pub struct Summary {
     /// summary leads with it. Absent before schema 8 and when most sessions worked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// The slowest traced requests per phase, slowest first, with their W3C trace
+    /// context (personas with `trace = true`); absent when no request was traced.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slowest_traces: BTreeMap<String, Vec<SlowTrace>>,
+    /// What servers made of the protocol extensions (SEP-2133), by id: sessions per
+    /// verdict; absent when no side declared one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extensions: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+/// One traced request among the slowest of its phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlowTrace {
+    pub latency_us: u64,
+    pub trace_id: String,
+    pub span_id: String,
+    /// The `traceparent` it carried.
+    pub traceparent: String,
 }
 
 impl Summary {

@@ -64,7 +64,10 @@ pub struct HttpStats {
 
 pub struct HttpTransport {
     pool: Arc<Pool>,
-    streams: SelectAll<BoxStream<'static, Item>>,
+    streams: SelectAll<BoxStream<'static, (Item, Option<u64>)>>,
+    /// The request whose stream carried the last message `recv` returned (none: the GET
+    /// stream).
+    last_via: Option<u64>,
     session: SessionHeaders,
     /// The last POSTed notification or response that was accepted with something other
     /// than a bare 202 (for the conformance checks; taken by the session).
@@ -87,6 +90,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             pool,
             streams: SelectAll::new(),
+            last_via: None,
             session: SessionHeaders::default(),
             unusual_ack: None,
         })
@@ -136,6 +140,12 @@ impl HttpTransport {
             ..SessionHeaders::default()
         };
         self.streams = SelectAll::new();
+    }
+
+    /// The request whose response stream carried the last message received (`None`
+    /// for the standalone GET stream).
+    pub fn last_via(&self) -> Option<u64> {
+        self.last_via
     }
 
     pub fn stats(&self) -> HttpStats {
@@ -236,8 +246,11 @@ impl HttpTransport {
     pub async fn recv(&mut self) -> Received {
         loop {
             match self.streams.next().await {
-                Some(Item::SessionId(id)) => self.session.id = Some(id),
-                Some(Item::Received(r)) => return r,
+                Some((Item::SessionId(id), _)) => self.session.id = Some(id),
+                Some((Item::Received(r), via)) => {
+                    self.last_via = via;
+                    return r;
+                }
                 // Nothing outstanding: wait until the caller's timeout (a server message
                 // cannot arrive without an open stream).
                 None => std::future::pending::<()>().await,

@@ -192,6 +192,15 @@ impl Transport {
         }
     }
 
+    /// Streamable HTTP: the request whose response stream carried the last message
+    /// received (`None` for the GET stream, and on transports with one stream).
+    pub fn last_via(&self) -> Option<u64> {
+        match self {
+            Transport::Http(t) => t.last_via(),
+            _ => None,
+        }
+    }
+
     /// Streamable HTTP: how the last POSTed notification or response was accepted, when
     /// it was not with a bare 202 (other transports have no such answer).
     pub fn take_unusual_ack(&mut self) -> Option<http::PostAck> {

@@ -36,6 +36,7 @@ struct Post {
     session: Option<String>,
     version: Option<String>,
     authorization: Option<String>,
+    traceparent: Option<String>,
     body: Value,
 }
 
@@ -56,6 +57,7 @@ async fn mcp(State(s): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> R
         session: header("mcp-session-id"),
         version: header("mcp-protocol-version"),
         authorization: header("authorization"),
+        traceparent: header("traceparent"),
         body: body.clone(),
     });
     let method = body["method"].as_str().unwrap_or_default().to_string();
@@ -481,4 +483,73 @@ async fn a_discover_listing_only_legacy_versions_falls_back_to_initialize() {
             "{era}: tools/list at the negotiated legacy version"
         );
     }
+}
+
+#[tokio::test]
+async fn a_traced_persona_sends_trace_context_and_names_its_slowest_requests() {
+    let (url, script, task) = start(Mode::Chatty).await;
+    let text = profile("2025-11-25", "5s").replace(
+        "protocol_version = \"2025-11-25\"",
+        "protocol_version = \"2025-11-25\"\ntrace = true",
+    );
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(url),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(&text)
+    .run()
+    .await
+    .json;
+    task.abort();
+    crate::support::check_schema(&json);
+    assert_eq!(json["sessions"]["completed"], 2, "{json:#}");
+    let posts = script.posts.lock().expect("lock").clone();
+    let requests: Vec<&Post> = posts
+        .iter()
+        .filter(|p| p.body.get("method").is_some() && p.body.get("id").is_some())
+        .collect();
+    assert!(requests.len() >= 6, "initialize, tools/list, tools/call ×2");
+    let mut traces = std::collections::BTreeSet::new();
+    let mut spans = std::collections::BTreeSet::new();
+    for p in &requests {
+        let in_meta = p.body["params"]["_meta"]["traceparent"].as_str();
+        assert_eq!(
+            p.traceparent.as_deref(),
+            in_meta,
+            "header = _meta: {:?}",
+            p.body
+        );
+        let tp = in_meta.unwrap_or_else(|| panic!("no traceparent: {:?}", p.body));
+        assert_eq!(
+            p.body["params"]["_meta"]["tracestate"],
+            "mcp-fleet=persona:0"
+        );
+        traces.insert(tp[3..35].to_string());
+        assert!(
+            spans.insert(tp[36..52].to_string()),
+            "a span per request: {tp}"
+        );
+    }
+    assert_eq!(traces.len(), 2, "one trace per session: {traces:?}");
+    // Notifications and answers to the server's requests carry none.
+    for p in posts
+        .iter()
+        .filter(|p| p.body.get("id").is_none() || p.body.get("method").is_none())
+    {
+        assert_eq!(p.traceparent, None, "{:?}", p.body);
+    }
+    let slow = &json["slowest_traces"]["tools/call"];
+    let slow = slow.as_array().expect("the slowest tools/call named");
+    assert_eq!(slow.len(), 2, "both calls kept: {slow:?}");
+    assert!(slow[0]["latency_us"].as_u64() >= slow[1]["latency_us"].as_u64());
+    for s in slow {
+        assert!(
+            traces.contains(s["trace_id"].as_str().unwrap_or_default()),
+            "{s}"
+        );
+    }
+    assert!(json["slowest_traces"]["initialize"].is_array());
 }

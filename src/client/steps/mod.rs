@@ -137,7 +137,7 @@ async fn list_what_variables_need(
 }
 
 /// Lists the server announced as changed, fetched again (personas that honour it).
-async fn refetch_changed_lists(
+pub(super) async fn refetch_changed_lists(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
     env: &mut Env<'_>,

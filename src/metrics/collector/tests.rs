@@ -2,7 +2,7 @@
 //! server methods, snapshots, and intervals that rotate on the tick and reach every sink.
 
 use super::*;
-use crate::metrics::{FailureKind, Origin, Outcome};
+use crate::metrics::{Counter, FailureKind, LeftOut, Origin, Outcome};
 use crate::protocol::{Era, VersionId};
 use tokio::time::Instant;
 

@@ -52,6 +52,12 @@ pub(super) fn hidden(s: &Summary) -> Vec<&'static str> {
     if !s.server_messages.is_empty() {
         v.push("messages from the server");
     }
+    if !s.slowest_traces.is_empty() {
+        v.push("slowest traced requests");
+    }
+    if !s.extensions.is_empty() {
+        v.push("extensions");
+    }
     v
 }
 
@@ -109,5 +115,36 @@ pub(super) fn events(out: &mut String, s: &Summary) {
             .map(|(m, n)| format!("{m} ×{n}"))
             .collect();
         let _ = writeln!(out, "\nfrom the server: {}", list.join(", "));
+    }
+    if !s.extensions.is_empty() {
+        let _ = writeln!(out, "\nextensions (sessions):");
+        for (id, verdicts) in &s.extensions {
+            let said: Vec<String> = verdicts
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(v, n)| format!("{v} {n}"))
+                .collect();
+            let _ = writeln!(out, "  {id:<40} {}", said.join(", "));
+        }
+    }
+    if !s.slowest_traces.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nslowest traced requests (find them in the server's traces):"
+        );
+        for (phase, list) in &s.slowest_traces {
+            let worst: Vec<String> = list
+                .iter()
+                .take(3)
+                .map(|t| {
+                    format!(
+                        "{} trace {}",
+                        super::format_us(t.latency_us as f64),
+                        t.trace_id
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  {phase:<22} {}", worst.join(", "));
+        }
     }
 }

@@ -156,6 +156,8 @@ pub(super) fn summary(model: &str) -> Summary {
         resources: Vec::new(),
         soak: Default::default(),
         diagnosis: None,
+        slowest_traces: BTreeMap::new(),
+        extensions: BTreeMap::new(),
     }
 }
 

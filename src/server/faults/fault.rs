@@ -118,10 +118,32 @@ pub enum Fault {
     /// `tasks/result` answers at once while `tasks/get` still says `working`
     /// (tasks.result-before-completion; implies `--tasks`).
     TaskEarlyResult,
+    /// A `subscriptions/listen` the server ends (`--listen-lifetime`) is cut with no
+    /// final `complete` response (listen.ended-without-notice; Streamable HTTP).
+    ListenNoEnd,
+    /// Changes are not sent on the listens but on the streams of `tools/call` answers
+    /// (listen.notification-off-listen over Streamable HTTP; on stdio and ws, where every
+    /// message shares one stream, listen.missing-subscription-id).
+    ListenOnRequestStream,
+    /// Listen messages lack `_meta` `io.modelcontextprotocol/subscriptionId`
+    /// (listen.missing-subscription-id).
+    ListenNoId,
+    /// Every change also brings a list kind the listen did not ask for
+    /// (listen.unrequested-notification).
+    ListenUnasked,
+    /// A listen gets no `notifications/subscriptions/acknowledged` first
+    /// (listen.not-acknowledged-first).
+    ListenNoAck,
+    /// Every listen misses every other change (the fleet's `listen_changes_missed`).
+    ListenLossy,
+    /// A modern `tools/call` is answered `resultType: "task"` (the tasks extension) for
+    /// a client that did not declare io.modelcontextprotocol/tasks
+    /// (extension.used-undeclared).
+    TaskUndeclared,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 40] = [
+    pub const ALL: [Fault; 47] = [
         Fault::WrongJsonrpc,
         Fault::ResultAndError,
         Fault::WrongId,
@@ -162,6 +184,13 @@ impl Fault {
         Fault::TaskStuck,
         Fault::TaskStatusRegress,
         Fault::TaskEarlyResult,
+        Fault::ListenNoEnd,
+        Fault::ListenOnRequestStream,
+        Fault::ListenNoId,
+        Fault::ListenUnasked,
+        Fault::ListenNoAck,
+        Fault::ListenLossy,
+        Fault::TaskUndeclared,
     ];
 
     /// The name on the command line (`--fault wrong-jsonrpc`).
@@ -207,6 +236,13 @@ impl Fault {
             Fault::TaskStuck => "task-stuck",
             Fault::TaskStatusRegress => "task-status-regress",
             Fault::TaskEarlyResult => "task-early-result",
+            Fault::ListenNoEnd => "listen-no-end",
+            Fault::ListenOnRequestStream => "listen-on-request-stream",
+            Fault::ListenNoId => "listen-no-id",
+            Fault::ListenUnasked => "listen-unasked",
+            Fault::ListenNoAck => "listen-no-ack",
+            Fault::ListenLossy => "listen-lossy",
+            Fault::TaskUndeclared => "task-undeclared",
         }
     }
 

@@ -17,7 +17,7 @@ use crate::server::Eras;
 
 /// Methods a 2026-07-28 request may name here; anything else is -32601 (`ping` and
 /// `logging/setLevel` no longer exist in that era).
-const MODERN_METHODS: [&str; 9] = [
+const MODERN_METHODS: [&str; 10] = [
     m::SERVER_DISCOVER,
     m::TOOLS_LIST,
     m::TOOLS_CALL,
@@ -27,6 +27,7 @@ const MODERN_METHODS: [&str; 9] = [
     m::PROMPTS_LIST,
     m::PROMPTS_GET,
     m::COMPLETION_COMPLETE,
+    m::SUBSCRIPTIONS_LISTEN,
 ];
 /// Results that carry `ttlMs` / `cacheScope` in the modern era.
 const CACHEABLE: [&str; 6] = [
@@ -73,7 +74,11 @@ impl Handler {
         if method == m::SERVER_DISCOVER {
             return Ok(Reply::Static(&self.discover));
         }
-        let ctx = Ctx::Modern { caps, notifier };
+        let ctx = Ctx::Modern {
+            caps,
+            notifier,
+            hub: &self.hub,
+        };
         let answer = self.dispatch(&ctx, method, &params).await?;
         let members = if CACHEABLE.contains(&method) {
             &self.cached_members

@@ -92,8 +92,10 @@ fn add(args: &Map<String, Value>) -> Result<Value, RpcError> {
               "structuredContent": {"sum": sum}}))
 }
 
-/// `notify_list_changed`: a legacy session gets the notification; a modern request is
-/// told why not.
+/// `notify_list_changed`: a legacy session gets the notification (on its standalone
+/// stream, else this request's); in the modern era the change is made, and every
+/// `subscriptions/listen` that asked for it hears of it (with `uri`: that resource's
+/// `notifications/resources/updated`).
 fn notify_list_changed(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<Value, RpcError> {
     let list = match args.get("list") {
         None | Some(Value::Null) => "tools",
@@ -105,6 +107,11 @@ fn notify_list_changed(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<Value
                 "`list` must be one of \"tools\", \"prompts\", \"resources\"",
             ))
         }
+    };
+    let uri = match args.get("uri") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(u)) => Some(u.as_str()),
+        Some(_) => return Err(invalid_params("`uri` must be a string")),
     };
     match ctx {
         Ctx::Legacy { session, notifier } => {
@@ -120,11 +127,18 @@ fn notify_list_changed(ctx: &Ctx<'_>, args: &Map<String, Value>) -> Result<Value
             }
             Ok(text_result("sent"))
         }
-        // No `subscriptions/listen` here, so there is nowhere to send it.
-        Ctx::Modern { .. } => Ok(text_result(
-            "not sent: in 2026-07-28 list_changed travels on subscriptions/listen, \
-             which this server does not offer",
-        )),
+        Ctx::Modern { hub, .. } => {
+            let kind = match uri {
+                Some(u) => crate::server::listen::Kind::Updated(u.into()),
+                None => crate::server::listen::Kind::from_list(list)
+                    .unwrap_or(crate::server::listen::Kind::Tools),
+            };
+            let (change, handed) = hub.change(kind);
+            Ok(text_result(&format!(
+                "change {} sent to {handed} listens",
+                change.seq
+            )))
+        }
     }
 }
 

@@ -35,6 +35,23 @@ pub struct Session {
     standalone: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     /// The `era-lock` fault: whether the connection's first request was a modern one.
     pub(crate) first_modern: OnceLock<bool>,
+    /// Open `subscriptions/listen` requests of this connection (stdio, ws), by their id's
+    /// JSON: `notifications/cancelled` naming one ends it.
+    listens: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+/// A listen's entry in its connection's registry; dropping it leaves the registry.
+pub(super) struct ListenEntry<'a> {
+    session: &'a Session,
+    key: String,
+    /// Resolves when the client cancels the listen.
+    pub(super) cancelled: oneshot::Receiver<()>,
+}
+
+impl Drop for ListenEntry<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.listens).remove(&self.key);
+    }
 }
 
 /// Why a server→client request got no result.
@@ -99,6 +116,35 @@ impl Session {
         lock(&self.standalone)
             .as_ref()
             .is_some_and(|tx| tx.send(message).is_ok())
+    }
+
+    /// Register the listen `id`; `None` when the connection holds
+    /// [`crate::server::listen::PER_CONNECTION`] already (or the id is in use).
+    pub(super) fn open_listen(&self, id: &RequestId) -> Option<ListenEntry<'_>> {
+        let key = id.to_string();
+        let mut listens = lock(&self.listens);
+        listens.retain(|_, tx| !tx.is_closed());
+        if listens.len() >= crate::server::listen::PER_CONNECTION || listens.contains_key(&key) {
+            return None;
+        }
+        let (tx, cancelled) = oneshot::channel();
+        listens.insert(key.clone(), tx);
+        Some(ListenEntry {
+            session: self,
+            key,
+            cancelled,
+        })
+    }
+
+    /// `notifications/cancelled` for `request_id`: end that listen, if it is one.
+    pub(super) fn cancel_listen(&self, request_id: &Value) {
+        let key = match request_id {
+            Value::String(s) => RequestId::String(s.clone()).to_string(),
+            other => other.to_string(),
+        };
+        if let Some(tx) = lock(&self.listens).remove(&key) {
+            let _ = tx.send(());
+        }
     }
 
     pub(super) fn declared(&self, capability: &str) -> bool {

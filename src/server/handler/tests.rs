@@ -254,7 +254,7 @@ async fn progress_tool_notifies_each_step() {
             json!({"name": "progress", "arguments": {"steps": 4}, "_meta": {"progressToken": 7}}),
         ),
     };
-    assert!(Handler::wants_stream(&msg));
+    assert!(h.wants_stream(&msg));
     let reply = h.handle(&s, msg, &Notifier::new(tx)).await.expect("reply");
     let mut seen = 0;
     while let Ok(note) = rx.try_recv() {
@@ -751,7 +751,7 @@ async fn legacy_call(
         method: "tools/call".into(),
         params: Some(json!({"name": tool, "arguments": args})),
     };
-    assert!(Handler::wants_stream(&msg));
+    assert!(h.wants_stream(&msg));
     let (h2, s2) = (h.clone(), s.clone());
     let task = tokio::spawn(async move {
         let reply = h2.handle(&s2, msg, &Notifier::new(tx)).await;

@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
-use super::super::handler::{malformed_reply, Handler};
+use super::super::handler::malformed_reply;
 use super::super::notifier::Notifier;
 use super::headers::{error_response, header_text, json_response, new_session_id};
 use super::headers::{origin_refusal, session_not_found, sse_response, version_refusal};
@@ -88,7 +88,7 @@ pub(super) async fn post_mcp(
         return StatusCode::ACCEPTED.into_response();
     }
 
-    let streams = state.sse_responses || Handler::wants_stream(&msg);
+    let streams = state.sse_responses || state.handler.wants_stream(&msg);
     if is_initialize || !streams {
         // Answer inline: `initialize` must finish before the session id is published.
         return reply_inline(&state, &session, msg, new_id, streams).await;

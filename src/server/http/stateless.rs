@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::super::handler::{error_without_id, Handler, Session};
+use super::super::handler::{error_without_id, Session};
 use super::super::notifier::Notifier;
 use super::headers::{json_response, sse_response};
 use super::stream::frame_event;
@@ -50,7 +50,7 @@ pub(super) async fn post_stateless(
         }
     }
     let session = Session::new(); // stateless: nothing in it is ever read
-    let streams = state.sse_responses || Handler::wants_stream(&msg);
+    let streams = state.sse_responses || state.handler.wants_stream(&msg);
     if streams {
         if let Err(error) = state.handler.modern_check(method, params) {
             let status = modern_status(error.code);

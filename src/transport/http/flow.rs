@@ -120,10 +120,13 @@ impl Flow {
         }
     }
 
-    pub fn into_stream(self) -> BoxStream<'static, Item> {
+    /// The flow's items, each with the id of the request whose stream carried it (none
+    /// for the GET stream).
+    pub fn into_stream(self) -> BoxStream<'static, (Item, Option<u64>)> {
         futures::stream::unfold(self, |mut flow| async move {
             let item = flow.next_item().await?;
-            Some((item, flow))
+            let via = flow.request_id();
+            Some(((item, via), flow))
         })
         .boxed()
     }

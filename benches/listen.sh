@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Held `subscriptions/listen` streams (2026-07-28) at scale: LISTENERS modern sessions over
+# Streamable HTTP each hold one listen to the tool list (nothing else: a chat host between
+# turns), while the reference server (its own process, `serve --change-every`) changes its
+# tool list every CHANGE_EVERY and fans each change out to all of them.
+#
+#   benches/listen.sh                  # LISTENERS=10000 CHANGE_EVERY=5s HOLD=40
+#   LISTENERS=1000 HOLD=10 benches/listen.sh     (CI's short version: tests/fleet/listen.rs)
+#
+# The sessions ramp to 1,000 and hold, then to LISTENERS and hold HOLD seconds; both
+# processes' RSS is sampled at the end of each plateau. Printed (and written to
+# report.md): memory per listening session on each side (marginal: (RSS at LISTENERS −
+# RSS at 1,000) ÷ the sessions added), the `fanout` phase (a change's way from the server
+# to each listener, one sample per listener per change: p50, p99, max), listeners that
+# missed a change, failed sessions. Loopback only; generator and server pinned to cores
+# GEN_CORE / SERVER_CORE (benches/lib.sh); every process is stopped on exit.
+# Output: results/listen-<time>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source benches/lib.sh
+
+n=${LISTENERS:-10000}
+every=${CHANGE_EVERY:-5s}
+hold=${HOLD:-40}
+((n > 1000)) || { echo "LISTENERS must be above 1000 (the first plateau)" >&2; exit 2; }
+need=$((n + 200))
+(($(ulimit -Hn) >= need)) || { echo "open-file limit $(ulimit -Hn) < $need" >&2; exit 2; }
+ulimit -n "$need"
+
+out=results/listen-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+build_fleet
+start_server --change-every "$every"
+echo "results in $out; server $url; $(nproc) cores; load $(load_avg)" >&2
+
+cat >"$out/profile.toml" <<EOF
+name = "listen-$n"
+[target]
+timeout = "30s"
+[load]
+grace = "20s"
+[[persona]]
+name = "listener"
+transport = "http"
+protocol_version = "2026-07-28"
+shape = "long-lived"
+listen = { lists = ["tools"] }
+scenarios = ["hold"]
+[[scenario]]
+name = "hold"
+steps = []
+EOF
+
+first_ramp=5
+first_hold=15
+ramp=$((n / 1000 + 5))
+taskset -c "$gen_core" "$bin" run "$out/profile.toml" --target "$url" \
+  --ramp "1000:${first_ramp}s,1000:${first_hold}s,$n:${ramp}s,$n:${hold}s" \
+  --out "$out/run" --quiet >"$out/run.log" 2>&1 &
+gen=$!
+pids+=("$gen")
+
+rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+sleep $((first_ramp + first_hold - 3))
+gen_1k=$(rss "$gen")
+srv_1k=$(rss "$server_pid")
+sleep $((3 + ramp + hold - 5))
+gen_n=$(rss "$gen")
+srv_n=$(rss "$server_pid")
+conns=$(ss -Htn state established "( sport = :$port )" | wc -l)
+wait "$gen" || true
+
+python3 - "$out/run/summary.json" "$n" "$gen_1k" "$srv_1k" "$gen_n" "$srv_n" "$conns" "$every" <<'PY' | tee "$out/report.md"
+import json, sys
+path, n, g1, s1, gn, sn, conns, every = sys.argv[1:]
+n, g1, s1, gn, sn = int(n), int(g1), int(s1), int(gn), int(sn)
+s = json.load(open(path))
+f = s["phases"].get("fanout", {})
+c = s.get("counters", {})
+added = n - 1000
+ms = lambda k: f.get(k, 0) / 1000
+print(f"| listeners | server connections | failed | listens opened | changes heard | missed | fanout p50 | p99 | max | generator per session | server per session | generator / server RSS at {n} |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print(f"| {n:,} | {int(conns):,} | {s['sessions']['failed']} | {c.get('listen_opened', 0):,} | {c.get('listen_notifications', 0):,} "
+      f"| {c.get('listen_changes_missed', 0)} | {ms('p50_us'):.1f} ms | {ms('p99_us'):.1f} ms | {ms('max_us'):.1f} ms "
+      f"| {(gn - g1) / added:.1f} KiB | {(sn - s1) / added:.1f} KiB | {gn / 1024:.1f} / {sn / 1024:.1f} MiB |")
+print(f"\n(the tool list changed every {every}; RSS marginal from 1,000 to {n:,} held listens)")
+PY
