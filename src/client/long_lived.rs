@@ -197,6 +197,13 @@ async fn wait(
             let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
             tokio::select! {
                 () = session.listen_until(target.unwrap_or(far)) => {}
+                () = stop.changes.wanted() => {
+                    // A list-changed storm: make the changes still wanted.
+                    while stop.changes.claim() {
+                        Box::pin(session.trigger_change()).await;
+                    }
+                    continue;
+                }
                 () = stop.drain.cancelled() => return Err(Stopped::Drained),
             }
             if !session.pending_refetch.is_empty() {

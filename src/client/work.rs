@@ -21,6 +21,9 @@ pub struct StopSignals {
     pub abort: CancellationToken,
     /// Reconnect storms, and the long-lived sessions they would drop.
     pub storm: StormSignal,
+    /// List-changed storms: changes the fleet asks the server for, made by listening
+    /// sessions (`[load] events`, `storm = "list-changed"`).
+    pub changes: ChangeRequests,
     /// When the run drains, long-lived sessions close at a time drawn uniformly from
     /// this window (half the grace period) rather than all at one instant: a held fleet
     /// of 100k sessions would otherwise end in a close storm of the generator's own
@@ -105,6 +108,38 @@ impl Drop for LiveSession {
                 .fresh
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
+    }
+}
+
+/// Changes asked of the server and not yet made: a listening session claims them one by
+/// one and makes each with the server's `notify_list_changed` tool.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeRequests {
+    pending: Arc<AtomicU64>,
+    asked: Arc<tokio::sync::Notify>,
+}
+
+impl ChangeRequests {
+    /// Ask for `n` more changes.
+    pub fn request(&self, n: u64) {
+        self.pending.fetch_add(n, Ordering::Relaxed);
+        self.asked.notify_waiters();
+    }
+
+    /// Take one change to make; `false` when none is left.
+    pub fn claim(&self) -> bool {
+        self.pending
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Resolves when changes are asked for (at once when some are waiting).
+    pub async fn wanted(&self) {
+        let asked = self.asked.notified();
+        if self.pending.load(Ordering::Relaxed) > 0 {
+            return;
+        }
+        asked.await;
     }
 }
 

@@ -48,6 +48,11 @@ pub(super) async fn follow(
         let count = storm.live();
         let mut log = live.traffic_mut();
         while let Some(e) = events.next_if(|e| e.at <= now) {
+            if let crate::plan::Storm::ListChanged { count } = e.storm {
+                // Made by the listening sessions; nothing is dropped.
+                stop.changes.request(u64::from(count));
+                continue;
+            }
             let dropped = storm.fire();
             log.storms.push(StormRecord {
                 at: now,

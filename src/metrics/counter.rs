@@ -69,11 +69,14 @@ pub enum Counter {
     ListenNotifications,
     /// Changes a listener was owed and never got (numbered changes of the reference server: a gap, or one that reached other listeners a request timeout before this one closed).
     ListenChangesMissed,
+    /// Changes a list-changed storm asked of the server, made (its `notify_list_changed`
+    /// tool called by a listening session).
+    ChangesTriggered,
 }
 
 impl Counter {
     /// Every counter, in the order of the enum (which is also its index).
-    pub const ALL: [Counter; 31] = [
+    pub const ALL: [Counter; 32] = [
         Counter::Dropped,
         Counter::EraLegacy,
         Counter::EraModern,
@@ -105,6 +108,7 @@ impl Counter {
         Counter::ListenReopened,
         Counter::ListenNotifications,
         Counter::ListenChangesMissed,
+        Counter::ChangesTriggered,
     ];
 
     /// The stable name used in `summary.json` and every report.
@@ -141,6 +145,7 @@ impl Counter {
             Counter::ListenReopened => "listen_reopened",
             Counter::ListenNotifications => "listen_notifications",
             Counter::ListenChangesMissed => "listen_changes_missed",
+            Counter::ChangesTriggered => "changes_triggered",
         }
     }
 

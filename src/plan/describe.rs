@@ -148,12 +148,13 @@ impl Plan {
             personas::lines(&mut s, p);
         }
         for e in &self.load.events {
-            let _ = writeln!(
-                s,
-                "  event    at {}: {} storm",
-                humantime::format_duration(e.at),
-                e.storm.name()
-            );
+            let what = match e.storm {
+                super::load::Storm::ListChanged { count } => {
+                    format!("{count} list change(s) asked of the server")
+                }
+                storm => format!("{} storm", storm.name()),
+            };
+            let _ = writeln!(s, "  event    at {}: {what}", humantime::format_duration(e.at));
         }
         let _ = match self.checkpoint {
             Some(d) => writeln!(s, "  checkpoint every {}", humantime::format_duration(d)),

@@ -127,12 +127,16 @@ pub enum Storm {
     /// Every long-lived session drops its connection at once (no goodbye) and its client
     /// reconnects with the reconnect backoff.
     Reconnect,
+    /// The server is asked for `count` list changes at once (its `notify_list_changed`
+    /// tool, called by listening sessions), fanned out to every `subscriptions/listen`.
+    ListChanged { count: u32 },
 }
 
 impl Storm {
     pub fn name(self) -> &'static str {
         match self {
             Storm::Reconnect => "reconnect",
+            Storm::ListChanged { .. } => "list-changed",
         }
     }
 }

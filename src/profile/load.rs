@@ -57,8 +57,12 @@ pub struct LoadSection {
 pub struct EventSection {
     /// When, from the start of the run.
     pub at: String,
-    /// `reconnect`: every long-lived session drops its connection and reconnects.
+    /// `reconnect`: every long-lived session drops its connection and reconnects;
+    /// `list-changed`: the server is asked for `count` list changes at once.
     pub storm: String,
+    /// `list-changed`: how many changes (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
 }
 
 /// One load stage.

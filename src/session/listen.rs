@@ -435,6 +435,20 @@ impl Session<'_> {
         }
     }
 
+    /// Make one change the fleet asked for (a list-changed storm): the server's
+    /// `notify_list_changed` tool, as `mcp-fleet serve` offers it. A refusal is kept as an
+    /// example and not counted as made.
+    pub async fn trigger_change(&mut self) {
+        let params = json!({"name": "notify_list_changed", "arguments": {"list": "tools"}});
+        match self.request(methods::TOOLS_CALL, Some(params)).await {
+            Ok(_) => self.recorder.count(Counter::ChangesTriggered),
+            Err(f) => self.recorder.send(crate::metrics::Event::Example {
+                kind: f.kind,
+                text: format!("a list-changed storm's change was not made: {}", f.detail),
+            }),
+        }
+    }
+
     /// A session that vanishes: its open listen's owed changes are counted.
     pub(super) fn forget_listen(&mut self) {
         if let Some(stream) = self.listens.stream.take() {

@@ -33,8 +33,10 @@ use std::collections::BTreeMap;
 /// `auth.*` and `tasks.*` findings and their counters; 11: `run.shard` (`"1/4"`: this
 /// run is one shard of a sharded run) and `run.shards` (a merged report of N shards);
 /// 14: the phase `request` (every `request` step) and `requests` (each request step's
-/// figures under its phase name), `checks` (each step check's passes and fails).
-pub const SCHEMA_VERSION: u32 = 14;
+/// figures under its phase name), `checks` (each step check's passes and fails);
+/// 15: the phases `subscriptions/listen` and `fanout`, the `listen_*` counters, the
+/// `listen.*` and `extension.*` findings, `slowest_traces`, `extensions`.
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");

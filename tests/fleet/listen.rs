@@ -264,3 +264,20 @@ async fn a_legacy_persona_cannot_listen() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_list_changed_storm_reaches_every_listener() {
+    // No timer: the only changes are the storm's, 5 at 50 % of the run.
+    let srv = builtin_http(ServerOptions::default()).await;
+    let text = profile(&[over_http(&srv)], "1600ms", "{ lists = [\"tools\"] }").replace(
+        "[[persona]]",
+        "events = [{ at = \"50%\", storm = \"list-changed\", count = 5 }]\n[[persona]]",
+    );
+    let json = run(&text).await;
+    assert_eq!(json["sessions"]["failed"], 0, "{:#}", json["failures"]);
+    assert_eq!(counter(&json, "changes_triggered"), 5);
+    assert_eq!(counter(&json, "listen_notifications"), 2 * 5, "each listener heard all 5");
+    assert_eq!(count(&json, "fanout"), 10);
+    assert_eq!(counter(&json, "listen_changes_missed"), 0);
+    assert_eq!(codes(&json), Vec::<String>::new());
+}

@@ -17,14 +17,33 @@ pub(super) fn events(
     for (i, e) in sections.iter().enumerate() {
         let key = format!("load.events[{i}]");
         let at = crate::plan::soak::span(&e.at, &format!("{key}.at"), origin)?;
-        let storm = match e.storm.as_str() {
-            "reconnect" => Storm::Reconnect,
-            other => {
+        let storm = match (e.storm.as_str(), e.count) {
+            ("reconnect", None) => Storm::Reconnect,
+            ("list-changed", count) => match count.unwrap_or(1) {
+                count @ 1..=10_000 => Storm::ListChanged { count },
+                n => {
+                    return Err(PlanError::new(
+                        origin,
+                        format!("{key}.count"),
+                        format!("{n} changes"),
+                        "ask for 1 to 10000 changes",
+                    ))
+                }
+            },
+            ("reconnect", Some(_)) => {
+                return Err(PlanError::new(
+                    origin,
+                    format!("{key}.count"),
+                    "a reconnect storm drops every long-lived session: it has no count",
+                    "remove count, or use storm = \"list-changed\"",
+                ))
+            }
+            (other, _) => {
                 return Err(PlanError::new(
                     origin,
                     format!("{key}.storm"),
                     format!("{other:?} is not a storm"),
-                    "use storm = \"reconnect\"",
+                    "use storm = \"reconnect\" or \"list-changed\"",
                 ))
             }
         };

@@ -109,6 +109,12 @@ fn events_happen_inside_the_run_in_time_order() {
     let at: Vec<u64> = l.events.iter().map(|e| e.at.as_secs()).collect();
     assert_eq!(at, [60, 300]);
     assert_eq!(l.events[0].storm, Storm::Reconnect);
+    let l = load(
+        "[load]\nclients = 5\nduration = \"1m\"\nevents = [{ at = \"1s\", storm = \"list-changed\" }, { at = \"2s\", storm = \"list-changed\", count = 50 }]",
+    )
+    .expect("list changes");
+    assert_eq!(l.events[0].storm, Storm::ListChanged { count: 1 });
+    assert_eq!(l.events[1].storm, Storm::ListChanged { count: 50 });
     for (text, key) in [
         (
             "duration = \"1m\"\nevents = [{ at = \"2m\", storm = \"reconnect\" }]",
@@ -121,6 +127,14 @@ fn events_happen_inside_the_run_in_time_order() {
         (
             "duration = \"1m\"\nevents = [{ at = \"1s\", storm = \"thunder\" }]",
             "load.events[0].storm",
+        ),
+        (
+            "duration = \"1m\"\nevents = [{ at = \"1s\", storm = \"list-changed\", count = 0 }]",
+            "load.events[0].count",
+        ),
+        (
+            "duration = \"1m\"\nevents = [{ at = \"1s\", storm = \"reconnect\", count = 2 }]",
+            "load.events[0].count",
         ),
     ] {
         let e = load(&format!("[load]\n{text}")).expect_err(text);
