@@ -398,6 +398,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         capacity: args.workers.zip(args.service_time),
         change_every: args.change_every,
         listen_lifetime: args.listen_lifetime,
+        listen_end_cancelled: args.listen_end == "cancelled",
         max_listens: args.max_listens,
         extensions: args.extensions,
         require_extensions: args.require_extensions,

@@ -119,6 +119,10 @@ pub struct ServeArgs {
     /// goes.
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub listen_lifetime: Option<std::time::Duration>,
+    /// How the server ends a listen: its final `complete` response, or
+    /// `notifications/cancelled` naming it (the spec describes both).
+    #[arg(long, value_name = "HOW", value_parser = ["complete", "cancelled"], default_value = "complete")]
+    pub listen_end: String,
     /// Listens held at once over every connection; more are refused (-32603).
     #[arg(long, value_name = "N", default_value_t = crate::server::DEFAULT_MAX_LISTENS)]
     pub max_listens: usize,

@@ -333,7 +333,12 @@ async fn merged_equals_the_whole_run(n: u32) {
     );
     assert!(!want["findings"].as_array().expect("findings").is_empty());
     assert!(!want["client_faults"].as_array().expect("faults").is_empty());
-    assert_eq!(want["slowest_traces"]["tools/call"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        want["slowest_traces"]["tools/call"]
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
     assert!(want["extensions"]["io.modelcontextprotocol/ui"]["required"].as_u64() > Some(0));
     // Examples are kept in shard order (one process keeps them in time order): the same
     // texts, within the bounds, in another order.

@@ -154,7 +154,11 @@ impl Plan {
                 }
                 storm => format!("{} storm", storm.name()),
             };
-            let _ = writeln!(s, "  event    at {}: {what}", humantime::format_duration(e.at));
+            let _ = writeln!(
+                s,
+                "  event    at {}: {what}",
+                humantime::format_duration(e.at)
+            );
         }
         let _ = match self.checkpoint {
             Some(d) => writeln!(s, "  checkpoint every {}", humantime::format_duration(d)),

@@ -109,8 +109,9 @@ pub struct Handler {
     init_tail_tasks: String,
     /// Every open `subscriptions/listen`, and the changes fanned out to them.
     pub hub: std::sync::Arc<super::listen::Hub>,
-    /// `serve --listen-lifetime`.
+    /// `serve --listen-lifetime`, and `--listen-end cancelled`.
     listen_lifetime: Option<std::time::Duration>,
+    listen_end_cancelled: bool,
     /// `serve --require-extension`: a `tools/call` of a client without one is refused.
     require_extensions: Vec<String>,
 }
@@ -225,6 +226,7 @@ impl Handler {
             sessions: Default::default(),
             hub,
             listen_lifetime: opts.listen_lifetime,
+            listen_end_cancelled: opts.listen_end_cancelled,
             require_extensions: opts.require_extensions.clone(),
         }
     }

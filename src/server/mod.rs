@@ -106,6 +106,10 @@ pub struct ServerOptions {
     /// `serve --listen-lifetime`: each listen is ended (with its final `complete`
     /// response) this long after it opened; `None` keeps it until the client goes.
     pub listen_lifetime: Option<std::time::Duration>,
+    /// `serve --listen-end cancelled`: a listen the server ends gets
+    /// `notifications/cancelled` naming it (the cancellation page's way) instead of its
+    /// final `complete` response (the subscriptions page's way).
+    pub listen_end_cancelled: bool,
     /// `serve --max-listens`: listens open at once, over every connection.
     pub max_listens: usize,
     /// `serve --extension ID`: protocol extensions declared in the server's
@@ -135,6 +139,7 @@ impl Default for ServerOptions {
             capacity: None,
             change_every: None,
             listen_lifetime: None,
+            listen_end_cancelled: false,
             max_listens: DEFAULT_MAX_LISTENS,
             extensions: Vec::new(),
             require_extensions: Vec::new(),

@@ -230,6 +230,20 @@ impl Session<'_> {
         true
     }
 
+    /// The server's `notifications/cancelled` naming our listen: a clean end (the spec's
+    /// cancellation page says a server ends a listen so). Returns whether it was ours.
+    fn listen_cancelled(&mut self, id: u64) -> bool {
+        if !self.is_listen(id) {
+            return false;
+        }
+        if let Some(stream) = self.listens.stream.take() {
+            self.listen_over(&stream);
+        }
+        self.recorder.count(Counter::ListenEnded);
+        self.listens.reopen = Some(Instant::now());
+        true
+    }
+
     /// A failure of our listen's stream (it broke, or could not be read). Returns
     /// whether it was the listen's.
     pub(super) fn listen_failed(&mut self, id: u64, kind: FailureKind, detail: &str) -> bool {
@@ -265,6 +279,12 @@ impl Session<'_> {
     /// Listen bookkeeping and checks for a notification; `false` when nothing more is
     /// to be done with it (an acknowledgement).
     pub(super) fn listen_notification(&mut self, method: &str, params: Option<&Value>) -> bool {
+        if method == methods::CANCELLED {
+            let id = params
+                .and_then(|p| p.get("requestId"))
+                .and_then(Value::as_u64);
+            return !id.is_some_and(|id| self.listen_cancelled(id));
+        }
         let ack = method == methods::SUBSCRIPTIONS_ACKNOWLEDGED;
         if self.era != Era::Modern || !(ack || is_change(method)) {
             return true;

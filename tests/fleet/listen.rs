@@ -125,6 +125,61 @@ async fn a_listen_the_server_ends_cleanly_is_heard_again_without_a_finding() {
     assert_eq!(counter(&json, "listen_changes_missed"), 0);
 }
 
+#[tokio::test]
+async fn a_listen_the_server_cancels_is_a_clean_end_too() {
+    let srv = builtin_http(ServerOptions {
+        change_every: Some(EVERY),
+        listen_lifetime: Some(Duration::from_millis(400)),
+        listen_end_cancelled: true,
+        ..ServerOptions::default()
+    })
+    .await;
+    let json = run(&profile(
+        &[over_http(&srv)],
+        "1500ms",
+        "{ lists = [\"tools\"] }",
+    ))
+    .await;
+    assert_eq!(json["sessions"]["failed"], 0, "{:#}", json["failures"]);
+    assert_eq!(
+        codes(&json),
+        Vec::<String>::new(),
+        "notifications/cancelled is an end"
+    );
+    let ended = counter(&json, "listen_ended");
+    assert!(ended >= 2, "{ended}");
+    assert_eq!(counter(&json, "listen_reopened"), ended);
+    assert_eq!(counter(&json, "listen_dropped"), 0);
+}
+
+#[tokio::test]
+async fn the_shipped_modern_listen_profile_runs_green_against_the_built_in_server() {
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/modern-listen.toml");
+    let json = FleetRun::new(RunArgs {
+        profile: Some(profile.into()),
+        overrides: mcp_fleet::cli::Overrides {
+            duration: Some("5s".into()),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .run()
+    .await
+    .json;
+    check_schema(&json);
+    assert_eq!(json["sessions"]["failed"], 0, "{:#}", json["failures"]);
+    assert_eq!(codes(&json), Vec::<String>::new());
+    let sessions = json["sessions"]["started"].as_u64().unwrap_or(0);
+    assert_eq!(counter(&json, "listen_opened"), sessions);
+    assert!(
+        count(&json, "fanout") >= sessions,
+        "a change or two for each listener"
+    );
+    assert_eq!(counter(&json, "listen_changes_missed"), 0);
+    let held = json["thresholds"].as_array().into_iter().flatten();
+    assert!(held.clone().count() == 2 && held.into_iter().all(|t| t["passed"] == true));
+}
+
 /// The fault over `via` (`http` or `stdio`) makes the finding `code`.
 async fn finds(fault: Fault, via: &str, code: &str, lifetime: Option<Duration>) -> Value {
     let srv = server(&[fault], lifetime).await;
@@ -276,7 +331,11 @@ async fn a_list_changed_storm_reaches_every_listener() {
     let json = run(&text).await;
     assert_eq!(json["sessions"]["failed"], 0, "{:#}", json["failures"]);
     assert_eq!(counter(&json, "changes_triggered"), 5);
-    assert_eq!(counter(&json, "listen_notifications"), 2 * 5, "each listener heard all 5");
+    assert_eq!(
+        counter(&json, "listen_notifications"),
+        2 * 5,
+        "each listener heard all 5"
+    );
     assert_eq!(count(&json, "fanout"), 10);
     assert_eq!(counter(&json, "listen_changes_missed"), 0);
     assert_eq!(codes(&json), Vec::<String>::new());

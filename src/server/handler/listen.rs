@@ -120,6 +120,15 @@ impl Handler {
         if self.faults.has(Fault::ListenNoEnd) {
             return None;
         }
+        if self.listen_end_cancelled {
+            let params =
+                serde_json::json!({"requestId": sub_id, "reason": "the listen's lifetime is over"});
+            notifier.send(crate::protocol::jsonrpc::encode_notification(
+                m::CANCELLED,
+                Some(&params),
+            ));
+            return None;
+        }
         Some(Ok(Reply::Value(listen::complete(&sub_id))))
     }
 }
