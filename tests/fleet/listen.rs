@@ -4,7 +4,9 @@
 //! (`serve --fault listen-*`) makes its finding — or its count — while the healthy server
 //! makes none.
 
-use crate::support::{builtin_http, builtin_stdio, check_schema, codes, count, counter, FleetRun};
+use crate::support::{
+    builtin_http, builtin_stdio, check_schema, codes, count, counter, run_profile, FleetRun,
+};
 use mcp_fleet::cli::RunArgs;
 use mcp_fleet::server::{Fault, HttpServer, ServerOptions};
 use serde_json::Value;
@@ -44,13 +46,7 @@ fn profile(personas: &[(&str, &str, String)], duration: &str, listen: &str) -> S
 }
 
 async fn run(text: &str) -> Value {
-    let json = FleetRun::new(RunArgs::default())
-        .profile(text)
-        .run()
-        .await
-        .json;
-    check_schema(&json);
-    json
+    run_profile(text, None).await
 }
 
 fn over_http(srv: &HttpServer) -> (&'static str, &'static str, String) {
