@@ -15,6 +15,13 @@
 # to each listener, one sample per listener per change: p50, p99, max), listeners that
 # missed a change, failed sessions. Loopback only; generator and server pinned to cores
 # GEN_CORE / SERVER_CORE (benches/lib.sh); every process is stopped on exit.
+# PEERS="builtin ts-v2 py2" adds, after that, PEER_LISTENERS (default 1,000: under the
+# TypeScript SDK v2's and Python SDK 2.x's default cap of 1,024 listens) on each of those
+# servers side by side, changes made by two list-changed storms of 5 (`[load] events`,
+# through each server's `notify_list_changed` tool; interop/run.sh installs the SDKs, and
+# its listen checks' servers are used): listens opened, changes heard, and the server's RSS
+# per listen (its RSS while holding them − its RSS before, ÷ listeners). Peers do not stamp
+# their changes, so they get no fan-out time.
 # Output: results/listen-<time>/ (report.md, and row.json with the same figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,17 +32,20 @@ every=${CHANGE_EVERY:-5s}
 hold=${HOLD:-40}
 first_hold=${FIRST_HOLD:-15}
 ((n > 1000)) || { echo "LISTENERS must be above 1000 (the first plateau)" >&2; exit 2; }
+# MAIN=0: only the peers (PEERS) are measured.
 # A listen holds one connection per session on each side (a refetch would open a second:
 # these listeners let the changes pass, see the profile).
 need=$((n + 500))
 (($(ulimit -Hn) >= need)) || { echo "open-file limit $(ulimit -Hn) < $need" >&2; exit 2; }
 ulimit -n "$(ulimit -Hn)"
 
+rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
 out=results/listen-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 build_fleet
+if [[ ${MAIN:-1} == 1 ]]; then
 start_server --change-every "$every"
-echo "results in $out; server $url; $(nproc) cores; load $(load_avg)" >&2
+echo "results in $out; $(nproc) cores; load $(load_avg)" >&2
 
 cat >"$out/profile.toml" <<EOF
 name = "listen-$n"
@@ -66,7 +76,6 @@ taskset -c "$gen_core" "$bin" run "$out/profile.toml" --target "$url" \
 gen=$!
 pids+=("$gen")
 
-rss() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
 sleep $((first_ramp + first_hold - 3))
 gen_1k=$(rss "$gen")
 srv_1k=$(rss "$server_pid")
@@ -99,3 +108,61 @@ print(f"| {n:,} | {int(conns):,} | {s['sessions']['failed']} | {c.get('listen_op
       f"| {(gn - g1) / added:.1f} KiB | {(sn - s1) / added:.1f} KiB | {gn / 1024:.1f} / {sn / 1024:.1f} MiB |")
 print(f"\n(the tool list changed every {every}; RSS marginal from 1,000 to {n:,} held listens)")
 PY
+fi
+
+[[ -n ${PEERS:-} ]] || exit 0
+m=${PEER_LISTENERS:-1000}
+peer_hold=${PEER_HOLD:-20}
+root=$(pwd)
+cat >"$out/peer-profile.toml" <<EOF
+name = "listen-peers"
+[target]
+timeout = "30s"
+[load]
+grace = "10s"
+events = [{ at = "40%", storm = "list-changed", count = 5 }, { at = "80%", storm = "list-changed", count = 5 }]
+[[persona]]
+name = "listener"
+transport = "http"
+protocol_version = "2026-07-28"
+shape = "long-lived"
+listen = { lists = ["tools"] }
+list_changed = "ignore"
+scenarios = ["hold"]
+[[scenario]]
+name = "hold"
+steps = []
+EOF
+echo | tee -a "$out/report.md"
+echo "| server | listeners | failed | listens opened | changes made | changes heard | server RSS before → holding | per listen |" | tee -a "$out/report.md"
+echo "|---|---|---|---|---|---|---|---|" | tee -a "$out/report.md"
+for peer in $PEERS; do
+  case $peer in
+    builtin) start_command "$out/$peer.server.log" "$bin" serve --http 127.0.0.1:PORT ;;
+    ts-v2) start_command "$out/$peer.server.log" env "MCP_TS2_MODULES=$root/target/interop/npm-ts2/node_modules" \
+      node interop/ts-v2/server.mjs http PORT --change-tool ;;
+    py2) start_command "$out/$peer.server.log" target/interop/venv2/bin/python interop/python_server.py \
+      streamable-http PORT --change-tool ;;
+    *) echo "unknown peer $peer (builtin, ts-v2, py2)" >&2; exit 2 ;;
+  esac
+  sleep 2
+  before=$(rss "$server_pid")
+  taskset -c "$gen_core" "$bin" run "$out/peer-profile.toml" --target "$url" \
+    --ramp "$m:5s,$m:${peer_hold}s" --out "$out/$peer" --quiet >"$out/$peer.log" 2>&1 &
+  gen=$!
+  pids+=("$gen")
+  sleep $((5 + peer_hold - 3))
+  holding=$(rss "$server_pid")
+  wait "$gen" || true
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  python3 - "$out/$peer/summary.json" "$peer" "$m" "$before" "$holding" <<'PY' | tee -a "$out/report.md"
+import json, sys
+path, peer, m, before, holding = sys.argv[1:]
+m, before, holding = int(m), int(before), int(holding)
+s = json.load(open(path))
+c = s.get("counters", {})
+print(f"| {peer} | {m:,} | {s['sessions']['failed']} | {c.get('listen_opened', 0):,} | {c.get('changes_triggered', 0)} "
+      f"| {c.get('listen_notifications', 0):,} | {before / 1024:.1f} → {holding / 1024:.1f} MiB | {(holding - before) / m:.1f} KiB |")
+PY
+done

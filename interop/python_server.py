@@ -14,8 +14,8 @@ PORT may also come from the environment (`PORT`). HTTP transports listen on
 127.0.0.1 only. Tools: `echo(message)`, `add(a, b)`; prompt `greeting(name)`;
 resources `fleet://info` and template `fleet://items/{item_id}`.
 
-With `--change-tool` (mcp 2.x) the server also has `change_tools`, which announces a
-change of its tool list through the SDK's own `subscriptions/listen` bus
+With `--change-tool` (mcp 2.x) the server also has `notify_list_changed(list)`, which
+announces a change of a list through the SDK's own `subscriptions/listen` bus
 (`ctx.notify_tools_changed()`), for the listen checks.
 
 With `--auth-tokens FILE` (one token a line) the server is an OAuth protected resource
@@ -173,9 +173,16 @@ def build(port: int, stateless: bool, tokens_file: str | None = None, change_too
     if change_tool:
 
         @server.tool()
-        async def change_tools(ctx: Context) -> str:
-            """Announce a change of the tool list to every listen (2026-07-28)."""
-            await ctx.notify_tools_changed()
+        async def notify_list_changed(ctx: Context, list: str = "tools") -> str:
+            """Announce a change of a list (tools, prompts, resources) to every listen
+            (2026-07-28); named as the mcp-fleet reference server's tool, so the fleet's
+            list-changed storms work here too."""
+            if list == "prompts":
+                await ctx.notify_prompts_changed()
+            elif list == "resources":
+                await ctx.notify_resources_changed()
+            else:
+                await ctx.notify_tools_changed()
             return "changed"
 
     if tokens_file is not None:

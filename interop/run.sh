@@ -308,13 +308,14 @@ python_checks() { # TAG VENV
   fi
 
   # 2026-07-28 listeners on the SDK's own subscriptions/listen: every session listens to
-  # the tool list and calls `change_tools` once a second; each change reaches every listen.
+  # the tool list and calls `notify_list_changed` once a second; each change reaches every listen.
   if [ "$tag" = py2 ] && selected "$tag-listen"; then
     port="$(free_port)"
     if start_server "$tag-listen" "$port" "$py" "$PY_SERVER" streamable-http "$port" --change-tool; then
       pid=$SERVER_PID
       check "$tag-listen" 4 "discover,tools/call,subscriptions/listen" \
-        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 -- \
+        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 \
+        --counter changes_triggered=4 -- \
         "$PROFILES/listen.toml" --target "http://127.0.0.1:$port/mcp" --strict --probe-undeclared
       stop_server "$pid"
     else

@@ -494,7 +494,8 @@ ts2_checks() {
     if start_server ts-v2-listen "$port" "${node_argv[@]}" http "$port" --change-tool; then
       pid=$SERVER_PID
       check ts-v2-listen 4 "discover,tools/call,subscriptions/listen" \
-        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 -- \
+        --counter listen_opened=4 --counter listen_notifications\>8 --counter listen_dropped=0 \
+        --counter changes_triggered=4 -- \
         "$PROFILES/listen.toml" --target "http://127.0.0.1:$port/mcp" "${STRICT[@]}"
       stop_server "$pid"
     else

@@ -4,7 +4,7 @@
 //   node server.mjs stdio                  serveStdio: both eras, picked by the opening
 //   node server.mjs http PORT              createMcpHandler on /mcp: 2026-07-28, and 2025
 //                                          traffic served statelessly (its default)
-//   node server.mjs http PORT --change-tool  as `http PORT`, with the tool `change_tools`, which
+//   node server.mjs http PORT --change-tool  as `http PORT`, with the tool `notify_list_changed`, which
 //                                          announces a tool-list change on the handler's
 //                                          subscriptions/listen bus (handler.notify.toolsChanged)
 //   node server.mjs http PORT --sessions   2026-07-28 by createMcpHandler (legacy: 'reject'),
@@ -37,15 +37,20 @@ const text = t => ({ content: [{ type: 'text', text: t }] });
 // These tools change nothing; said so, as a careful server does.
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
-// Where `change_tools` announces a change (the HTTP handler's listen bus), when served.
+// Where `notify_list_changed` announces a change (the HTTP handler's listen bus), when served.
 let notifier = null;
 
 function build() {
   const server = new McpServer({ name: 'fleet-interop-ts-v2', version: SDK_VERSION },
     { capabilities: { tools: {}, resources: {}, prompts: {} } });
   if (notifier) {
-    server.registerTool('change_tools', { description: 'Announce a change of the tool list to every listen.' },
-      () => { notifier.toolsChanged(); return text('changed'); });
+    server.registerTool('notify_list_changed', { description: 'Announce a change of a list (tools, prompts, resources) to every listen.',
+      inputSchema: { list: z.string().optional() } }, ({ list }) => {
+      if (list === 'prompts') notifier.promptsChanged();
+      else if (list === 'resources') notifier.resourcesChanged();
+      else notifier.toolsChanged();
+      return text('changed');
+    });
   }
   server.registerTool('echo', { description: 'Echo the message back.', annotations: readOnly,
     inputSchema: { message: z.string() } }, ({ message }) => text(`Echo: ${message}`));
