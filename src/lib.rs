@@ -407,6 +407,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     match args.http {
         Some(addr) => {
             let capacity = opts.capacity;
+            let change_every = opts.change_every;
             let server = server::spawn_http(addr, opts)
                 .await
                 .with_context(|| format!("cannot serve on {addr}"))?;
@@ -422,6 +423,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 console::errln(format_args!(
                     "  capacity: {n} workers × {} per handshake = {per_s:.0} handshakes/s",
                     humantime::format_duration(t)
+                ));
+            }
+            if let Some(every) = change_every {
+                console::errln(format_args!(
+                    "  listens: the tool list changes every {}, fanned out to every subscriptions/listen",
+                    humantime::format_duration(every)
                 ));
             }
             let _ = tokio::signal::ctrl_c().await;

@@ -278,7 +278,11 @@ fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
             r.count > r.errors
                 && matches!(
                     r.phase,
-                    Phase::Initialize | Phase::Discover | Phase::ToolsCall | Phase::Session
+                    Phase::Initialize
+                        | Phase::Discover
+                        | Phase::ToolsCall
+                        | Phase::FanOut
+                        | Phase::Session
                 )
         })
         .map(|r| format!("{} {}", r.phase.name(), format_us(r.p99_us as f64)))

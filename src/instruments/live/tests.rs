@@ -38,6 +38,19 @@ async fn block_shows_rates_latency_and_errors() {
         p99_us: 4_500,
         max_us: 9_000,
     });
+    // Listeners' fan-out is a headline figure too.
+    f.last.push(IntervalRow {
+        start_s: 0.0,
+        len_s: 1.0,
+        phase: Phase::FanOut,
+        count: 80,
+        errors: 0,
+        p50_us: 900,
+        p90_us: 2_000,
+        p95_us: 2_500,
+        p99_us: 3_100,
+        max_us: 3_500,
+    });
     let now = started + Duration::from_secs(1);
     let rate = view.rate(now);
     let text = bar_message(&view, &f, now, rate);
@@ -50,7 +63,10 @@ async fn block_shows_rates_latency_and_errors() {
         one.starts_with("[mcp-fleet]") && !one.contains('\n'),
         "{one}"
     );
-    assert!(one.contains("p99 initialize 4.50ms"), "{one}");
+    assert!(
+        one.contains("p99 initialize 4.50ms, fanout 3.10ms"),
+        "{one}"
+    );
     assert!(one.contains("(300 sessions left"), "{one}");
     assert!(one.contains(" · 8 clients · "), "{one}");
 }

@@ -13,7 +13,7 @@ const TABLE_HEAD: &str = "<table class=ph><thead><tr><th></th><th>phase</th><th 
 
 /// The phases the breakdowns show (the phase table has them all).
 /// `token`, `auth` and `task` only appear for personas that authenticate or call tasks.
-const KEY_PHASES: [&str; 9] = [
+const KEY_PHASES: [&str; 10] = [
     "token",
     "auth",
     "probe",
@@ -22,6 +22,7 @@ const KEY_PHASES: [&str; 9] = [
     "tools/list",
     "tools/call",
     "task",
+    "fanout",
     "session",
 ];
 

@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// The phases shown in the breakdowns (the full table has them all).
 /// `token`, `auth` and `task` only appear for personas that authenticate or call tasks.
-const KEY_PHASES: [&str; 8] = [
+const KEY_PHASES: [&str; 9] = [
     "token",
     "auth",
     "probe",
@@ -18,6 +18,7 @@ const KEY_PHASES: [&str; 8] = [
     "initialize",
     "tools/call",
     "task",
+    "fanout",
     "session",
 ];
 
