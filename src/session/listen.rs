@@ -140,6 +140,11 @@ impl Session<'_> {
         let (params, headers) =
             self.decorate(method, Some(json!({ "notifications": filter })), None);
         let id = self.fresh_id();
+        // Traced like every request (persona `trace = true`).
+        let (params, headers) = match &self.trace {
+            Some(trace) => (trace.params(Some(&params), id), trace.headers(&headers, id)),
+            None => (params, headers),
+        };
         let bytes = encode_request(id, method, Some(&params));
         if let Some(t) = &self.transcript {
             t.sent(&bytes);

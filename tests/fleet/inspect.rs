@@ -441,3 +441,44 @@ fn inspect_stdio_with(faults: &[Fault], args: &[&str]) -> (Option<i32>, String, 
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A traced, listening persona in `inspect --raw`: every request it sends, the listen
+/// included, carries the same trace id and a span of its own.
+#[test]
+fn inspect_shows_a_traced_listen_on_the_wire() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("p.toml");
+    std::fs::write(
+        &profile,
+        "name = \"i\"\n[[persona]]\nname = \"l\"\nprotocol_version = \"2026-07-28\"\n\
+         trace = true\nlisten = { lists = [\"tools\"] }\n",
+    )
+    .expect("profile");
+    let profile = profile.display().to_string();
+    let (code, out, err) = inspect_stdio(&["--profile", &profile, "--raw"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let sent: Vec<Value> = out
+        .lines()
+        .filter_map(|l| l.split_once(" → ").map(|(_, m)| m))
+        .filter_map(|m| serde_json::from_str(m).ok())
+        .filter(|m: &Value| m.get("id").is_some() && m.get("method").is_some())
+        .collect();
+    let listen = sent
+        .iter()
+        .find(|m| m["method"] == "subscriptions/listen")
+        .unwrap_or_else(|| panic!("no listen sent:\n{out}"));
+    assert_eq!(listen["params"]["notifications"]["toolsListChanged"], true);
+    let parent = |m: &Value| {
+        m["params"]["_meta"]["traceparent"]
+            .as_str()
+            .map(String::from)
+    };
+    let parents: Vec<String> = sent.iter().filter_map(parent).collect();
+    assert_eq!(parents.len(), sent.len(), "every request traced:\n{out}");
+    assert!(
+        parents.iter().all(|p| p[3..35] == parents[0][3..35]),
+        "{parents:?}"
+    );
+    let spans: std::collections::BTreeSet<&str> = parents.iter().map(|p| &p[36..52]).collect();
+    assert_eq!(spans.len(), parents.len(), "a span per request");
+}
