@@ -379,9 +379,11 @@ java_sdk_checks() {
   # shows none) fails ~3–8 sessions in 1000: a new connection closed before the answer,
   # the stream ending before its `endpoint` event or mid-session (`transport_closed`), or a
   # POST answered 500 "The request associated with the AsyncContext has already completed
-  # processing." (`http_status:500`). Go and Python SSE servers: 0 in 2000 the same way.
-  # Tolerated in at most 2% of the sessions and shown on the PASS line.
-  local java_sse_bug=(--known-failure transport_closed --known-failure http_status:500)
+  # processing." (`http_status:500`), or, when that happens after the POST was accepted, the
+  # answer never written to the stream (`timeout`: seen once in 200 sessions on
+  # 2026-12-05, no error in the server's log). Go and Python SSE servers: 0 in 2000 the same
+  # way. Tolerated in at most 2% of the sessions and shown on the PASS line.
+  local java_sse_bug=(--known-failure transport_closed --known-failure http_status:500 --known-failure timeout)
   if any_selected java-sdk-sse java-sdk-profile-sse; then
     port="$(free_port)"
     if start_server java-sdk-sse "$port" "${java_argv[@]}" sse "$port"; then
