@@ -95,7 +95,7 @@ pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     } = prepare(args, shard, start_at.as_ref()).await?;
     let instruments = Instruments::start(
         &plan,
-        instruments_options(args, metrics),
+        instruments_options(args, metrics, shard),
         &dir,
         &targets.children,
         start_at.as_ref().map(|a| a.at),
@@ -220,10 +220,12 @@ async fn prepare(
 fn instruments_options(
     args: &RunArgs,
     metrics: Option<tokio::net::TcpListener>,
+    shard: Shard,
 ) -> instruments::Options {
     instruments::Options {
         quiet: args.quiet,
         metrics,
+        shard,
     }
 }
 

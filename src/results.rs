@@ -127,6 +127,7 @@ pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) 
         checkpoint_at: moment.checkpoint.then_some(moment.at),
         shard: run.shard.is_sharded().then(|| run.shard.to_string()),
         shards: None,
+        outputs: Vec::new(),
     }
 }
 
@@ -138,7 +139,8 @@ pub fn write_end(
     stopped_by: &StopReason,
 ) -> anyhow::Result<Summary> {
     let moment = Moment::end(measured, stopped_by);
-    let facts = facts(run, &measured.stats, &moment, measured.resources.clone());
+    let mut facts = facts(run, &measured.stats, &moment, measured.resources.clone());
+    facts.outputs = measured.outputs.clone();
     write(run, &measured.stats, &facts)
 }
 

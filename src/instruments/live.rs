@@ -230,6 +230,7 @@ fn bar_message(view: &View, f: &LiveFigures, now: Instant, rate: f64) -> String 
 fn details(view: &View, f: &LiveFigures, now: Instant) -> Vec<String> {
     let mut lines = Vec::new();
     lines.extend(view.unreachable(now));
+    lines.extend(view.live.push_warning());
     lines.extend(view.resources.as_deref().and_then(resources_line));
     lines.extend(live_notes(&view.live.traffic()));
     lines.push(format!(
@@ -264,6 +265,9 @@ fn line(view: &mut View, f: &LiveFigures, now: Instant) -> String {
     let mut s = format!("[mcp-fleet] {}", view.headline(now));
     if let Some(note) = view.unreachable(now) {
         let _ = write!(s, " · {note}");
+    }
+    if let Some(w) = view.live.push_warning() {
+        let _ = write!(s, " · {w}");
     }
     if let Some(r) = view.resources.as_deref().and_then(resources_line) {
         let _ = write!(s, " · {r}");

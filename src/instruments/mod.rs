@@ -5,6 +5,7 @@
 
 pub mod live;
 pub mod prometheus;
+pub mod push;
 
 use crate::client::StopSignals;
 use crate::metrics::{self, Recorder, Stats};
@@ -60,6 +61,26 @@ fn total_gauges(totals: &Arc<RunningTotals>) -> Vec<crate::watch::Gauge> {
         .collect()
 }
 
+/// The labels of every pushed series: the run (`[outputs] run_label`, or the profile's
+/// name and the start, the same for shards that share `--start-at`), the shard, and
+/// each persona's name and transport.
+fn push_labels(plan: &Plan, shard: Shard, started_at: SystemTime) -> push::series::Labels {
+    let run = plan.outputs.run_label.clone().unwrap_or_else(|| {
+        let at = humantime::format_rfc3339_seconds(started_at).to_string();
+        let compact: String = at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+        format!("{}-{compact}", plan.name)
+    });
+    push::series::Labels {
+        run,
+        shard: shard.to_string(),
+        personas: plan
+            .personas
+            .iter()
+            .map(|p| (p.name.clone(), p.route.transport))
+            .collect(),
+    }
+}
+
 /// The run's start on both clocks: `at` (or now) on the wall clock, and the same moment
 /// on the monotonic clock that durations are measured on.
 pub fn anchor(at: Option<SystemTime>) -> (SystemTime, tokio::time::Instant) {
@@ -82,6 +103,8 @@ pub struct Options {
     /// `--metrics-listen`, already bound ([`prometheus::bind`]): serve the live figures
     /// for Prometheus there.
     pub metrics: Option<tokio::net::TcpListener>,
+    /// Which shard this run is (the `shard` label of pushed series).
+    pub shard: Shard,
 }
 
 /// The running instruments of one run.
@@ -101,6 +124,8 @@ pub struct Instruments {
     watcher: Watcher,
     /// `--quiet`: no notes on stderr.
     quiet: bool,
+    /// `--push` outputs, when any.
+    pushers: Option<push::Pushers>,
 }
 
 /// What the instruments measured, once stopped.
@@ -113,6 +138,8 @@ pub struct Measured {
     pub signal: Option<StopSignal>,
     /// What the watcher sampled (`summary.json` `resources`).
     pub resources: Vec<crate::metrics::resources::Series>,
+    /// How each push output fared.
+    pub outputs: Vec<crate::summary::PushSummary>,
 }
 
 impl Instruments {
@@ -146,12 +173,28 @@ impl Instruments {
             plan.personas.iter().map(|p| p.route.transport).collect(),
             plan.tools.len(),
         );
-        let collector = collector
+        let mut collector = collector
             .with_intervals_at(plan.interval, sinks, started)
             .with_totals(totals);
+        if !plan.outputs.push.is_empty() {
+            collector = collector.with_push();
+        }
         let figures = collector.live();
         let snapshots = collector.snapshots();
         let collecting = tokio::spawn(collector.run());
+        let pushers = (!plan.outputs.push.is_empty()).then(|| {
+            push::Pushers::start(
+                &plan.outputs.push,
+                plan.outputs.every,
+                push_labels(plan, options.shard, started_at),
+                push::Sources {
+                    snapshots: snapshots.clone(),
+                    live: live.clone(),
+                    resources: resources.clone(),
+                    started,
+                },
+            )
+        });
         let stop = StopSignals {
             close_spread: plan.load.grace / 2,
             ..StopSignals::default()
@@ -202,6 +245,7 @@ impl Instruments {
             started,
             watcher,
             quiet: options.quiet,
+            pushers,
         })
     }
 
@@ -254,7 +298,11 @@ impl Instruments {
         }
         let resources = self.watcher.stop().await;
         drop(self.recorder);
-        let stats = self.collecting.await.context("the collector stopped")?;
+        let mut stats = self.collecting.await.context("the collector stopped")?;
+        let outputs = match self.pushers {
+            Some(p) => p.finish(stats.pushed.take()).await,
+            None => Vec::new(),
+        };
         Ok(Measured {
             stats,
             started_at: self.started_at,
@@ -262,6 +310,7 @@ impl Instruments {
             elapsed,
             signal: self.signals.received(),
             resources,
+            outputs,
         })
     }
 }

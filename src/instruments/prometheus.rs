@@ -36,7 +36,7 @@ struct Sources {
 }
 
 /// The watcher's series shown as gauges: (series, metric, help).
-const RESOURCE_GAUGES: &[(&str, &str, &str)] = &[
+pub(crate) const RESOURCE_GAUGES: &[(&str, &str, &str)] = &[
     (
         "server.rss",
         "mcp_fleet_server_rss_bytes",

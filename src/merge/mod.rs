@@ -261,6 +261,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         checkpoint_at: checkpoint.then(|| state::time_of(finished_ns)),
         shard: None,
         shards: Some(first.shards),
+        outputs: Vec::new(),
     };
     let thresholds = first
         .plan

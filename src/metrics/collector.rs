@@ -4,13 +4,14 @@
 
 use super::event::{Event, SessionOutcome};
 use super::interval::{IntervalSink, Intervals, LiveFigures};
-use super::recorder::{Recorder, Snapshots};
+use super::push::{self, CellFigures, PushFigures};
+use super::recorder::{Ask, Recorder, Snapshots};
 use super::stats::{PhaseTable, Stats};
 use super::{FailureKind, Phase, Sample};
 use crate::protocol::{Era, TransportKind, VersionId};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 /// How many example messages are kept per failure kind, and per tool for `isError`
 /// results.
@@ -30,8 +31,8 @@ pub struct Collector {
     rx: mpsc::UnboundedReceiver<Event>,
     /// Snapshot requests. The collector keeps a sender itself, so the channel never
     /// closes under it; the loop ends with the recorders alone.
-    snapshot_rx: mpsc::UnboundedReceiver<oneshot::Sender<Stats>>,
-    snapshot_tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
+    snapshot_rx: mpsc::UnboundedReceiver<Ask>,
+    snapshot_tx: mpsc::UnboundedSender<Ask>,
     stats: Stats,
     /// Each persona's transport, for the by-transport breakdown.
     transports: Vec<TransportKind>,
@@ -44,6 +45,9 @@ pub struct Collector {
     intervals: Intervals,
     /// Kept for the resource sampler, when it asks ([`Collector::with_totals`]).
     totals: Option<Arc<super::RunningTotals>>,
+    /// A push output follows the run: the final figures are kept for its last push
+    /// ([`Stats::pushed`]).
+    pushed: bool,
 }
 
 impl Collector {
@@ -61,6 +65,7 @@ impl Collector {
                 transports,
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
                 totals: None,
+                pushed: false,
             },
             Recorder::new(tx),
         )
@@ -87,6 +92,12 @@ impl Collector {
     /// Keep `totals` up to date as events arrive.
     pub fn with_totals(mut self, totals: Arc<super::RunningTotals>) -> Self {
         self.totals = Some(totals);
+        self
+    }
+
+    /// Keep the run's final figures as a push output sends them ([`Stats::pushed`]).
+    pub fn with_push(mut self) -> Self {
+        self.pushed = true;
         self
     }
 
@@ -119,9 +130,12 @@ impl Collector {
                     }
                 }
                 _ = tick.tick() => self.rotate(false),
-                Some(reply) = self.snapshot_rx.recv() => {
+                Some(ask) = self.snapshot_rx.recv() => {
                     // The asker may have given up; nothing to do then.
-                    let _ = reply.send(self.snapshot());
+                    match ask {
+                        Ask::Stats(reply) => drop(reply.send(self.snapshot())),
+                        Ask::Push(reply) => drop(reply.send(self.push_figures())),
+                    }
                 }
             }
         }
@@ -131,6 +145,9 @@ impl Collector {
         self.stats.interval_s = every.as_secs_f64();
         self.stats.timeline = std::mem::take(&mut self.intervals.rows);
         self.stats.interval_error = self.intervals.sink_error.take().map(|e| e.to_string());
+        if self.pushed {
+            self.stats.pushed = Some(self.push_figures());
+        }
         self.cells.fold(&mut self.stats);
         fold_transports(&mut self.stats, &self.transports);
         self.stats
@@ -146,6 +163,11 @@ impl Collector {
         self.cells.fold(&mut stats);
         fold_transports(&mut stats, &self.transports);
         stats
+    }
+
+    /// The figures so far as a push output sends them (before the cells are folded).
+    fn push_figures(&self) -> PushFigures {
+        PushFigures::of(&self.stats, self.cells.figures())
     }
 
     fn rotate(&mut self, last: bool) {
@@ -302,6 +324,22 @@ impl Cells {
             }
         };
         Some(&mut cells[at].2)
+    }
+
+    /// Each cell's phases, as pushed.
+    fn figures(&self) -> Vec<CellFigures> {
+        let mut out = Vec::new();
+        for (persona, cells) in self.0.iter().enumerate() {
+            for (era, version, table) in cells {
+                out.push(CellFigures {
+                    persona,
+                    era: *era,
+                    version: *version,
+                    phases: push::phases_of(table),
+                });
+            }
+        }
+        out
     }
 
     /// Add the cells' samples to the overall, per-persona, per-era and per-version

@@ -63,6 +63,8 @@ pub struct LiveCounters {
     unreachable_since: watch::Sender<Option<Instant>>,
     /// Reconnect storms and outages so far, and how the long-lived sessions came back.
     traffic: Mutex<TrafficLog>,
+    /// What is wrong with a push output right now, in words (`None` while they deliver).
+    push_warning: Mutex<Option<String>>,
 }
 
 impl LiveCounters {
@@ -127,6 +129,19 @@ impl LiveCounters {
     pub fn traffic_mut(&self) -> MutexGuard<'_, TrafficLog> {
         // Poisoned only if the follower panicked mid-update; the log is still readable.
         self.traffic.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Say what is wrong with a push output (`None`: it delivers again).
+    pub fn set_push_warning(&self, warning: Option<String>) {
+        *self.push_warning.lock().unwrap_or_else(|e| e.into_inner()) = warning;
+    }
+
+    /// What is wrong with a push output right now, if anything.
+    pub fn push_warning(&self) -> Option<String> {
+        self.push_warning
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Follow the spells as they start and end.

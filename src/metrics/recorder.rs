@@ -3,6 +3,7 @@
 //! for a lock.
 
 use super::event::Event;
+use super::push::PushFigures;
 use super::stats::Stats;
 use super::{Counter, Sample};
 use tokio::sync::{mpsc, oneshot};
@@ -38,15 +39,25 @@ impl Recorder {
     }
 }
 
-/// Asks a running collector for the figures so far (a checkpoint), without stopping it
-/// and without a lock on the hot path: the request is a message like any sample.
+/// What a running collector is asked for besides samples.
+#[derive(Debug)]
+pub(super) enum Ask {
+    /// The figures so far (a checkpoint).
+    Stats(oneshot::Sender<Stats>),
+    /// The figures so far as a push output sends them.
+    Push(oneshot::Sender<PushFigures>),
+}
+
+/// Asks a running collector for the figures so far (a checkpoint, a push), without
+/// stopping it and without a lock on the hot path: the request is a message like any
+/// sample.
 #[derive(Debug, Clone)]
 pub struct Snapshots {
-    tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>,
+    tx: mpsc::UnboundedSender<Ask>,
 }
 
 impl Snapshots {
-    pub(super) fn new(tx: mpsc::UnboundedSender<oneshot::Sender<Stats>>) -> Snapshots {
+    pub(super) fn new(tx: mpsc::UnboundedSender<Ask>) -> Snapshots {
         Snapshots { tx }
     }
 
@@ -54,7 +65,16 @@ impl Snapshots {
     /// once the collector has finished.
     pub async fn take(&self) -> Option<Stats> {
         let (reply, answer) = oneshot::channel();
-        self.tx.send(reply).ok()?;
+        self.tx.send(Ask::Stats(reply)).ok()?;
+        answer.await.ok()
+    }
+
+    /// The figures so far, cut and converted for a push output (cheap: the session
+    /// cells' histograms as native ones, no copy of the rest); `None` once the
+    /// collector has finished.
+    pub async fn push_figures(&self) -> Option<PushFigures> {
+        let (reply, answer) = oneshot::channel();
+        self.tx.send(Ask::Push(reply)).ok()?;
         answer.await.ok()
     }
 }

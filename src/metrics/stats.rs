@@ -262,6 +262,8 @@ pub struct Stats {
     pub slowest: super::Slowest,
     /// What servers made of the protocol extensions, per id.
     pub extensions: super::Extensions,
+    /// The final figures as a push output sends them, kept when one follows the run.
+    pub pushed: Option<super::push::PushFigures>,
 }
 
 /// One step check's verdicts: how often it held, how often not, and the first reason
@@ -372,6 +374,7 @@ impl Stats {
             client_faults: BTreeMap::new(),
             slowest: super::Slowest::default(),
             extensions: super::Extensions::default(),
+            pushed: None,
         }
     }
 

@@ -18,6 +18,7 @@ mod habits;
 mod listen;
 mod load;
 mod names;
+mod outputs;
 mod overrides;
 mod pause;
 mod persona;
@@ -41,6 +42,7 @@ pub use error::{PlanError, SourceError};
 pub use habits::Habits;
 pub use listen::ListenPlan;
 pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
+pub use outputs::{Outputs, PushKind, PushTarget};
 pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
 pub use persona::Persona;
@@ -113,6 +115,8 @@ pub struct Plan {
     pub builtin_auth: bool,
     /// `[target] change_every`: the built-in server changes its tool list this often.
     pub builtin_change_every: Option<std::time::Duration>,
+    /// `[outputs]`: where the figures are pushed as the run goes.
+    pub outputs: Outputs,
 }
 
 /// `[arguments]`, resolved.
@@ -299,6 +303,7 @@ impl Plan {
                 .iter()
                 .any(|p| p.route.transport != crate::protocol::TransportKind::Stdio);
         let watch = Watch::from_section(&profile.watch, origin)?;
+        let outputs = Outputs::from_section(&profile.outputs, origin)?;
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),
@@ -319,6 +324,7 @@ impl Plan {
             redacted,
             soak,
             watch,
+            outputs,
             pools: std::sync::Arc::new(pools),
             arguments,
             builtin_app_tools: profile.target.app_tools == Some(true),

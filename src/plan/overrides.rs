@@ -124,6 +124,17 @@ pub struct Overrides {
     /// for runs over 5 minutes or without a duration.
     #[arg(long, value_name = "DURATION|off", display_order = 107)]
     pub checkpoint: Option<String>,
+    /// Push the figures as the run goes (repeatable): KIND=URL, e.g.
+    /// prometheus-rw=http://127.0.0.1:9090/api/v1/write (remote write with native
+    /// histograms). A receiver that is down is a warning, never a failed run.
+    #[arg(long, value_name = "KIND=URL", display_order = 113)]
+    pub push: Vec<String>,
+    /// How often to push, e.g. 5s (the default).
+    #[arg(long, value_name = "DURATION", display_order = 114)]
+    pub push_every: Option<String>,
+    /// The `run` label of pushed series. Default: the profile's name and the start time.
+    #[arg(long, value_name = "LABEL", display_order = 115)]
+    pub run_label: Option<String>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.
@@ -196,6 +207,7 @@ impl Overrides {
         self.apply_target(p, origin)?;
         self.apply_load(p, origin)?;
         self.apply_watch(p);
+        self.apply_outputs(p);
         if let Some(s) = self.seed {
             p.seed = Some(s);
         }
@@ -224,6 +236,17 @@ impl Overrides {
             p.target.keep_alive = Some(true);
         }
         Ok(())
+    }
+
+    fn apply_outputs(&self, p: &mut Profile) {
+        let o = &mut p.outputs;
+        o.push.extend(self.push.iter().cloned());
+        if let Some(e) = &self.push_every {
+            o.push_every = Some(e.clone());
+        }
+        if let Some(l) = &self.run_label {
+            o.run_label = Some(l.clone());
+        }
     }
 
     fn apply_watch(&self, p: &mut Profile) {

@@ -141,6 +141,14 @@ pub(super) fn written_profile(p: &Profile) -> (Profile, Vec<String>) {
     for (i, persona) in out.personas.iter_mut().enumerate() {
         url(&mut persona.url, format!("persona[{i}].url"));
     }
+    for (i, entry) in out.outputs.push.iter_mut().enumerate() {
+        // `KIND=URL`: the URL is what may carry a secret.
+        if let Some((kind, raw)) = entry.split_once('=') {
+            let mut shown = Some(raw.to_string());
+            url(&mut shown, format!("outputs.push[{i}]"));
+            *entry = format!("{kind}={}", shown.unwrap_or_default());
+        }
+    }
     for (i, persona) in out.personas.iter_mut().enumerate() {
         let cc = persona
             .auth

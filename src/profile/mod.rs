@@ -11,6 +11,7 @@ mod capture;
 mod check;
 mod data;
 mod load;
+mod outputs;
 mod persona;
 mod scenario;
 mod soak;
@@ -25,6 +26,7 @@ pub use capture::{CaptureSpec, CaptureTable, Captures};
 pub use check::CheckSpec;
 pub use data::DataSection;
 pub use load::{EventSection, LoadSection, StageSection};
+pub use outputs::OutputsSection;
 pub use persona::{
     ClientInfoSection, ElicitationSection, FaultSection, ListenSection, PersonaSection,
     RootSection, SamplingSection,
@@ -72,6 +74,9 @@ pub struct Profile {
     /// `[arguments]`: how arguments are generated from `inputSchema`s.
     #[serde(default, skip_serializing_if = "ArgumentsSection::is_empty")]
     pub arguments: ArgumentsSection,
+    /// `[outputs]`: where the run pushes its figures as it goes.
+    #[serde(default, skip_serializing_if = "OutputsSection::is_empty")]
+    pub outputs: OutputsSection,
 }
 
 /// A profile that could not be read or parsed; the message names the file.

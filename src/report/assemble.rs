@@ -40,6 +40,8 @@ pub struct RunFacts {
     pub shard: Option<String>,
     /// A merged report of this many shards.
     pub shards: Option<u32>,
+    /// How each push output fared (empty without `--push`, in checkpoints and merges).
+    pub outputs: Vec<crate::summary::PushSummary>,
 }
 
 /// What the summary reads of the plan, and nothing else: kept in each run's state so
@@ -198,6 +200,7 @@ fn measured(plan: &PlanBasis, stats: &Stats, facts: &RunFacts) -> Summary {
         diagnosis: None,
         slowest_traces: extras::slowest_traces(stats),
         extensions: extras::extensions(stats),
+        outputs: facts.outputs.clone(),
     }
 }
 

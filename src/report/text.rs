@@ -79,6 +79,7 @@ pub fn render_view(s: &Summary, view: View) -> String {
         .iter()
         .any(|r| r.name.starts_with("server.") || r.name.starts_with("scrape."));
     soak::render(&mut out, &s.soak, watched);
+    outputs(&mut out, s, st);
     thresholds(&mut out, s, st);
     if !view.verbose {
         let mut hidden = breakdowns::hidden(s);
@@ -97,6 +98,45 @@ pub fn render_view(s: &Summary, view: View) -> String {
         }
     }
     out
+}
+
+/// Each push output in one line: delivered, or what went wrong (a warning: the run's
+/// figures do not depend on it).
+fn outputs(out: &mut String, s: &Summary, st: Style) {
+    for o in &s.outputs {
+        let line = format!(
+            "push {} {}: {} delivered, {} failed, {} dropped, final figures {}",
+            o.kind,
+            o.target,
+            o.delivered,
+            o.failed,
+            o.dropped,
+            if o.final_delivered {
+                "delivered"
+            } else {
+                "NOT delivered"
+            },
+        );
+        if o.troubled() {
+            let _ = writeln!(out, "\n{}", st.warn(&format!("warning: {line}")));
+            if let Some(e) = &o.last_error {
+                let _ = writeln!(out, "  last error: {e}");
+            }
+            if o.series_left_out > 0 {
+                let _ = writeln!(
+                    out,
+                    "  {} series left out of a push past the cap on series",
+                    o.series_left_out
+                );
+            }
+        } else {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                st.dim(&format!("{line} ({} series)", o.series))
+            );
+        }
+    }
 }
 
 /// The target and its transport: "http://127.0.0.1:3000/mcp (http)", and the built-in

@@ -144,5 +144,6 @@ fn live_facts(run: &Run, elapsed: Duration) -> RunFacts {
         checkpoint_at: Some(moment.at),
         shard: None,
         shards: None,
+        outputs: Vec::new(),
     }
 }

@@ -6,11 +6,13 @@
 
 pub mod ceiling;
 mod findings;
+mod outputs;
 mod phase;
 pub mod soak;
 mod threshold;
 
 pub use findings::{ClientFaultExample, ClientFaultSummary, FindingSummary};
+pub use outputs::PushSummary;
 pub use phase::{Latency, PhaseSummary, QuantileBounds, ToolAcceptance, INVALID_PARAMS};
 pub use threshold::ThresholdResult;
 
@@ -35,8 +37,9 @@ use std::collections::BTreeMap;
 /// 14: the phase `request` (every `request` step) and `requests` (each request step's
 /// figures under its phase name), `checks` (each step check's passes and fails);
 /// 15: the phases `subscriptions/listen` and `fanout`, the `listen_*` counters, the
-/// `listen.*` and `extension.*` findings, `slowest_traces`, `extensions`.
-pub const SCHEMA_VERSION: u32 = 15;
+/// `listen.*` and `extension.*` findings, `slowest_traces`, `extensions`; 16: `outputs`
+/// (each push output's deliveries, failures and drops).
+pub const SCHEMA_VERSION: u32 = 16;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
@@ -112,6 +115,9 @@ pub struct Summary {
     /// verdict; absent when no side declared one.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extensions: BTreeMap<String, BTreeMap<String, u64>>,
+    /// How each push output fared (schema 16; absent without `--push`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<PushSummary>,
 }
 
 /// One traced request among the slowest of its phase.

@@ -20,6 +20,7 @@ mod scrape;
 pub use cgroup::NotACgroup;
 pub use generator::{BUSY_PRESSURE, LOW_SHARE};
 pub use resources_csv::read as read_csv;
+pub use scrape::basic_auth;
 pub use scrape::{parse as parse_exposition, Values as ScrapedValues};
 
 use crate::metrics::resources::{Series, SeriesUnit};

@@ -112,11 +112,8 @@ async fn fetch(url: &Url) -> Result<String, ScrapeError> {
             http::header::ACCEPT,
             "text/plain;version=0.0.4, application/openmetrics-text;q=0.5",
         );
-    if !url.username().is_empty() {
-        let user = percent(url.username());
-        let pass = url.password().map(percent).unwrap_or_default();
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-        request = request.header(http::header::AUTHORIZATION, format!("Basic {token}"));
+    if let Some(auth) = basic_auth(url) {
+        request = request.header(http::header::AUTHORIZATION, auth);
     }
     let request = request
         .body(Empty::<Bytes>::new())
@@ -136,6 +133,17 @@ async fn fetch(url: &Url) -> Result<String, ScrapeError> {
         .to_bytes();
     driver.abort();
     Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The `Authorization: Basic …` value of a URL's user info, if it has any.
+pub fn basic_auth(url: &Url) -> Option<String> {
+    if url.username().is_empty() {
+        return None;
+    }
+    let user = percent(url.username());
+    let pass = url.password().map(percent).unwrap_or_default();
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+    Some(format!("Basic {token}"))
 }
 
 /// URL user info is percent-encoded; Basic auth wants it plain.

@@ -421,6 +421,7 @@ mod list_results;
 mod listen;
 mod load;
 mod merge;
+mod push;
 mod readme;
 mod reports;
 mod request_steps;

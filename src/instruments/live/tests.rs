@@ -107,6 +107,14 @@ async fn an_unreachable_target_is_named_while_it_lasts() {
     live.session_ended(SessionOutcome::Completed);
     let text = bar_message(&view, &f, now, 0.0);
     assert!(!text.contains("UNREACHABLE"), "reached again: {text}");
+    // A push output in trouble is said in both forms while it lasts.
+    live.set_push_warning(Some(
+        "PUSH FAILING: prometheus-rw http://x/: refused".into(),
+    ));
+    assert!(bar_message(&view, &f, now, 0.0).contains("PUSH FAILING"));
+    assert!(line(&mut view, &f, now).contains("PUSH FAILING"));
+    live.set_push_warning(None);
+    assert!(!line(&mut view, &f, now).contains("PUSH"));
 }
 
 #[test]

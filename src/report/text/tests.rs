@@ -158,6 +158,7 @@ pub(super) fn summary(model: &str) -> Summary {
         diagnosis: None,
         slowest_traces: BTreeMap::new(),
         extensions: BTreeMap::new(),
+        outputs: Vec::new(),
     }
 }
 
