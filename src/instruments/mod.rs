@@ -192,6 +192,7 @@ impl Instruments {
                     live: live.clone(),
                     resources: resources.clone(),
                     started,
+                    started_at,
                 },
             )
         });

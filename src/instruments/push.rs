@@ -10,6 +10,7 @@
 //! final push has a few seconds, not more. What went wrong is counted in
 //! `summary.json` `outputs` and said in the summary.
 
+pub mod otlp;
 pub mod post;
 pub mod remote_write;
 pub mod series;
@@ -45,6 +46,8 @@ pub struct Sources {
     pub resources: watch::Receiver<Arc<Latest>>,
     /// The run's start (monotonic), for `mcp_fleet_elapsed_seconds`.
     pub started: tokio::time::Instant,
+    /// The run's start (wall clock): where OTLP's cumulative points start.
+    pub started_at: SystemTime,
 }
 
 /// A receiver's task, and how it is handed the final series.
@@ -190,6 +193,16 @@ impl Task {
         self.summary.series = series.len() as u64;
         let body = match self.target.kind {
             PushKind::PrometheusRw => remote_write::body(&remote_write::request(series, ts)),
+            PushKind::Otlp => {
+                let nanos = |t: SystemTime| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+                        .unwrap_or_default()
+                };
+                let at = u64::try_from(ts).unwrap_or_default() * 1_000_000;
+                let start = nanos(self.sources.started_at);
+                otlp::body(&otlp::request(series, &self.labels, start, at))
+            }
         };
         if self.queue.len() == QUEUE {
             self.queue.pop_front();
@@ -206,6 +219,13 @@ impl Task {
                     ("content-type", "application/x-protobuf"),
                     ("content-encoding", "snappy"),
                     ("x-prometheus-remote-write-version", "0.1.0"),
+                    (
+                        "user-agent",
+                        concat!("mcp-fleet/", env!("CARGO_PKG_VERSION")),
+                    ),
+                ],
+                PushKind::Otlp => &[
+                    ("content-type", "application/x-protobuf"),
                     (
                         "user-agent",
                         concat!("mcp-fleet/", env!("CARGO_PKG_VERSION")),
@@ -301,6 +321,7 @@ mod tests {
                 live: live.clone(),
                 resources,
                 started: tokio::time::Instant::now(),
+                started_at: SystemTime::now(),
             },
         );
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

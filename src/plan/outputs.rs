@@ -18,12 +18,15 @@ pub const DEFAULT_PUSH_EVERY: Duration = Duration::from_secs(5);
 pub enum PushKind {
     /// Prometheus remote write 1.0 (protobuf, snappy) with native histograms.
     PrometheusRw,
+    /// OTLP metrics over HTTP/protobuf, latencies as exponential histograms.
+    Otlp,
 }
 
 impl PushKind {
     pub fn name(self) -> &'static str {
         match self {
             PushKind::PrometheusRw => "prometheus-rw",
+            PushKind::Otlp => "otlp",
         }
     }
 }
@@ -111,12 +114,13 @@ fn target(entry: &str, origin: &str) -> Result<PushTarget, PlanError> {
     })?;
     let kind = match kind.trim() {
         "prometheus-rw" => PushKind::PrometheusRw,
+        "otlp" => PushKind::Otlp,
         other => {
             return Err(PlanError::new(
                 origin,
                 key,
                 format!("{other:?} is not a push kind"),
-                "use prometheus-rw=URL (Prometheus remote write)",
+                "use prometheus-rw=URL (Prometheus remote write) or otlp=URL (OTLP/HTTP, e.g. http://127.0.0.1:4318/v1/metrics)",
             ))
         }
     };
@@ -161,6 +165,9 @@ mod tests {
         .expect("valid");
         assert_eq!(o.push[0].kind, PushKind::PrometheusRw);
         assert_eq!(o.push[0].url.password(), Some("pw"), "kept to send");
+        let otlp = Outputs::from_section(&section(&["otlp=http://127.0.0.1:4318/v1/metrics"]), "p")
+            .expect("valid");
+        assert_eq!(otlp.push[0].kind, PushKind::Otlp);
         assert_eq!(o.every, DEFAULT_PUSH_EVERY);
         for (bad, says) in [
             ("http://x/api/v1/write", "names no receiver"),

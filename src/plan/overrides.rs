@@ -126,6 +126,7 @@ pub struct Overrides {
     pub checkpoint: Option<String>,
     /// Push the figures as the run goes (repeatable): KIND=URL, e.g.
     /// prometheus-rw=http://127.0.0.1:9090/api/v1/write (remote write with native
+    /// histograms) or otlp=http://127.0.0.1:4318/v1/metrics (OTLP/HTTP, exponential
     /// histograms). A receiver that is down is a warning, never a failed run.
     #[arg(long, value_name = "KIND=URL", display_order = 113)]
     pub push: Vec<String>,

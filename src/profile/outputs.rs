@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputsSection {
-    /// `KIND=URL` (`--push`): `prometheus-rw=http://127.0.0.1:9090/api/v1/write`.
+    /// `KIND=URL` (`--push`): `prometheus-rw=http://127.0.0.1:9090/api/v1/write`,
+    /// `otlp=http://127.0.0.1:4318/v1/metrics`.
     /// `${VAR}` allowed; user info in the URL is sent as Basic auth.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub push: Vec<String>,

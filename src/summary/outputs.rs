@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// One push output over the run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PushSummary {
-    /// `prometheus-rw`.
+    /// `prometheus-rw` or `otlp`.
     pub kind: String,
     /// The receiver's URL, its secrets redacted.
     pub target: String,

@@ -7,7 +7,9 @@
 //!
 //! Without a `prometheus` binary (PATH or `MCP_FLEET_PROMETHEUS`) the Prometheus checks
 //! say they were skipped, unless `MCP_FLEET_REQUIRE_PROMETHEUS` is set, as `.ci/run`
-//! does (it installs the package): then a missing binary fails them.
+//! does (it installs the package): then a missing binary fails them. The OTLP checks
+//! need a Prometheus 3 (its OTLP receiver), which `.ci/run` builds from the Go module
+//! proxy (`scripts/prometheus3.sh`) and names in `MCP_FLEET_PROMETHEUS3`.
 
 use crate::support::{builtin_http, check_schema, fleet_command, write_profile};
 use mcp_fleet::server::ServerOptions;
@@ -59,7 +61,19 @@ impl Drop for Prometheus {
     }
 }
 
-fn prometheus_binary() -> Option<PathBuf> {
+/// Which Prometheus a check needs.
+#[derive(Clone, Copy, PartialEq)]
+enum Release {
+    /// Any with a remote-write receiver and native histograms (Debian's 2.42 on).
+    Any,
+    /// 3.x: the OTLP receiver.
+    Three,
+}
+
+fn prometheus_binary(release: Release) -> Option<PathBuf> {
+    if release == Release::Three {
+        return std::env::var_os("MCP_FLEET_PROMETHEUS3").map(PathBuf::from);
+    }
     if let Some(p) = std::env::var_os("MCP_FLEET_PROMETHEUS") {
         return Some(PathBuf::from(p));
     }
@@ -71,14 +85,22 @@ fn prometheus_binary() -> Option<PathBuf> {
 impl Prometheus {
     /// Started and ready, or `None` (skipped) when there is no binary and none is
     /// required.
-    fn start() -> Option<Prometheus> {
-        let Some(bin) = prometheus_binary() else {
+    fn start(release: Release) -> Option<Prometheus> {
+        let Some(bin) = prometheus_binary(release) else {
             assert!(
                 std::env::var_os("MCP_FLEET_REQUIRE_PROMETHEUS").is_none(),
                 "MCP_FLEET_REQUIRE_PROMETHEUS is set but no prometheus binary was found"
             );
-            eprintln!("skipped: no prometheus binary (apt-get install prometheus)");
+            eprintln!(
+                "skipped: no prometheus binary (apt-get install prometheus; \
+                 MCP_FLEET_PROMETHEUS3=$(bash scripts/prometheus3.sh) for OTLP)"
+            );
             return None;
+        };
+        // 2.x needs native histograms switched on; in 3.x the flag is a no-op.
+        let receivers: &[&str] = match release {
+            Release::Any => &["--enable-feature=native-histograms"],
+            Release::Three => &["--web.enable-otlp-receiver"],
         };
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("prometheus.yml");
@@ -90,10 +112,8 @@ impl Prometheus {
                 dir.path().join("data").display()
             ))
             .arg("--web.listen-address=127.0.0.1:0")
-            .args([
-                "--web.enable-remote-write-receiver",
-                "--enable-feature=native-histograms",
-            ])
+            .args(["--web.enable-remote-write-receiver"])
+            .args(receivers)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -135,6 +155,10 @@ impl Prometheus {
 
     fn write_url(&self) -> String {
         format!("prometheus-rw=http://127.0.0.1:{}/api/v1/write", self.port)
+    }
+
+    fn otlp_url(&self) -> String {
+        format!("otlp=http://127.0.0.1:{}/api/v1/otlp/v1/metrics", self.port)
     }
 
     /// The series of `expr`: an instant query at `at`, or a range query over
@@ -256,9 +280,21 @@ fn check_dashboard(prom: &Prometheus, run: &str, summary: &Path, since: f64) -> 
 
 #[test]
 fn every_dashboard_panel_query_returns_the_runs_figures() {
-    let Some(prom) = Prometheus::start() else {
-        return;
-    };
+    if let Some(prom) = Prometheus::start(Release::Any) {
+        mixed_run_checks_out(&prom, &prom.write_url(), "prometheus-rw");
+    }
+}
+
+#[test]
+fn otlp_pushed_figures_read_the_same_through_every_panel() {
+    if let Some(prom) = Prometheus::start(Release::Three) {
+        mixed_run_checks_out(&prom, &prom.otlp_url(), "otlp");
+    }
+}
+
+/// The mixed profile pushed by `push` into `prom`: delivered whole, and every panel of
+/// the dashboard reads the run's figures.
+fn mixed_run_checks_out(prom: &Prometheus, push: &str, kind: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let profile = write_profile(dir.path(), PROFILE);
     let out = dir.path().join("out");
@@ -273,7 +309,7 @@ fn every_dashboard_panel_query_returns_the_runs_figures() {
         "--think",
         "200ms",
         "--push",
-        &prom.write_url(),
+        push,
         "--push-every",
         "1s",
         "--run-label",
@@ -286,7 +322,7 @@ fn every_dashboard_panel_query_returns_the_runs_figures() {
     let s = summary(&out);
     check_schema(&s);
     let o = &s["outputs"][0];
-    assert_eq!(o["kind"], "prometheus-rw");
+    assert_eq!(o["kind"], kind);
     assert_eq!(o["final_delivered"], true, "{o}");
     assert_eq!(
         (o["failed"].as_u64(), o["dropped"].as_u64()),
@@ -302,13 +338,13 @@ fn every_dashboard_panel_query_returns_the_runs_figures() {
         Some(2),
         "both eras ran"
     );
-    let report = check_dashboard(&prom, "mixed-run", &out.join("summary.json"), since);
+    let report = check_dashboard(prom, "mixed-run", &out.join("summary.json"), since);
     assert!(report.contains("27 panel queries, 0 problems"), "{report}");
 }
 
 #[test]
 fn a_three_shard_run_adds_up_in_prometheus_to_what_merge_says() {
-    let Some(prom) = Prometheus::start() else {
+    let Some(prom) = Prometheus::start(Release::Any) else {
         return;
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
