@@ -214,6 +214,13 @@ class Manifests(unittest.TestCase):
         self.assertTrue(all(":" in c["image"] and not c["image"].startswith("mcp-fleet:")
                             for c in job["spec"]["template"]["spec"]["containers"]))
 
+    def test_the_example_pushes_every_shard_under_the_run(self):
+        docs = kustomize(os.path.join(K8S, "overlays/example"))
+        args = find(docs, "Job", "mcp-fleet-shards")["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.assertEqual(args[args.index("--run-label") + 1], "$(RUN_ID)")
+        with open(os.path.join(K8S, "overlays/example/profile.toml")) as f:
+            self.assertRegex(f.read(), r'(?m)^\[outputs\]\npush = \["prometheus-rw=http://')
+
     def test_the_checker_finds_mistakes(self):
         good = kustomize(os.path.join(K8S, "overlays/example"))
         mutations = {
@@ -423,6 +430,7 @@ class Slurm(unittest.TestCase):
         self.assertTrue(any("--shard auto" in s and "--start-at" in s for s in srun), srun)
         self.assertTrue(any(re.search(r"--out \S*shard-\$\{?SLURM_PROCID", s) for s in srun), srun)
         self.assertRegex(text, r"merge [^\n]*shard-\*")
+        self.assertRegex(text, r'--push \$PUSH --run-label slurm-\$SLURM_JOB_ID')
         p = subprocess.run(["bash", "-n", os.path.join(HERE, "slurm", "mcp-fleet.sbatch")], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
 

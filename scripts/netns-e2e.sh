@@ -6,11 +6,15 @@
 # shards run with one `--start-at`, are merged, and the merged summary.json is compared
 # with the unsharded run's at the same total load (same profile, same seed): session,
 # phase, persona, scenario and tool counts must be identical, and the shards' start skew
-# under 50 ms. Bounded in time; every namespace and process it made is removed on any
-# exit. Needs root, iproute2 (`ip netns`) and python3.
+# under 50 ms. With `prometheus` on PATH (or --prometheus PATH) the shards also push to
+# one in the server's namespace (--push prometheus-rw=…), and every panel query of the
+# Grafana dashboard must read the merged figures there (deploy/grafana/check_panels.py);
+# MCP_FLEET_REQUIRE_PROMETHEUS=1 makes a missing one an error. Bounded in time; every
+# namespace and process it made is removed on any exit. Needs root, iproute2 (`ip
+# netns`) and python3.
 #
 #   scripts/netns-e2e.sh [--bin PATH] [--shards N] [--rate R] [--duration D] [--out DIR]
-#                        [--unsharded-only]
+#                        [--unsharded-only] [--prometheus PATH]
 #
 # --unsharded-only checks the network part alone (namespaces, bridge, the server reached
 # from another namespace, an unsharded run across them). Exit 0: all checks passed.
@@ -22,6 +26,7 @@ rate=200
 duration=5
 out=""
 unsharded_only=false
+prometheus=$(command -v prometheus || true)
 margin=3          # seconds from now to --start-at: time for every shard to get ready
 step_timeout=120  # no single step may take longer
 max_skew_ms=50
@@ -35,7 +40,8 @@ while [ $# -gt 0 ]; do
     --duration) duration=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --unsharded-only) unsharded_only=true; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prometheus) prometheus=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1" "see --help" ;;
   esac
 done
@@ -98,6 +104,33 @@ done
 [ -n "$url" ] || die "the server did not start: $(cat "$out/logs/server.err")"
 echo "netns-e2e: server at $url in $tag-srv; $shards shard hosts, one unsharded host"
 
+# A Prometheus beside the server, on a port its kernel picks (read from its log), that
+# the shards push to.
+push_args=()
+prom_url=""
+if [ -n "$prometheus" ] && [ -x "$prometheus" ] && ! $unsharded_only; then
+  mkdir -p "$out/prometheus"
+  printf 'global:\n  scrape_interval: 1m\n' >"$out/prometheus/prometheus.yml"
+  # 2.x needs native histograms switched on; 3.x calls the flag a no-op.
+  ip netns exec "$tag-srv" "$prometheus" --config.file="$out/prometheus/prometheus.yml" \
+    --storage.tsdb.path="$out/prometheus/data" --web.listen-address="$net.1:0" \
+    --web.enable-remote-write-receiver --enable-feature=native-histograms \
+    >"$out/logs/prometheus.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    prom_url=$(grep -o 'msg="Listening on".*address=[0-9.:]*' "$out/logs/prometheus.log" 2>/dev/null \
+      | grep -o '[0-9.]*:[0-9]*$' | head -1 || true)
+    [ -n "$prom_url" ] && break
+    sleep 0.1
+  done
+  [ -n "$prom_url" ] || die "prometheus did not start: $(tail -3 "$out/logs/prometheus.log")"
+  prom_url="http://$prom_url"
+  push_args=(--push "prometheus-rw=$prom_url/api/v1/write" --push-every 1s --run-label "netns-$tag")
+  echo "netns-e2e: prometheus at $prom_url in $tag-srv; the shards push to it"
+elif [ -n "${MCP_FLEET_REQUIRE_PROMETHEUS:-}" ] && ! $unsharded_only; then
+  die "no prometheus program (MCP_FLEET_REQUIRE_PROMETHEUS is set)" "apt-get install prometheus, or --prometheus PATH"
+fi
+
 # The profile: an open model (a fixed number of arrivals, rate × duration), two personas
 # and two scenarios chosen by the seed, so the counts are the same however it is split.
 cat >"$out/profile.toml" <<EOF
@@ -151,11 +184,12 @@ EOF
 fi
 
 # The shards: every one from its own host, all anchored to one moment.
+since=$(date +%s)
 start_at=$(date -u -d "+$margin seconds" +%Y-%m-%dT%H:%M:%SZ)
 shard_pids=()
 for ((i = 0; i < shards; i++)); do
   in_ns "s$i" "$bin" run "$out/profile.toml" --shard "$i/$shards" --start-at "$start_at" \
-    --out "$out/shard-$i" --quiet >"$out/logs/shard-$i.log" 2>&1 &
+    --out "$out/shard-$i" --quiet "${push_args[@]}" >"$out/logs/shard-$i.log" 2>&1 &
   shard_pids+=($!); pids+=($!)
 done
 failed=0
@@ -169,3 +203,10 @@ timeout "$step_timeout" "$bin" merge "$out"/shard-* --out "$out/merged" --quiet 
   || die "merge failed: $(tail -5 "$out/logs/merge.log")"
 
 python3 "$(dirname "$0")/netns_compare.py" "$out/one" "$out/merged" "$max_skew_ms" "$out"/shard-*
+
+if [ -n "$prom_url" ]; then
+  # Every panel of the dashboard, read from the host of the unsharded run (the
+  # Prometheus is reachable only inside the namespaces), against merge's figures.
+  in_ns one python3 "$(cd "$(dirname "$0")/.." && pwd)/deploy/grafana/check_panels.py" \
+    --prometheus "$prom_url" --run "netns-$tag" --summary "$out/merged/summary.json" --since "$since"
+fi

@@ -67,6 +67,7 @@ def rule(title, ref, s):
     session_count = lambda _k, e: e.get("session", {}).get("count")  # noqa: E731
     quantile = lambda field: ("quantile", each(phases, lambda _k, e: e[field] / 1e6 if field in e else None))  # noqa: E731
     findings = s.get("findings", [])
+    watched = any(r["name"].startswith("server.") for r in s.get("resources", []))
     rules = {
         ("Sessions by outcome", "A"): lambda: ("exact", {o: s["sessions"][o] for o in OUTCOMES}),
         ("Sessions by persona", "A"): lambda: ("exact", each(s["personas"], lambda _k, e: e["sessions"])),
@@ -90,12 +91,12 @@ def rule(title, ref, s):
         "p50 / p95 / p99 per phase": (set(phases), False),
         "Errors/s by kind": (set(s["failures"]), not s["failures"]),
         "Findings/s": ({f["code"] for f in findings}, not findings),
-        # Sums over every shard: one series without labels.
+        # A sum over every shard: one series without labels.
         "Sessions in flight": ({""}, False),
-        "Server resources": ({""}, False),
-        # One series per shard (and metric).
+        # One series per shard (and metric); the server's only when it was watched.
+        "Server resources": (None, not watched),
         "Generator resources": (None, False),
-        "Soak slopes: server memory per session": (None, False),
+        "Soak slopes: server memory per session": (None, not watched),
     }
     if title in over:
         return ("over", over[title])
