@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Generator CPU per session with each push output on and off, side by side in one
-# sitting: handshake churn (`profiles/handshake.toml --clients 8 --duration 10s`) against
+# Generator CPU per session with each output on and off, side by side in one sitting: handshake churn (`profiles/handshake.toml --clients 8 --duration 10s`) against
 # one `serve --http` pinned to SERVER_CORE, the generator pinned to GEN_CORE, every
 # variant run in the order of ORDER (default `off rw otlp otlp rw off`: drift in the
 # machine's load falls on all). Pushes go every second (five times the default) to a
 # real Prometheus 3 (remote write and OTLP receivers on, pinned beside the server); the
-# variants: off, rw (--push prometheus-rw), otlp (--push otlp), both. Loopback only; every
-# process is killed on exit.
+# variants: off, rw (--push prometheus-rw), otlp (--push otlp), both, dashboard (the live
+# page rendered every second, no browser attached), requests (--requests FILE.ndjson)
+# and requests-zst (FILE.ndjson.zst). Loopback only; every process is killed on exit.
 #
 #   benches/outputs.sh            ORDER="off rw otlp both both otlp rw off" DURATION=10s
+#   ORDER="off dashboard requests requests-zst requests-zst requests dashboard off"
 #   PROMETHEUS3=path              (default: scripts/prometheus3.sh builds it)
 #
-# Prints a Markdown table (variant, CPU per session of each run, sessions/s, deliveries);
+# Prints a Markdown table (variant, CPU per session of each run, sessions/s, and pushes
+# delivered or the requests file's bytes per session);
 # raw results in results/outputs-<time>/. Figures: results/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +49,10 @@ for variant in $order; do
     rw) push=("${rw[@]}") ;;
     otlp) push=("${otlp[@]}") ;;
     both) push=("${rw[@]}" "${otlp[@]}") ;;
-    *) echo "unknown variant $variant (off, rw, otlp, both)" >&2; exit 2 ;;
+    dashboard) push=(--dashboard 127.0.0.1:0) ;;
+    requests) push=(--requests "$out/$i.ndjson") ;;
+    requests-zst) push=(--requests "$out/$i.ndjson.zst") ;;
+    *) echo "unknown variant $variant (off, rw, otlp, both, dashboard, requests, requests-zst)" >&2; exit 2 ;;
   esac
   dir=$out/$i-$variant
   /usr/bin/time -f '%U %S' -o "$dir.time" taskset -c "$gen_core" "$bin" run profiles/handshake.toml \
@@ -55,10 +60,14 @@ for variant in $order; do
     "${push[@]}" --push-every 1s --run-label "bench-$i" >/dev/null
   read -r user sys <"$dir.time"
   read -r sessions secs pushed < <(python3 -c '
-import json, sys
+import glob, json, os, sys
 s = json.load(open(sys.argv[1]))
-o = s.get("outputs", [])
-print(s["sessions"]["started"], s["run"]["duration_s"], "+".join(str(x["delivered"]) for x in o) or "-")' "$dir/summary.json")
+started = s["sessions"]["started"]
+note = "+".join(str(x["delivered"]) for x in s.get("outputs", [])) or "-"
+files = glob.glob(sys.argv[2] + ".ndjson*")
+if files:
+    note = "%.0fB/session" % (os.path.getsize(files[0]) / started)
+print(started, s["run"]["duration_s"], note)' "$dir/summary.json" "$out/$i")
   per=$(python3 -c "print(f'{($user + $sys) / $sessions * 1e6:.1f}')")
   per_s=$(python3 -c "print(f'{$sessions / $secs:,.0f}')")
   cpu[$variant]+="${cpu[$variant]:+, }$per µs"
@@ -66,9 +75,9 @@ print(s["sessions"]["started"], s["run"]["duration_s"], "+".join(str(x["delivere
   delivered[$variant]+="${delivered[$variant]:+, }$pushed"
   echo "run $i ($variant): $per µs per session, $per_s sessions/s, pushes delivered $pushed, load $(load_avg)" >&2
 done
-echo "| output | CPU per session | sessions/s | pushes delivered |"
+echo "| output | CPU per session | sessions/s | pushes delivered / file |"
 echo "|---|---|---|---|"
-for variant in off rw otlp both; do
+for variant in off rw otlp both dashboard requests requests-zst; do
   [[ -n ${cpu[$variant]:-} ]] || continue
   echo "| $variant | ${cpu[$variant]} | ${rate[$variant]} | ${delivered[$variant]} |"
 done

@@ -10,7 +10,7 @@ pub use serve::ServeArgs;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-mod serve;
+pub mod serve;
 
 /// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
 const CLI_AFTER_HELP: &str = "\
@@ -43,7 +43,8 @@ written and the exit code stays as above.";
 const REPORT_AFTER_HELP: &str = "\
 Exit codes:
   0  the views were rebuilt and the summary printed
-  2  the folder holds no readable summary.json";
+  2  the folder holds no readable summary.json (--from-requests: the file is not a whole
+     requests file this version reads)";
 
 /// `compare --help`'s exit codes.
 const COMPARE_AFTER_HELP: &str = "\
@@ -123,6 +124,11 @@ pub struct RunArgs {
     /// e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR", display_order = 103)]
     pub metrics_listen: Option<SocketAddr>,
+    /// Serve the report page live on this loopback address, e.g. 127.0.0.1:8080: its
+    /// charts and figures refresh every interval (server-sent events), and at the end
+    /// it becomes the run's report.html. Port 0 picks a free one (printed on stderr).
+    #[arg(long, value_name = "ADDR", display_order = 104)]
+    pub dashboard: Option<SocketAddr>,
     /// Fail the run (exit code 1) when any conformance finding of error severity is seen.
     #[arg(long, display_order = 105)]
     pub strict: bool,
@@ -248,13 +254,28 @@ pub struct CeilingArgs {
 #[command(after_help = REPORT_AFTER_HELP)]
 pub struct ReportArgs {
     /// A results folder (holds summary.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "from_requests")]
+    pub dir: Option<PathBuf>,
+    /// Rebuild the summary's counts from a requests file (`run --requests FILE`, plain
+    /// or .zst) instead of a results folder, and print it.
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    pub from_requests: Option<PathBuf>,
+    /// With --from-requests: also write the rebuilt summary.json and summary.txt here.
+    #[arg(long, value_name = "DIR", requires = "from_requests")]
+    pub out: Option<PathBuf>,
     /// Also print a latency histogram per phase (service time) after the summary, as
     /// `run --histogram` does.
     #[arg(long)]
     pub histogram: bool,
     #[command(flatten)]
     pub view: ViewArgs,
+}
+
+impl ReportArgs {
+    /// The results folder (clap requires one unless `--from-requests` is given).
+    pub fn folder(&self) -> &std::path::Path {
+        self.dir.as_deref().unwrap_or(std::path::Path::new("."))
+    }
 }
 
 /// How the summary is printed: `--verbose`, `--color` (run and report).

@@ -92,6 +92,7 @@ pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         targets,
         dir,
         metrics,
+        dashboard,
     } = prepare(args, shard, start_at.as_ref()).await?;
     let instruments = Instruments::start(
         &plan,
@@ -119,6 +120,14 @@ pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         &start,
     ));
     let checkpoints = results::Checkpoints::start(run.clone(), &instruments, args.quiet);
+    let dashboard = match dashboard {
+        Some(listener) => Some(
+            results::dashboard::Dashboard::start(listener, run.clone(), &instruments, args.quiet)
+                .await
+                .context("starting the live dashboard")?,
+        ),
+        None => None,
+    };
     let aborts = results::abort::AbortWatch::start(run.clone(), &instruments, args.quiet);
     let work = fleet_work(&plan, &targets, &instruments, args.probe_undeclared, shard);
     let scheduled = start_at.is_some().then_some(instruments.started().1);
@@ -135,7 +144,11 @@ pub async fn run_slice(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         Some(_) if measured.signal.is_none() => stop::StopReason::Threshold,
         _ => stop::StopReason::of(measured.signal, fleet_end),
     };
-    let summary = results::write_end(&run, &measured, &stopped_by)?;
+    let summary = results::write_end(&run, &measured, &stopped_by);
+    if let Some(d) = dashboard {
+        d.finish(&dir).await;
+    }
+    let summary = summary?;
     Ok(RunOutcome {
         summary,
         results_dir: dir,
@@ -171,6 +184,8 @@ struct Prepared {
     dir: PathBuf,
     /// `--metrics-listen`, bound before the results folder was made.
     metrics: Option<tokio::net::TcpListener>,
+    /// `--dashboard`, bound likewise.
+    dashboard: Option<tokio::net::TcpListener>,
 }
 
 /// The plan (this shard's part of it), its targets and its results folder; the plan
@@ -189,6 +204,10 @@ async fn prepare(
     // failed start leaves no files behind.
     let metrics = match args.metrics_listen {
         Some(addr) => Some(instruments::prometheus::bind(addr).await?),
+        None => None,
+    };
+    let dashboard = match args.dashboard {
+        Some(addr) => Some(results::dashboard::bind(addr).await?),
         None => None,
     };
     let targets = targets::resolve(&plan, args.builtin_program.as_deref()).await?;
@@ -213,6 +232,7 @@ async fn prepare(
         targets,
         dir,
         metrics,
+        dashboard,
     })
 }
 
@@ -292,6 +312,19 @@ fn print_histogram(dir: &std::path::Path, style: report::style::Style) {
 /// of this program and their merge ([`processes`]).
 async fn run_processes(args: &RunArgs, n: u32) -> anyhow::Result<RunOutcome> {
     processes::check(n, args.shard.is_some())?;
+    // Every child would bind the one address: a page or an endpoint is one process's.
+    if let Some(flag) = [
+        args.dashboard.map(|_| "--dashboard"),
+        args.metrics_listen.map(|_| "--metrics-listen"),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    {
+        anyhow::bail!(
+            "{flag} serves one process's figures, and --processes starts several\nfix: push every shard to Prometheus or OTLP instead (--push KIND=URL; deploy/grafana has a dashboard that adds them up)"
+        );
+    }
     let source = plan::Source::choose(args.profile.as_deref(), &args.overrides);
     let plan = Plan::from_source(&source, &args.overrides)?;
     let dir = results::folder::choose(&plan.folder_name(), args.out.as_deref(), args.quiet)?;
@@ -359,102 +392,25 @@ fn apply_shard(plan: &mut Plan, shard: Shard, local: bool) -> Sharded {
     Sharded { seed_from_profile }
 }
 
-/// `serve --auth` and its options.
-fn server_auth(args: &ServeArgs) -> anyhow::Result<Option<server::auth::AuthOptions>> {
-    if !args.auth {
-        return Ok(None);
-    }
-    let mut opts = server::auth::AuthOptions::default();
-    if let Some(path) = &args.auth_tokens {
-        opts.static_tokens = server::auth::read_tokens(path)?;
-    }
-    if let Some(pair) = &args.auth_client {
-        let (id, secret) = pair
-            .split_once(':')
-            .filter(|(id, _)| !id.is_empty())
-            .context("--auth-client wants ID:SECRET")?;
-        (opts.client_id, opts.client_secret) = (id.to_string(), secret.to_string());
-    }
-    if let Some(ttl) = args.token_ttl {
-        opts.token_ttl = ttl;
-    }
-    Ok(Some(opts))
-}
-
-/// `mcp-fleet serve`.
+/// `mcp-fleet serve`: the reference server until Ctrl-C (HTTP) or stdin's end (stdio).
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let auth = server_auth(&args)?;
-    let opts = server::ServerOptions {
-        page_size: args.page_size.max(1),
-        sse_responses: args.sse_responses,
-        eras: args.era,
-        expire_sessions_after: args.expire_sessions_after,
-        sse_drop_after: args.sse_drop_after,
-        faults: args.faults,
-        stall: args.stall_at.zip(args.stall_for),
-        session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
-        app_tools: args.app_tools,
-        auth,
-        tasks: args.tasks,
-        reuse_port: args.reuse_port,
-        capacity: args.workers.zip(args.service_time),
-        change_every: args.change_every,
-        listen_lifetime: args.listen_lifetime,
-        listen_end_cancelled: args.listen_end == "cancelled",
-        max_listens: args.max_listens,
-        extensions: args.extensions,
-        require_extensions: args.require_extensions,
-        ..Default::default()
-    };
-    match args.http {
-        Some(addr) => {
-            let capacity = opts.capacity;
-            let change_every = opts.change_every;
-            let server = server::spawn_http(addr, opts)
-                .await
-                .with_context(|| format!("cannot serve on {addr}"))?;
-            console::errln(format_args!(
-                "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket), http://{}/metrics (Prometheus)",
-                server.url(),
-                server.addr,
-                server.addr,
-                server.addr
-            ));
-            if let Some((n, t)) = capacity {
-                let per_s = server::capacity::Capacity::new(n, t).per_s();
-                console::errln(format_args!(
-                    "  capacity: {n} workers × {} per handshake = {per_s:.0} handshakes/s",
-                    humantime::format_duration(t)
-                ));
-            }
-            if let Some(every) = change_every {
-                console::errln(format_args!(
-                    "  listens: the tool list changes every {}, fanned out to every subscriptions/listen",
-                    humantime::format_duration(every)
-                ));
-            }
-            let _ = tokio::signal::ctrl_c().await;
-            server.shutdown().await;
-            Ok(())
-        }
-        None => server::serve_stdio(opts).await,
-    }
+    cli::serve::run(args).await
 }
 
 /// `mcp-fleet report DIR`: rebuild the views of a results folder and print the summary.
 pub fn report(args: &ReportArgs) -> anyhow::Result<bool> {
-    let summary = report::regenerate(&args.dir)?;
+    let summary = report::regenerate(args.folder())?;
     let view = args.view.summary_view();
     console::outln(format_args!(
         "{}",
         report::text::render_view(&summary, view)
     ));
     if args.histogram {
-        print_histogram(&args.dir, view.style);
+        print_histogram(args.folder(), view.style);
     }
     console::outln(format_args!(
         "report: {}",
-        args.dir.join(report::html::FILE_NAME).display()
+        args.folder().join(report::html::FILE_NAME).display()
     ));
     Ok(true)
 }

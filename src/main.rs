@@ -102,7 +102,15 @@ fn main() -> ExitCode {
                 console::out(format_args!("{text}"));
                 Verdict::Passed
             }),
-            Command::Report(args) => mcp_fleet::report(&args).map(Verdict::from),
+            Command::Report(args) => match &args.from_requests {
+                Some(file) => mcp_fleet::report::requests::command(
+                    file,
+                    args.out.as_deref(),
+                    args.view.summary_view(),
+                )
+                .map(|()| Verdict::Passed),
+                None => mcp_fleet::report(&args).map(Verdict::from),
+            },
             Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
             Command::Merge(args) => mcp_fleet::merge::run(&args).map(Verdict::from),
             Command::Completions(args) => {

@@ -178,6 +178,12 @@ pub fn check(n: u32, sharded: bool) -> anyhow::Result<()> {
 
 /// `run --processes N` of `plan` into `dir`.
 pub async fn run(options: &Options, plan: &Plan, dir: &Path) -> anyhow::Result<Done> {
+    if let Some(file) = &plan.outputs.requests {
+        anyhow::bail!(
+            "--requests {} with --processes: every process would write the same file\nfix: run each shard with --shard I/N and its own --requests file",
+            file.display()
+        );
+    }
     let n = options.count;
     let start_at = match options.start_at.as_deref() {
         Some(text) => crate::shard::StartAt::parse(text, SystemTime::now())?.at,

@@ -4,6 +4,7 @@
 //! everything the collector does not know joins the figures; both paths use it.
 
 pub mod abort;
+pub mod dashboard;
 pub mod folder;
 
 use crate::instruments::{Instruments, Measured};
@@ -159,19 +160,17 @@ pub fn write(run: &Run, stats: &Stats, facts: &RunFacts) -> anyhow::Result<Summa
     let mut state = crate::merge::state::State::of(&run.plan, shard, stats, facts)?;
     state.run.start_late_us = run.start_late_us;
     state.write(dir)?;
-    let histograms = stats
-        .phases
-        .active()
-        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
-        .collect();
     report::write_results(
         dir,
         &summary,
         &run.plan.profile_toml(),
         &stats.timeline,
-        histograms,
+        histograms(stats),
     )
     .with_context(|| format!("writing results to {}", dir.display()))?;
+    if let Some(e) = &stats.requests_error {
+        anyhow::bail!("{e}");
+    }
     if let Some(e) = &stats.interval_error {
         anyhow::bail!(
             "writing the interval files (.hlog, intervals.csv) to {}: {e}",
@@ -179,6 +178,15 @@ pub fn write(run: &Run, stats: &Stats, facts: &RunFacts) -> anyhow::Result<Summa
         );
     }
     Ok(summary)
+}
+
+/// The whole run's service-time histogram per phase, for the report's percentile plot.
+fn histograms(stats: &Stats) -> std::collections::BTreeMap<String, hdrhistogram::Histogram<u64>> {
+    stats
+        .phases
+        .active()
+        .map(|(p, s)| (p.name().to_string(), s.service.clone()))
+        .collect()
 }
 
 /// The task that writes a checkpoint every period while the fleet works.

@@ -4,8 +4,10 @@ deploy/grafana/mcp-fleet.json against a Prometheus that received a run (--push
 prometheus-rw=URL) and check each returns that run's figures, as summary.json (or
 `merge`'s, for a sharded run) has them:
 
-- whole-run panels (instant queries): counts equal, exactly; percentiles within two
-  native-histogram buckets (2^(2/32), about 4.4 %) of summary.json's;
+- whole-run panels (instant queries): counts equal, exactly; a percentile, and
+  summary.json's, in the native bucket that holds its rank in the summed histogram (whose
+  count must equal the phase's successful samples exactly); where the rank falls on a
+  bucket's edge, the next bucket is allowed too (Prometheus 3 reads it so);
 - time-series panels (range queries over the run): series present, with label values
   the run has, every value a number.
 
@@ -27,9 +29,8 @@ from pathlib import Path
 
 DASHBOARD = Path(__file__).with_name("mcp-fleet.json")
 OUTCOMES = ("completed", "failed", "interrupted", "unreachable")
-# Two native buckets at schema 5: the estimate and summary.json's figure may sit in
-# neighbouring buckets when a rank falls on a boundary.
-QUANTILE_FACTOR = 2 ** (2 / 32)
+# HDR's own precision (3 significant figures) around a bucket's bounds.
+EPSILON = 1e-3
 
 
 def query(base, expr, instant, since, until):
@@ -51,6 +52,34 @@ def query(base, expr, instant, since, until):
         points = [s["value"]] if "value" in s else s.get("values", [])
         out[key] = [float(p[1]) for p in points]
     return out
+
+
+def histogram(base, run, phase, until):
+    """The phase's native histogram summed over every series: count and buckets as
+    (lower, upper, count), ascending."""
+    expr = f'sum by (phase) (mcp_fleet_phase_duration_seconds{{run=~"{run}", phase="{phase}"}})'
+    params = {"query": expr, "time": f"{until:.3f}"}
+    url = base.rstrip("/") + "/api/v1/query?" + urllib.parse.urlencode(params)
+    with urllib.request.urlopen(url, timeout=20) as r:
+        result = json.load(r)["data"]["result"]
+    if not result:
+        return 0, []
+    h = result[0]["histogram"][1]
+    return float(h["count"]), [(float(b[1]), float(b[2]), float(b[3])) for b in h["buckets"]]
+
+
+def rank_range(count, buckets, q):
+    """Where the value at quantile q may be: from the lower bound of the bucket holding
+    rank q·count to the upper bound of that bucket, or of the next one when the rank
+    sits exactly on the bucket's upper edge."""
+    rank, cum = q * count, 0.0
+    for i, (lo, hi, n) in enumerate(buckets):
+        cum += n
+        if cum >= rank:
+            if cum == rank and i + 1 < len(buckets):
+                hi = buckets[i + 1][1]
+            return lo, hi
+    return None
 
 
 def each(section, pick):
@@ -126,10 +155,18 @@ def check(args):
                 if set(got) != set(want):
                     problems.append(f"{what}\n  phases {sorted(got)} against {sorted(want)}")
                     continue
+                q = float(expr.split("(", 2)[1].split(",")[0])
                 for phase, w in want.items():
+                    count, buckets = histogram(args.prometheus, args.run, phase, until)
+                    ok = s["phases"][phase]["count"] - s["phases"][phase]["errors"]
+                    if count != ok:
+                        problems.append(f"{what}\n  {phase}: {count} samples in the histogram, {ok} in summary.json")
+                        continue
+                    lo, hi = rank_range(count, buckets, q) or (math.inf, -math.inf)
+                    lo, hi = lo * (1 - EPSILON), hi * (1 + EPSILON)
                     g = got[phase][0]
-                    if not (w / QUANTILE_FACTOR <= g <= w * QUANTILE_FACTOR):
-                        problems.append(f"{what}\n  {phase}: {g} s against {w} s in summary.json")
+                    if not (lo <= g <= hi and lo <= w <= hi):
+                        problems.append(f"{what}\n  {phase}: {g} s (summary.json {w} s) outside [{lo}, {hi}]")
             else:
                 keys, may_be_empty = want
                 if not got and not may_be_empty:

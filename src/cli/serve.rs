@@ -1,7 +1,10 @@
 //! `mcp-fleet serve`'s command line: the reference server's switches, its endpoints in
-//! the help, and its eras and faults by the names users type.
+//! the help, and its eras and faults by the names users type; and the server started
+//! from them ([`run`]).
 
-use crate::server::{Eras, Fault};
+use crate::console;
+use crate::server::{self, Eras, Fault};
+use anyhow::Context;
 use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use std::net::SocketAddr;
@@ -159,5 +162,88 @@ impl ValueEnum for Fault {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.name()))
+    }
+}
+
+/// `serve --auth` and its options.
+fn server_auth(args: &ServeArgs) -> anyhow::Result<Option<server::auth::AuthOptions>> {
+    if !args.auth {
+        return Ok(None);
+    }
+    let mut opts = server::auth::AuthOptions::default();
+    if let Some(path) = &args.auth_tokens {
+        opts.static_tokens = server::auth::read_tokens(path)?;
+    }
+    if let Some(pair) = &args.auth_client {
+        let (id, secret) = pair
+            .split_once(':')
+            .filter(|(id, _)| !id.is_empty())
+            .context("--auth-client wants ID:SECRET")?;
+        (opts.client_id, opts.client_secret) = (id.to_string(), secret.to_string());
+    }
+    if let Some(ttl) = args.token_ttl {
+        opts.token_ttl = ttl;
+    }
+    Ok(Some(opts))
+}
+
+/// `mcp-fleet serve`: start the server its flags describe; HTTP until Ctrl-C, stdio
+/// until stdin ends.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let auth = server_auth(&args)?;
+    let opts = server::ServerOptions {
+        page_size: args.page_size.max(1),
+        sse_responses: args.sse_responses,
+        eras: args.era,
+        expire_sessions_after: args.expire_sessions_after,
+        sse_drop_after: args.sse_drop_after,
+        faults: args.faults,
+        stall: args.stall_at.zip(args.stall_for),
+        session_ttl: Some(args.session_ttl.unwrap_or(server::DEFAULT_SESSION_TTL)),
+        app_tools: args.app_tools,
+        auth,
+        tasks: args.tasks,
+        reuse_port: args.reuse_port,
+        capacity: args.workers.zip(args.service_time),
+        change_every: args.change_every,
+        listen_lifetime: args.listen_lifetime,
+        listen_end_cancelled: args.listen_end == "cancelled",
+        max_listens: args.max_listens,
+        extensions: args.extensions,
+        require_extensions: args.require_extensions,
+        ..Default::default()
+    };
+    match args.http {
+        Some(addr) => {
+            let capacity = opts.capacity;
+            let change_every = opts.change_every;
+            let server = server::spawn_http(addr, opts)
+                .await
+                .with_context(|| format!("cannot serve on {addr}"))?;
+            console::errln(format_args!(
+                "mcp-fleet reference server: {} (Streamable HTTP), http://{}/sse (legacy SSE), ws://{}/ws (WebSocket), http://{}/metrics (Prometheus)",
+                server.url(),
+                server.addr,
+                server.addr,
+                server.addr
+            ));
+            if let Some((n, t)) = capacity {
+                let per_s = server::capacity::Capacity::new(n, t).per_s();
+                console::errln(format_args!(
+                    "  capacity: {n} workers × {} per handshake = {per_s:.0} handshakes/s",
+                    humantime::format_duration(t)
+                ));
+            }
+            if let Some(every) = change_every {
+                console::errln(format_args!(
+                    "  listens: the tool list changes every {}, fanned out to every subscriptions/listen",
+                    humantime::format_duration(every)
+                ));
+            }
+            let _ = tokio::signal::ctrl_c().await;
+            server.shutdown().await;
+            Ok(())
+        }
+        None => server::serve_stdio(opts).await,
     }
 }

@@ -86,8 +86,10 @@ impl Work for FleetWork {
         // twice per session (callgrind: two memcpys of ~11k instructions each, 11% of the
         // generator's user-space instructions in handshake churn); boxing leaves one.
         let failed = AtomicBool::new(false);
+        let number = self.ctx.recorder.next_session();
         let mut session = Box::pin(run_session(
             &self.ctx,
+            number,
             persona,
             scenario,
             session_rng,
@@ -106,6 +108,7 @@ impl Work for FleetWork {
                     return SessionOutcome::Failed;
                 }
                 self.ctx.recorder.send(Event::SessionEnded {
+                    session: number,
                     persona: persona.id,
                     outcome: SessionOutcome::Interrupted,
                 });
@@ -130,15 +133,17 @@ impl Work for FleetWork {
     }
 }
 
-/// Run one whole session and report how it ended (samples are recorded as it goes).
-/// `intended` is when the schedule wanted it to start: the `connect` and `session`
-/// response times are measured from there.
+/// Run one whole session, number `number` of the run ([`Recorder::next_session`]), and
+/// report how it ended (samples are recorded as it goes). `intended` is when the
+/// schedule wanted it to start: the `connect` and `session` response times are measured
+/// from there.
 #[allow(
     clippy::too_many_arguments,
     reason = "what a session runs with, each from a different owner; bundling them would only move the list"
 )]
 pub async fn run_session(
     ctx: &SessionContext,
+    number: u64,
     persona: &Persona,
     scenario: &Scenario,
     mut rng: SmallRng,
@@ -156,7 +161,7 @@ pub async fn run_session(
     rec.send(Event::SessionStarted {
         persona: persona.id,
     });
-    let mut timer = Timer::new(rec, persona, intended);
+    let mut timer = Timer::new(rec, number, persona, intended);
     if let Some(flag) = failed_when_cut {
         timer.on_drop_failed(flag);
     }
@@ -203,6 +208,7 @@ pub async fn run_session(
         }
     };
     let mut session = Session::new(transport, ctx.timeout, persona, rec.clone(), rng);
+    session.set_number(number);
     session.set_tracker(ctx.conformance.clone());
     if let Some(t) = &ctx.transcript {
         session.observe(t.clone());
@@ -309,6 +315,7 @@ fn unreachable(mut timer: Timer<'_>, persona: &Persona) -> SessionOutcome {
     timer.set_era(Era::Legacy, offered);
     timer.ended();
     timer.recorder().send(Event::SessionEnded {
+        session: timer.session(),
         persona: persona.id,
         outcome: SessionOutcome::Unreachable,
     });

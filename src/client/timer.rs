@@ -16,6 +16,8 @@ use tokio::time::Instant;
 
 pub struct Timer<'a> {
     recorder: &'a Recorder,
+    /// The session's number in the run ([`Recorder::next_session`]).
+    session: u64,
     persona: PersonaId,
     /// `None` until an `auto` session knows its era; samples wait in `held`.
     era: Option<Era>,
@@ -42,14 +44,22 @@ pub struct Timer<'a> {
 const TOOL_ERRORS_PER_SESSION: u8 = 3;
 
 impl<'a> Timer<'a> {
-    pub fn new(recorder: &'a Recorder, persona: &Persona, intended: Instant) -> Timer<'a> {
+    /// The timer of session number `session` of `persona`, meant to start at `intended`.
+    pub fn new(
+        recorder: &'a Recorder,
+        session: u64,
+        persona: &Persona,
+        intended: Instant,
+    ) -> Timer<'a> {
         let era = match persona.era {
             EraMode::Legacy => Some(Era::Legacy),
             EraMode::Modern => Some(Era::Modern),
             EraMode::Auto => None,
         };
         let version = VersionId::of(persona.protocol_version.as_str());
-        Timer::starting(recorder, persona.id, era, version, intended)
+        let mut timer = Timer::starting(recorder, persona.id, era, version, intended);
+        timer.session = session;
+        timer
     }
 
     /// A timer for a session that starts now; `era` is `None` until an `auto` session's
@@ -63,6 +73,7 @@ impl<'a> Timer<'a> {
     ) -> Timer<'a> {
         Timer {
             recorder,
+            session: 0,
             persona,
             era,
             held: Vec::new(),
@@ -95,6 +106,11 @@ impl<'a> Timer<'a> {
 
     pub fn persona(&self) -> PersonaId {
         self.persona
+    }
+
+    /// The session's number in the run.
+    pub fn session(&self) -> u64 {
+        self.session
     }
 
     /// The session's era and version are known (or changed): release held samples
@@ -136,6 +152,7 @@ impl<'a> Timer<'a> {
             .filter(|i| *i <= started)
             .unwrap_or(started);
         let origin = Origin {
+            session: self.session,
             persona: self.persona,
             era: self.era.unwrap_or(Era::Legacy),
             version: self.version,
@@ -252,6 +269,7 @@ impl<'a> Timer<'a> {
         let started = self.session_started;
         self.sample(Phase::Session, None, started, Instant::now(), sample);
         self.recorder.send(Event::SessionEnded {
+            session: self.session,
             persona: self.persona,
             outcome,
         });

@@ -346,6 +346,7 @@ async fn one_session(
     let mut memory = client::ClientMemory::new(0);
     let outcome = client::run_session(
         &ctx,
+        ctx.recorder.next_session(),
         persona,
         &scenario(asks),
         rng,

@@ -6,6 +6,7 @@
 pub mod live;
 pub mod prometheus;
 pub mod push;
+mod requests;
 
 use crate::client::StopSignals;
 use crate::metrics::{self, Recorder, Stats};
@@ -178,6 +179,10 @@ impl Instruments {
             .with_totals(totals);
         if !plan.outputs.push.is_empty() {
             collector = collector.with_push();
+        }
+        if let Some(path) = &plan.outputs.requests {
+            let sink = requests::sink(plan, path, options.shard, (started_at, started))?;
+            collector = collector.with_requests(sink);
         }
         let figures = collector.live();
         let snapshots = collector.snapshots();

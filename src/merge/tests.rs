@@ -49,6 +49,7 @@ fn session(k: u64, plan: &Plan, t0: Instant) -> (Duration, Vec<Event>) {
     let tools = plan.tools.len().max(1) as u64;
     let persona = (k % personas) as u16;
     let origin = Origin {
+        session: k + 1,
         persona,
         era: if k % 3 == 0 { Era::Modern } else { Era::Legacy },
         version: VersionId::of(if k % 2 == 0 {
@@ -101,6 +102,7 @@ fn session(k: u64, plan: &Plan, t0: Instant) -> (Duration, Vec<Event>) {
             text: format!("503 Service Unavailable ({})", k % 2),
         });
         e.push(Event::SessionEnded {
+            session: k + 1,
             persona,
             outcome: SessionOutcome::Failed,
         });
@@ -186,6 +188,7 @@ fn session(k: u64, plan: &Plan, t0: Instant) -> (Duration, Vec<Event>) {
     e.push(sample(Phase::Close, None, 200, 201 + k, Outcome::Ok));
     e.push(sample(Phase::Session, None, 0, 300 + 29 * k, Outcome::Ok));
     e.push(Event::SessionEnded {
+        session: k + 1,
         persona,
         outcome: SessionOutcome::Completed,
     });

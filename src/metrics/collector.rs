@@ -48,6 +48,8 @@ pub struct Collector {
     /// A push output follows the run: the final figures are kept for its last push
     /// ([`Stats::pushed`]).
     pushed: bool,
+    /// `run --requests FILE`: every sample written as it is folded.
+    requests: Option<super::requests::RequestsSink>,
 }
 
 impl Collector {
@@ -66,6 +68,7 @@ impl Collector {
                 intervals: Intervals::new(super::DEFAULT_INTERVAL, Vec::new()),
                 totals: None,
                 pushed: false,
+                requests: None,
             },
             Recorder::new(tx),
         )
@@ -98,6 +101,13 @@ impl Collector {
     /// Keep the run's final figures as a push output sends them ([`Stats::pushed`]).
     pub fn with_push(mut self) -> Self {
         self.pushed = true;
+        self
+    }
+
+    /// Write every sample (and the end of every session without a `session` sample) to
+    /// `sink` as it is folded; closed when the collector ends.
+    pub fn with_requests(mut self, sink: super::requests::RequestsSink) -> Self {
+        self.requests = Some(sink);
         self
     }
 
@@ -148,6 +158,22 @@ impl Collector {
         if self.pushed {
             self.stats.pushed = Some(self.push_figures());
         }
+        if let Some(sink) = self.requests.take() {
+            self.stats.requests_error = sink.finish().err();
+        }
+        self.cells.fold(&mut self.stats);
+        fold_transports(&mut self.stats, &self.transports);
+        self.stats
+    }
+
+    /// Fold one event now, outside [`Collector::run`]: `report --from-requests` folds a
+    /// run's records, read back, the way the run folded them.
+    pub fn add(&mut self, event: Event) {
+        self.apply(event);
+    }
+
+    /// The figures of the events [`Collector::add`] folded (no intervals).
+    pub fn into_stats(mut self) -> Stats {
         self.cells.fold(&mut self.stats);
         fold_transports(&mut self.stats, &self.transports);
         self.stats
@@ -210,6 +236,9 @@ impl Collector {
                 }
             }
             Event::Sample(sample) => {
+                if let Some(r) = &mut self.requests {
+                    r.sample(&sample);
+                }
                 self.intervals.add(&sample);
                 // A `request` sample's id names its step's phase, not a tool.
                 match (sample.phase, sample.tool.map(usize::from)) {
@@ -240,7 +269,14 @@ impl Collector {
                     c.started += 1;
                 }
             }
-            Event::SessionEnded { persona, outcome } => {
+            Event::SessionEnded {
+                session,
+                persona,
+                outcome,
+            } => {
+                if let Some(r) = &mut self.requests {
+                    r.ended(session, persona, outcome);
+                }
                 let bump = |c: &mut super::stats::SessionCounts| match outcome {
                     SessionOutcome::Completed => c.completed += 1,
                     SessionOutcome::Failed => c.failed += 1,

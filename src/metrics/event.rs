@@ -12,6 +12,8 @@ pub enum Event {
         persona: PersonaId,
     },
     SessionEnded {
+        /// The session's number ([`super::Origin::session`]).
+        session: u64,
         persona: PersonaId,
         outcome: SessionOutcome,
     },

@@ -265,6 +265,7 @@ mod tests {
     fn sample(at: Instant) -> Sample {
         Sample {
             phase: Phase::Initialize,
+            session: 1,
             persona: 0,
             era: Era::Legacy,
             version: VersionId::of("2025-03-26"),

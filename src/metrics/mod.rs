@@ -14,6 +14,7 @@ pub mod native;
 mod phase;
 pub mod push;
 mod recorder;
+pub mod requests;
 pub mod resources;
 mod slowest;
 mod stats;
@@ -172,6 +173,9 @@ pub enum Outcome {
 /// Whose a sample is: the persona, and the era and version its session speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin {
+    /// The session's number in the run (from 1, unique within a run or shard:
+    /// [`Recorder::next_session`]); 0 for samples of no session (the fleet's).
+    pub session: u64,
     pub persona: PersonaId,
     pub era: Era,
     pub version: VersionId,
@@ -181,6 +185,7 @@ impl Origin {
     /// The fleet's own samples (scheduler lag): no persona is chosen yet, and
     /// `PersonaId::MAX` is in no breakdown.
     pub const FLEET: Origin = Origin {
+        session: 0,
         persona: PersonaId::MAX,
         era: Era::Legacy,
         version: VersionId::OTHER,
@@ -214,6 +219,8 @@ impl Span {
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
     pub phase: Phase,
+    /// The session's number ([`Origin::session`]; 0: the fleet's).
+    pub session: u64,
     pub persona: PersonaId,
     /// The era the session speaks (for `auto` personas: the probe's verdict).
     pub era: Era,
@@ -240,6 +247,7 @@ impl Sample {
     ) -> Sample {
         Sample {
             phase,
+            session: origin.session,
             persona: origin.persona,
             era: origin.era,
             version: origin.version,

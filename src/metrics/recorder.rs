@@ -6,17 +6,30 @@ use super::event::Event;
 use super::push::PushFigures;
 use super::stats::Stats;
 use super::{Counter, Sample};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 /// The sending side, one per virtual client. Cloning is cheap.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     tx: mpsc::UnboundedSender<Event>,
+    /// The last session number handed out, shared by every clone.
+    sessions: Arc<AtomicU64>,
 }
 
 impl Recorder {
     pub(super) fn new(tx: mpsc::UnboundedSender<Event>) -> Recorder {
-        Recorder { tx }
+        Recorder {
+            tx,
+            sessions: Arc::default(),
+        }
+    }
+
+    /// A number for a session that starts: 1, 2, … in the order sessions start, unique
+    /// within the run (or shard) whichever clone asks.
+    pub fn next_session(&self) -> u64 {
+        self.sessions.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     pub fn send(&self, event: Event) {

@@ -252,6 +252,8 @@ pub struct Stats {
     pub interval_s: f64,
     /// The first error writing interval files (hlog, CSV), if any.
     pub interval_error: Option<String>,
+    /// What went wrong writing the requests file (`run --requests`), if anything did.
+    pub requests_error: Option<String>,
     /// Events without latency (see [`super::Event::Count`]).
     pub counters: CounterTable,
     /// Conformance findings by check: how often, and the first example.
@@ -369,6 +371,7 @@ impl Stats {
             timeline: Vec::new(),
             interval_s: 0.0,
             interval_error: None,
+            requests_error: None,
             counters: CounterTable::default(),
             findings: BTreeMap::new(),
             client_faults: BTreeMap::new(),

@@ -303,7 +303,8 @@ impl Plan {
                 .iter()
                 .any(|p| p.route.transport != crate::protocol::TransportKind::Stdio);
         let watch = Watch::from_section(&profile.watch, origin)?;
-        let outputs = Outputs::from_section(&profile.outputs, origin)?;
+        let mut outputs = Outputs::from_section(&profile.outputs, origin)?;
+        outputs.requests.clone_from(&overrides.requests);
         let (effective_profile, redacted) = secrets::written_profile(&profile);
         Ok(Plan {
             name: profile.name.clone().unwrap_or_else(|| "run".into()),

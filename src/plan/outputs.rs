@@ -46,6 +46,8 @@ pub struct Outputs {
     pub every: Duration,
     /// The `run` label, when given; otherwise the run names itself at its start.
     pub run_label: Option<String>,
+    /// `run --requests FILE`: every phase sample written there (`.zst`: compressed).
+    pub requests: Option<std::path::PathBuf>,
 }
 
 impl Default for Outputs {
@@ -54,6 +56,7 @@ impl Default for Outputs {
             push: Vec::new(),
             every: DEFAULT_PUSH_EVERY,
             run_label: None,
+            requests: None,
         }
     }
 }
@@ -92,6 +95,7 @@ impl Outputs {
             push,
             every,
             run_label,
+            requests: None,
         })
     }
 }

@@ -136,6 +136,11 @@ pub struct Overrides {
     /// The `run` label of pushed series. Default: the profile's name and the start time.
     #[arg(long, value_name = "LABEL", display_order = 115)]
     pub run_label: Option<String>,
+    /// Write every timed request (phase sample) of the run to FILE, one JSON record a
+    /// line (zstd-compressed when FILE ends in .zst), relative to the current directory;
+    /// `mcp-fleet report --from-requests FILE` reads it back.
+    #[arg(long, value_name = "FILE", display_order = 116)]
+    pub requests: Option<std::path::PathBuf>,
 }
 
 /// How every persona speaks, shared by `run` and `inspect`.

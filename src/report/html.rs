@@ -26,6 +26,8 @@ pub use charts::{IN_FLIGHT, MAX_POINTS};
 pub const FILE_NAME: &str = "report.html";
 const TEMPLATE: &str = include_str!("report.html");
 const SCRIPT: &str = include_str!("report.js");
+/// What the live page (`run --dashboard`) adds: it follows the run's events.
+const LIVE_SCRIPT: &str = include_str!("live.js");
 
 /// Everything the page shows.
 #[derive(Debug)]
@@ -64,6 +66,39 @@ pub fn render(input: &ReportInput<'_>) -> String {
             ),
             ("{{SCRIPT}}", SCRIPT),
             ("{{DATA}}", &data),
+        ],
+    )
+}
+
+/// The inner HTML of a rendered page's `<main>` and the text of its chart data: what
+/// the live page swaps in on each update. `None` for a page not made by [`render`].
+pub fn parts(page: &str) -> Option<(String, String)> {
+    let main = page.split_once("<main>\n")?.1.rsplit_once("\n</main>")?.0;
+    let data = page
+        .split_once(r#"<script type="application/json" id="chart-data">"#)?
+        .1
+        .split_once("</script>")?
+        .0;
+    Some((main.to_string(), data.to_string()))
+}
+
+/// The live page: a rendered page's `main` and chart `data` (from [`parts`]), a status
+/// line, and the script that follows the run's events.
+pub fn live_page(main: &str, data: &str, status: &str) -> String {
+    // `<` escaped: no status text can close the script element.
+    let status = serde_json::to_string(status)
+        .unwrap_or_default()
+        .replace('<', "\\u003c");
+    let script = format!(
+        "{SCRIPT}\n</script>\n<script>\nwindow.mcpFleetLive = {{ status: {status} }};\n{LIVE_SCRIPT}"
+    );
+    fill(
+        TEMPLATE,
+        &[
+            ("{{TITLE}}", "mcp-fleet · live"),
+            ("{{BODY}}", main),
+            ("{{SCRIPT}}", &script),
+            ("{{DATA}}", if data.is_empty() { "{}" } else { data }),
         ],
     )
 }

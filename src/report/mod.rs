@@ -13,6 +13,7 @@ pub mod diagnosis;
 pub mod hlog;
 pub mod html;
 pub mod junit;
+pub mod requests;
 pub mod soak;
 pub mod soak_traffic;
 pub mod style;

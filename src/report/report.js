@@ -3,7 +3,9 @@
 // chart answers hover and keyboard focus (arrow keys) with the exact values of the
 // nearest interval, and sets data-points to the number of points it drew.
 "use strict";
-(function () {
+// One function that draws the page from #chart-data, run once on load; the live page
+// (`run --dashboard`) swaps <main> and #chart-data and runs it again.
+window.mcpFleetDraw = function () {
   const DATA = JSON.parse(document.getElementById("chart-data").textContent);
   // Okabe–Ito colours (told apart with the common colour-vision deficiencies; its yellow
   // left out, unreadable on white); past seven series the dash pattern changes too.
@@ -191,7 +193,8 @@
     return Math.abs(xs[lo] - v) <= Math.abs(xs[hi] - v) ? lo : hi;
   }
 
-  const TIP = document.createElement("div");
+  // One tooltip for the page, however often it is drawn.
+  const TIP = document.querySelector("body > .tip") || document.createElement("div");
   TIP.className = "tip"; TIP.setAttribute("role", "status");
   document.body.appendChild(TIP);
   function showTip(canvas, lines, px) {
@@ -374,8 +377,11 @@
   const first = wanted && canvases.find((c) => !wanted[1] || c.dataset.chart === wanted[1]);
   if (first) { first.focus(); first.showAt(0); }
   let pending = null;
-  window.addEventListener("resize", () => {
+  window.removeEventListener("resize", window.mcpFleetResize || (() => {}));
+  window.mcpFleetResize = () => {
     clearTimeout(pending);
     pending = setTimeout(() => canvases.forEach((c) => c.redraw()), 150);
-  });
-})();
+  };
+  window.addEventListener("resize", window.mcpFleetResize);
+};
+window.mcpFleetDraw();

@@ -388,6 +388,7 @@ impl Session<'_> {
             finished,
         };
         let origin = Origin {
+            session: self.number,
             persona: self.persona.id,
             era: self.era,
             version: self.version,

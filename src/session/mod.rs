@@ -107,6 +107,9 @@ pub struct Session<'p> {
     /// Extensions the server offers that the persona did not declare, not yet seen
     /// required (`extensions.rs`).
     undeclared_extensions: Vec<String>,
+    /// The session's number in the run, for its samples (0 until set: an untimed
+    /// session of its own, such as a client fault's check of a fresh session).
+    number: u64,
 }
 
 impl<'p> Session<'p> {
@@ -143,7 +146,13 @@ impl<'p> Session<'p> {
             listens: listen::Listens::default(),
             trace: persona.trace.then(|| trace::Trace::new(persona.id)),
             undeclared_extensions: Vec::new(),
+            number: 0,
         }
+    }
+
+    /// The session's number in the run ([`crate::metrics::Recorder::next_session`]).
+    pub fn set_number(&mut self, number: u64) {
+        self.number = number;
     }
 
     pub fn era(&self) -> Era {
@@ -353,6 +362,7 @@ impl<'p> Session<'p> {
             Err(f) => Outcome::Failed(f.kind),
         };
         let origin = Origin {
+            session: self.number,
             persona: self.persona.id,
             era: self.era,
             version: self.version,

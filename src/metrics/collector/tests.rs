@@ -14,6 +14,7 @@ async fn folds_samples_into_overall_persona_and_tool_slices() {
     let ms = |n| t0 + Duration::from_millis(n);
     let s = |persona, tool, started, finished, outcome| Sample {
         phase: Phase::ToolsCall,
+        session: 1,
         persona,
         era: if persona == 1 {
             Era::Modern
@@ -35,6 +36,7 @@ async fn folds_samples_into_overall_persona_and_tool_slices() {
     rec.count_n(Counter::CacheHit, 0);
     rec.send(Event::SessionStarted { persona: 1 });
     rec.send(Event::SessionEnded {
+        session: 1,
         persona: 1,
         outcome: SessionOutcome::Failed,
     });
@@ -134,6 +136,7 @@ async fn a_snapshot_has_the_figures_so_far_and_the_collector_goes_on() {
         let t = Instant::now();
         Sample {
             phase: Phase::Initialize,
+            session: 1,
             persona: 0,
             era: Era::Legacy,
             version: VersionId::of("2025-03-26"),
@@ -226,6 +229,7 @@ async fn every_breakdown_is_the_sum_of_the_cells_it_covers() {
         let t = Instant::now();
         Sample {
             phase: Phase::Initialize,
+            session: 1,
             persona,
             era,
             version,
@@ -323,6 +327,7 @@ async fn intervals_rotate_on_the_tick_and_reach_sinks_and_the_live_view() {
         let t = Instant::now();
         Sample {
             phase: Phase::Initialize,
+            session: 1,
             persona: 0,
             era: Era::Legacy,
             version: VersionId::of("2025-03-26"),

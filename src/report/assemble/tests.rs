@@ -9,6 +9,7 @@ fn call(tool: u16, outcome: Outcome) -> Sample {
     let t = tokio::time::Instant::now();
     Sample {
         phase: Phase::ToolsCall,
+        session: 1,
         persona: 0,
         era: Era::Legacy,
         version: VersionId::of("2025-06-18"),
