@@ -10,6 +10,7 @@
 #
 #   benches/outputs.sh            ORDER="off rw otlp both both otlp rw off" DURATION=10s
 #   ORDER="off dashboard requests requests-zst requests-zst requests dashboard off"
+#   LOAD="--rate 15000/s --keep-alive"   (default: --clients 8)
 #   PROMETHEUS3=path              (default: scripts/prometheus3.sh builds it)
 #
 # Prints a Markdown table (variant, CPU per session of each run, sessions/s, and pushes
@@ -20,7 +21,9 @@ cd "$(dirname "$0")/.."
 source benches/lib.sh
 build_fleet
 duration=${DURATION:-10s}
-clients=${CLIENTS:-8}
+# The load: closed churn by default; e.g. LOAD="--rate 15000/s --keep-alive" for the open
+# model near its ceiling.
+read -r -a load <<<"${LOAD:---clients ${CLIENTS:-8}}"
 order=${ORDER:-off rw otlp otlp rw off}
 prom=${PROMETHEUS3:-$(bash scripts/prometheus3.sh)}
 out=results/outputs-$(date -u +%Y%m%dT%H%M%SZ)
@@ -56,7 +59,7 @@ for variant in $order; do
   esac
   dir=$out/$i-$variant
   /usr/bin/time -f '%U %S' -o "$dir.time" taskset -c "$gen_core" "$bin" run profiles/handshake.toml \
-    --target "$url" --clients "$clients" --duration "$duration" --quiet --out "$dir" \
+    --target "$url" "${load[@]}" --duration "$duration" --quiet --out "$dir" \
     "${push[@]}" --push-every 1s --run-label "bench-$i" >/dev/null
   read -r user sys <"$dir.time"
   read -r sessions secs pushed < <(python3 -c '
