@@ -269,6 +269,11 @@ impl Collector {
                     c.started += 1;
                 }
             }
+            Event::SessionTraced { session, trace } => {
+                if let Some(r) = &mut self.requests {
+                    r.traced(session, trace);
+                }
+            }
             Event::SessionEnded {
                 session,
                 persona,

@@ -17,6 +17,12 @@ pub enum Event {
         persona: PersonaId,
         outcome: SessionOutcome,
     },
+    /// Session `session` carries W3C trace context with this trace id (persona
+    /// `trace = true`): the requests file names it on the session's records.
+    SessionTraced {
+        session: u64,
+        trace: u128,
+    },
     /// A scenario step skipped because the server did not declare its capability.
     Skipped {
         persona: PersonaId,

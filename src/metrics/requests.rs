@@ -12,6 +12,7 @@
 use super::histogram::micros;
 use super::{Outcome, PersonaId, Phase, Sample, SessionOutcome};
 use crate::protocol::TransportKind;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -84,6 +85,8 @@ pub struct RequestsSink {
     tools: Vec<String>,
     requests: Vec<String>,
     line: Vec<u8>,
+    /// The trace id of each traced session still going ([`RequestsSink::traced`]).
+    traces: HashMap<u64, u128>,
     records: u64,
     lost: u64,
     error: Option<io::Error>,
@@ -114,6 +117,7 @@ impl RequestsSink {
             tools: quoted(&header.tools),
             requests: quoted(&header.requests),
             line: Vec::with_capacity(512),
+            traces: HashMap::new(),
             records: 0,
             lost: 0,
             error: None,
@@ -154,13 +158,24 @@ impl RequestsSink {
             tools: &self.tools,
             requests: &self.requests,
         };
-        format_sample(&mut self.line, s, self.base, names);
+        let trace = if self.traces.is_empty() {
+            None
+        } else {
+            self.traces.get(&s.session).copied()
+        };
+        format_sample(&mut self.line, s, self.base, names, trace);
         self.flush_line();
+    }
+
+    /// Session `session` carries this trace id: its later records name it.
+    pub fn traced(&mut self, session: u64, trace: u128) {
+        self.traces.insert(session, trace);
     }
 
     /// A session that ended without a `session` sample (unreachable, interrupted): its
     /// end record. Completed and failed sessions have their `session` sample instead.
     pub fn ended(&mut self, session: u64, persona: PersonaId, outcome: SessionOutcome) {
+        self.traces.remove(&session);
         let end = match outcome {
             SessionOutcome::Unreachable => "unreachable",
             SessionOutcome::Interrupted => "interrupted",
@@ -227,7 +242,13 @@ struct Names<'a> {
 }
 
 /// One sample's record, `\n` included, appended to `l`.
-fn format_sample(l: &mut Vec<u8>, s: &Sample, base: Instant, names: Names<'_>) {
+fn format_sample(
+    l: &mut Vec<u8>,
+    s: &Sample,
+    base: Instant,
+    names: Names<'_>,
+    trace: Option<u128>,
+) {
     let mut n = itoa::Buffer::new();
     let fleet = usize::from(s.persona) >= names.personas.len();
     l.extend_from_slice(b"{\"session\":");
@@ -263,6 +284,10 @@ fn format_sample(l: &mut Vec<u8>, s: &Sample, base: Instant, names: Names<'_>) {
     l.extend_from_slice(b",\"latency_us\":");
     let latency = micros(s.finished.saturating_duration_since(s.started));
     l.extend_from_slice(n.format(latency).as_bytes());
+    if let Some(t) = trace {
+        // The W3C form: 32 lower-case hex digits.
+        let _ = write!(l, ",\"trace\":\"{t:032x}\"");
+    }
     match s.outcome {
         Outcome::Ok => l.extend_from_slice(b",\"outcome\":\"ok\"}\n"),
         Outcome::ToolError => l.extend_from_slice(b",\"outcome\":\"tool_error\"}\n"),

@@ -153,6 +153,12 @@ impl<'p> Session<'p> {
     /// The session's number in the run ([`crate::metrics::Recorder::next_session`]).
     pub fn set_number(&mut self, number: u64) {
         self.number = number;
+        if let Some(t) = self.trace.as_ref().filter(|_| number > 0) {
+            self.recorder.send(crate::metrics::Event::SessionTraced {
+                session: number,
+                trace: t.id,
+            });
+        }
     }
 
     pub fn era(&self) -> Era {

@@ -21,6 +21,7 @@ sessions = 60
 name = "plain"
 transport = "http"
 protocol_version = "2025-11-25"
+trace = true
 [[persona]]
 name = "ws \"quoted\" \\ one"
 transport = "ws"
@@ -262,6 +263,34 @@ fn every_request_is_in_the_file_and_the_counts_are_the_summarys() {
     }
     assert_eq!(session_records.len(), 60);
     assert!(session_records.values().all(|n| *n == 1));
+
+    // The traced persona's requests name their session's trace id (one per session; not
+    // the connect, which carries no request); the other persona's never do; and the
+    // slowest traced requests of summary.json are among them.
+    let mut traces = BTreeMap::<u64, BTreeSet<String>>::new();
+    for r in lines.iter().filter(|r| r.get("phase").is_some()) {
+        let trace = r["trace"].as_str();
+        let traced = r["persona"] == "plain" && r["phase"] != "connect";
+        assert_eq!(trace.is_some(), traced, "{r}");
+        if let Some(t) = trace {
+            assert!(
+                t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{t}"
+            );
+            let session = r["session"].as_u64().unwrap_or(0);
+            traces.entry(session).or_default().insert(t.to_string());
+        }
+    }
+    assert!(!traces.is_empty() && traces.values().all(|t| t.len() == 1));
+    let all: BTreeSet<&String> = traces.values().flatten().collect();
+    let slowest = json["slowest_traces"].as_object().expect("slowest_traces");
+    for t in slowest
+        .values()
+        .flat_map(|v| v.as_array().into_iter().flatten())
+    {
+        let id = t["trace_id"].as_str().expect("trace_id").to_string();
+        assert!(all.contains(&id), "{id} of summary.json is in the file");
+    }
 
     // `report --from-requests` rebuilds the same counts from the file alone.
     let again = rebuilt(&file, &dir.path().join("rebuilt"));

@@ -26,6 +26,7 @@ fn line_of(s: &Sample, base: Instant) -> serde_json::Value {
             tools: &tools,
             requests: &requests,
         },
+        (s.session == 7).then_some(0xabc_u128),
     );
     assert_eq!(l.last(), Some(&b'\n'), "one line");
     assert_eq!(
@@ -91,6 +92,21 @@ fn a_request_step_names_its_phase_and_fleet_samples_have_no_persona() {
         (Some("custom/ping"), Some("tool_error"))
     );
     assert!(v.get("kind").is_none());
+    // A traced session's records name its trace id, in the W3C form.
+    let traced = Sample::new(
+        Phase::Initialize,
+        Origin {
+            session: 7,
+            ..origin
+        },
+        None,
+        Span::since(base),
+        Outcome::Ok,
+    );
+    assert_eq!(
+        line_of(&traced, base)["trace"],
+        "00000000000000000000000000000abc"
+    );
     let lag = Sample::new(
         Phase::Lag,
         Origin::FLEET,
