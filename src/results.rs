@@ -132,6 +132,14 @@ pub fn facts(run: &Run, stats: &Stats, moment: &Moment, resources: Vec<Series>) 
     }
 }
 
+/// The facts of a run still going: the resource series so far are read back from
+/// `resources.csv`, which the watcher writes every point to as it goes, rather than asked
+/// of it.
+fn facts_so_far(run: &Run, stats: &Stats, moment: &Moment) -> RunFacts {
+    let resources = watch::read_csv(&run.dir.join(watch::CSV_FILE)).unwrap_or_default();
+    facts(run, stats, moment, resources)
+}
+
 /// The results at the end of the run: its facts joined to what the instruments
 /// measured, written ([`write`]).
 pub fn write_end(
@@ -225,8 +233,41 @@ impl Checkpoints {
     }
 }
 
-/// One checkpoint's work, run on the checkpoint thread.
+/// Work for a [`Worker`].
 type Job = Box<dyn FnOnce() + Send>;
+
+/// One thread of its own for the whole run, doing the jobs sent to it in turn: rendering
+/// a report is CPU work, kept off the fleet's workers. (On tokio's blocking pool each
+/// render could land on a new thread and a new malloc arena, and the generator's RSS grew
+/// by ~20 MiB a checkpoint: +700 MiB over a 30-minute soak.)
+pub(crate) struct Worker(std::sync::mpsc::Sender<Job>);
+
+impl Worker {
+    pub(crate) fn start(name: &str) -> std::io::Result<Worker> {
+        let (worker, jobs) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                for job in jobs {
+                    job();
+                }
+            })?;
+        Ok(Worker(worker))
+    }
+
+    /// `f`'s result, computed on the thread; `None` if the thread is gone.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = reply.send(f());
+        });
+        self.0.send(job).ok()?;
+        answer.await.ok()
+    }
+}
 
 async fn write_every(
     run: Arc<Run>,
@@ -240,22 +281,17 @@ async fn write_every(
     // A slow checkpoint (a huge report) must not be followed by a burst of them.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut warned = false;
-    let (worker, jobs) = std::sync::mpsc::channel::<Job>();
-    let writer = std::thread::Builder::new()
-        .name("mcp-fleet-checkpoint".into())
-        .spawn(move || {
-            for job in jobs {
-                job();
+    let worker = match Worker::start("mcp-fleet-checkpoint") {
+        Ok(w) => w,
+        Err(e) => {
+            if !quiet {
+                crate::console::errln(format_args!(
+                    "warning: no checkpoints (cannot start their thread): {e}"
+                ));
             }
-        });
-    if let Err(e) = &writer {
-        if !quiet {
-            crate::console::errln(format_args!(
-                "warning: no checkpoints (cannot start their thread): {e}"
-            ));
+            return;
         }
-        return;
-    }
+    };
     loop {
         tokio::select! {
             _ = done.cancelled() => break,
@@ -266,25 +302,13 @@ async fn write_every(
         };
         let moment = Moment::checkpoint(started.elapsed());
         let run = run.clone();
-        // Rendering the report is CPU work: keep it off the fleet's workers, on one
-        // thread of its own for the whole run. (On tokio's blocking pool each checkpoint
-        // could land on a new thread and a new malloc arena, and the generator's RSS grew
-        // by ~20 MiB a checkpoint: +700 MiB over a 30-minute soak.)
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move || {
-            // The watcher writes every point to resources.csv as it goes: the series so
-            // far are read back from there rather than asked of it.
-            let resources = watch::read_csv(&run.dir.join(watch::CSV_FILE)).unwrap_or_default();
-            let facts = facts(&run, &stats, &moment, resources);
-            let _ = reply.send(write(&run, &stats, &facts).map(|_| ()));
-        });
-        let written = match worker.send(job) {
-            Ok(()) => answer
-                .await
-                .map_err(|_| anyhow::anyhow!("the checkpoint writer stopped"))
-                .and_then(|r| r),
-            Err(_) => Err(anyhow::anyhow!("the checkpoint writer stopped")),
-        };
+        let written = worker
+            .run(move || {
+                let facts = facts_so_far(&run, &stats, &moment);
+                write(&run, &stats, &facts).map(|_| ())
+            })
+            .await
+            .unwrap_or_else(|| Err(anyhow::anyhow!("the checkpoint writer stopped")));
         if let Err(e) = written {
             if !quiet && !warned {
                 crate::console::errln(format_args!(

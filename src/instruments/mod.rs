@@ -74,11 +74,7 @@ fn push_labels(plan: &Plan, shard: Shard, started_at: SystemTime) -> push::serie
     push::series::Labels {
         run,
         shard: shard.to_string(),
-        personas: plan
-            .personas
-            .iter()
-            .map(|p| (p.name.clone(), p.route.transport))
-            .collect(),
+        personas: plan.persona_routes(),
     }
 }
 

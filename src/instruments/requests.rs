@@ -21,11 +21,7 @@ pub(super) fn sink(
         run: plan.name.clone(),
         started_at: humantime::format_rfc3339_micros(started_at).to_string(),
         shard: shard.to_string(),
-        personas: plan
-            .personas
-            .iter()
-            .map(|p| (p.name.clone(), p.route.transport))
-            .collect(),
+        personas: plan.persona_routes(),
         tools: plan.tools.clone(),
         requests: plan.requests.clone(),
     };

@@ -203,6 +203,15 @@ impl Source {
 }
 
 impl Plan {
+    /// Each persona's name and transport, in plan order (what a persona id indexes): the
+    /// names outputs label their figures with.
+    pub fn persona_routes(&self) -> Vec<(String, crate::protocol::TransportKind)> {
+        self.personas
+            .iter()
+            .map(|p| (p.name.clone(), p.route.transport))
+            .collect()
+    }
+
     /// The name of the run's default results folder (before its time): the profile's
     /// name, or for a run without one what it ran against (`builtin-http`,
     /// `127.0.0.1-3000`, `stdio-npx`), since "run" says nothing.

@@ -6,7 +6,7 @@
 //! `report.html` the run wrote, so the page becomes it. Loopback only: the page shows
 //! the target (its secrets already redacted) and nothing authenticates it.
 
-use super::{facts, histograms, Moment, Run};
+use super::{facts_so_far, histograms, Moment, Run, Worker};
 use crate::instruments::Instruments;
 use crate::metrics::{LiveCounters, Snapshots};
 use crate::report;
@@ -212,9 +212,6 @@ impl Drop for StreamGuard {
     }
 }
 
-/// One render's work, on the page's own thread.
-type Job = Box<dyn FnOnce() + Send>;
-
 async fn refresh_every(
     run: Arc<Run>,
     every: Duration,
@@ -224,19 +221,10 @@ async fn refresh_every(
     updates: watch::Sender<Arc<Update>>,
     done: CancellationToken,
 ) {
-    // Rendering is CPU work: off the fleet's workers, on one thread for the whole run
-    // (as checkpoints do, so that malloc arenas do not multiply).
-    let (worker, jobs) = std::sync::mpsc::channel::<Job>();
-    let spawned = std::thread::Builder::new()
-        .name("mcp-fleet-dashboard".into())
-        .spawn(move || {
-            for job in jobs {
-                job();
-            }
-        });
-    if spawned.is_err() {
+    // Rendering is CPU work: on a thread of its own, as checkpoints.
+    let Ok(worker) = Worker::start("mcp-fleet-dashboard") else {
         return;
-    }
+    };
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -251,45 +239,41 @@ async fn refresh_every(
         let in_flight = live.in_flight.load(Ordering::Relaxed);
         let warning = live.push_warning();
         let run = run.clone();
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let job: Job = Box::new(move || {
-            let resources =
-                crate::watch::read_csv(&run.dir.join(crate::watch::CSV_FILE)).unwrap_or_default();
-            let moment = Moment::checkpoint(elapsed);
-            let facts = facts(&run, &stats, &moment, resources);
-            let summary = report::assemble::summary(&run.plan, &stats, &facts);
-            let html = report::html::render(&report::html::ReportInput {
-                summary: &summary,
-                timeline: &stats.timeline,
-                histograms: histograms(&stats),
-                profile_toml: Some(run.plan.profile_toml()),
-            });
-            let s = &summary.sessions;
-            let mut status = format!(
-                "live · {:.0} s · {} sessions ended ({} failed, {} unreachable) · {} in flight",
-                elapsed.as_secs_f64(),
-                s.completed + s.failed + s.unreachable + s.interrupted,
-                s.failed,
-                s.unreachable,
-                in_flight
-            );
-            if let Some(w) = warning {
-                status.push_str(" · ");
-                status.push_str(&w);
-            }
-            let update = report::html::parts(&html).map(|(main, data)| Update {
-                main,
-                data,
-                status,
-                last: false,
-            });
-            let _ = reply.send(update);
-        });
-        if worker.send(job).is_err() {
-            break;
-        }
-        if let Ok(Some(update)) = answer.await {
-            let _ = updates.send(Arc::new(update));
+        let rendered = worker
+            .run(move || {
+                let facts = facts_so_far(&run, &stats, &Moment::checkpoint(elapsed));
+                let summary = report::assemble::summary(&run.plan, &stats, &facts);
+                let html = report::html::render(&report::html::ReportInput {
+                    summary: &summary,
+                    timeline: &stats.timeline,
+                    histograms: histograms(&stats),
+                    profile_toml: Some(run.plan.profile_toml()),
+                });
+                let s = &summary.sessions;
+                let mut status = format!(
+                    "live · {:.0} s · {} sessions ended ({} failed, {} unreachable) · {} in flight",
+                    elapsed.as_secs_f64(),
+                    s.completed + s.failed + s.unreachable + s.interrupted,
+                    s.failed,
+                    s.unreachable,
+                    in_flight
+                );
+                if let Some(w) = warning {
+                    status.push_str(" · ");
+                    status.push_str(&w);
+                }
+                report::html::parts(&html).map(|(main, data)| Update {
+                    main,
+                    data,
+                    status,
+                    last: false,
+                })
+            })
+            .await;
+        match rendered {
+            Some(Some(update)) => drop(updates.send(Arc::new(update))),
+            Some(None) => {}
+            None => break,
         }
     }
 }
