@@ -433,11 +433,13 @@ fn counts(s: &Value) -> BTreeMap<String, u64> {
 fn a_receiver_that_is_down_or_never_answers_changes_no_figure() {
     let dir = tempfile::tempdir().expect("tempdir");
     let profile = write_profile(dir.path(), PROFILE);
-    // Down: a port that was free a moment ago. Slow: a listener that accepts and never
+    // Down: a port held by a socket that does not listen (every connect refused, and no
+    // other process can take the port meanwhile). Slow: a listener that accepts and never
     // answers.
-    let down = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let down = held.local_addr().expect("addr");
     let slow = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
     let slow_addr = slow.local_addr().expect("addr");
     let run = |name: &str, push: Option<String>| -> (Value, String, Duration) {

@@ -46,12 +46,15 @@ fn pushing(
     (pushers, collecting, recorder, live)
 }
 
-/// A port nothing listens on (free a moment ago).
-fn down() -> String {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
-    format!("http://{addr}/api/v1/write")
+/// A receiver that is down: a port held by a socket that does not listen (so no other
+/// process takes it meanwhile), where every connect is refused; keep the socket.
+fn down() -> (tokio::net::TcpSocket, String) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("addr"))
+        .expect("bind");
+    let addr = socket.local_addr().expect("addr");
+    (socket, format!("http://{addr}/api/v1/write"))
 }
 
 /// End the run: the collector's final figures, then the pushers' report.
@@ -69,7 +72,8 @@ async fn finish(
 
 #[tokio::test]
 async fn a_receiver_that_is_down_is_a_live_warning_and_a_count_never_an_error() {
-    let (pushers, collecting, recorder, live) = pushing(&down(), Duration::from_millis(200));
+    let (_held, url) = down();
+    let (pushers, collecting, recorder, live) = pushing(&url, Duration::from_millis(200));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while live.push_warning().is_none() {
         assert!(tokio::time::Instant::now() < deadline, "no warning in 10 s");
@@ -94,7 +98,8 @@ async fn a_receiver_that_is_down_is_a_live_warning_and_a_count_never_an_error() 
 async fn a_queue_that_fills_while_the_receiver_is_down_drops_its_oldest_pushes() {
     // Every 20 ms for ~0.6 s: past the first failure the retries back off, so pushes
     // pile up in the queue of 12 and the oldest go.
-    let (pushers, collecting, recorder, _live) = pushing(&down(), Duration::from_millis(20));
+    let (_held, url) = down();
+    let (pushers, collecting, recorder, _live) = pushing(&url, Duration::from_millis(20));
     tokio::time::sleep(Duration::from_millis(600)).await;
     let o = finish(pushers, collecting, recorder).await;
     assert!(o.dropped >= 1, "{o:?}");
