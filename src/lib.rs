@@ -39,6 +39,7 @@ pub mod shard;
 pub mod stop;
 pub mod summary;
 pub mod targets;
+pub mod trace;
 pub mod transport;
 pub mod watch;
 

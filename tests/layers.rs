@@ -21,8 +21,9 @@ const LAYERS: &[&[&str]] = &[
     // What may be shown of values that carry secrets (URLs, header values): everything
     // that renders them uses it.
     &["redact"],
-    // Shared vocabulary: JSON-RPC and MCP words, the profile file's serde mirror.
-    &["protocol", "profile"],
+    // Shared vocabulary: JSON-RPC and MCP words, the profile file's serde mirror, the
+    // recorded trace's lines.
+    &["protocol", "profile", "trace"],
     // HTTP/1.1 on a socket: a connection's read buffer and body framing, shared by the
     // Streamable HTTP client and the reference server.
     &["http1"],

@@ -23,6 +23,11 @@ pub struct LoadSection {
     /// and is timed from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iteration_rate: Option<String>,
+    /// Sessions at set times, each of a named persona (what `mcp-fleet replay` writes):
+    /// `[{ at = "1.5s", persona = "claude-1" }, …]`. The run ends after the last one;
+    /// `max_in_flight` caps them as in the open model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Vec<ArrivalSection>>,
     /// Stop after this many sessions in total.
     pub sessions: Option<u64>,
     /// Stop after this long, e.g. `"30s"`.
@@ -72,4 +77,14 @@ pub struct StageSection {
     pub clients: Option<u32>,
     pub rate: Option<String>,
     pub duration: String,
+}
+
+/// One `[load] arrivals` entry: `{ at = "1.5s", persona = "claude-1" }`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalSection {
+    /// When the session starts, from the start of the run.
+    pub at: String,
+    /// The persona it is (its name).
+    pub persona: String,
 }

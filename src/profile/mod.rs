@@ -25,7 +25,7 @@ pub use auth::{AuthSection, ClientCredentialsSection};
 pub use capture::{CaptureSpec, CaptureTable, Captures};
 pub use check::CheckSpec;
 pub use data::DataSection;
-pub use load::{EventSection, LoadSection, StageSection};
+pub use load::{ArrivalSection, EventSection, LoadSection, StageSection};
 pub use outputs::OutputsSection;
 pub use persona::{
     ClientInfoSection, ElicitationSection, FaultSection, ListenSection, PersonaSection,
