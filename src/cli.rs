@@ -6,10 +6,12 @@ pub use crate::plan::{ClientArgs, Overrides};
 pub use crate::report::style::ColorWhen;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+pub use record::RecordArgs;
 pub use serve::ServeArgs;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+pub mod record;
 pub mod serve;
 
 /// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
@@ -98,6 +100,9 @@ pub enum Command {
     /// Open one session and show it the way the MCP Inspector does: the handshake, the
     /// server's capabilities, every tool, resource and prompt, timings and findings.
     Inspect(Box<InspectArgs>),
+    /// Record real clients' sessions through a transparent proxy into a trace file, for
+    /// `replay` and `profile --from-trace`.
+    Record(Box<RecordArgs>),
     /// Print a shell completion script to stdout, e.g. `mcp-fleet completions bash >
     /// ~/.local/share/bash-completion/completions/mcp-fleet` (see the README, Install).
     Completions(CompletionsArgs),

@@ -30,6 +30,7 @@ pub mod plan;
 pub mod processes;
 pub mod profile;
 pub mod protocol;
+pub mod record;
 pub mod redact;
 pub mod report;
 pub mod results;

@@ -113,6 +113,10 @@ fn main() -> ExitCode {
             },
             Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
             Command::Merge(args) => mcp_fleet::merge::run(&args).map(Verdict::from),
+            Command::Record(args) => mcp_fleet::record::run(*args).await.map(|r| match r.exit_code {
+                0 => Verdict::Passed,
+                code => Verdict::Stopped(code),
+            }),
             Command::Completions(args) => {
                 console::out(format_args!("{}", mcp_fleet::cli::completions(args.shell)));
                 Ok(Verdict::Passed)

@@ -62,6 +62,8 @@ const LAYERS: &[&[&str]] = &[
     // `inspect` reuses the root's way from the command line to a plan; `ceiling` runs
     // steps of the root's `run_slice`.
     &["inspect", "ceiling"],
+    // `mcp-fleet record`: a proxy that writes what real clients and a server say.
+    &["record"],
 ];
 
 /// The reference server is its own stack beside the pipeline: it uses only these…

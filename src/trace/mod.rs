@@ -10,7 +10,9 @@ mod write;
 
 pub use format::{ClosedBy, Event, From, Header, HttpExchange, Transport, FORMAT, VERSION};
 pub use read::{RecordedSession, Trace, TraceError};
-pub use summary::{method_of, modern_meta, Habits, Summary};
+pub use summary::{
+    method_of, modern_meta, Habits, Summary, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION,
+};
 pub use write::{Redaction, TraceWriter, REDACTED};
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::format::{ClosedBy, Event, From, Header, HttpExchange, Transport, FORM
 use super::read::RecordedSession;
 use super::Summary;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,8 @@ pub struct Redaction {
     /// JSON pointers into every message (`/params/arguments/password`): the value there
     /// becomes `"[redacted]"`.
     pub pointers: Vec<String>,
-    /// Tools whose `tools/call` arguments are all redacted (their names kept).
+    /// Tools whose `tools/call` arguments are all redacted (their names kept), and the
+    /// texts and structured content of their results (which may echo them).
     pub tools: Vec<String>,
 }
 
@@ -27,15 +28,25 @@ pub struct Redaction {
 pub const REDACTED: &str = "[redacted]";
 
 impl Redaction {
-    pub fn apply(&self, message: &mut Value) {
+    /// Redact `message` of `session`; `calls` remembers the redacted tools' calls in
+    /// flight, whose answers (which may echo the arguments) are redacted in turn.
+    fn apply(&self, message: &mut Value, session: u64, calls: &mut HashSet<(u64, String)>) {
         for p in &self.pointers {
             if let Some(v) = message.pointer_mut(p) {
                 *v = Value::String(REDACTED.into());
             }
         }
-        if self.tools.is_empty()
-            || message.get("method").and_then(Value::as_str) != Some("tools/call")
-        {
+        if self.tools.is_empty() {
+            return;
+        }
+        let id = message.get("id").map(Value::to_string);
+        if let Some(result) = message.get_mut("result") {
+            if id.is_some_and(|id| calls.remove(&(session, id))) {
+                redact_result(result);
+            }
+            return;
+        }
+        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
             return;
         }
         let Some(params) = message.get_mut("params") else {
@@ -45,11 +56,40 @@ impl Redaction {
             .get("name")
             .and_then(Value::as_str)
             .is_some_and(|n| self.tools.iter().any(|t| t == n));
-        if let (true, Some(Value::Object(args))) = (named, params.get_mut("arguments")) {
+        if !named {
+            return;
+        }
+        if let Some(Value::Object(args)) = params.get_mut("arguments") {
             for v in args.values_mut() {
                 *v = Value::String(REDACTED.into());
             }
         }
+        if let Some(id) = id {
+            calls.insert((session, id));
+        }
+    }
+}
+
+/// A redacted tool's result: its texts and structured content go, its shape stays.
+fn redact_result(result: &mut Value) {
+    if let Some(Value::Array(blocks)) = result.get_mut("content") {
+        for b in blocks.iter_mut().filter_map(Value::as_object_mut) {
+            for key in ["text", "data", "blob"] {
+                if let Some(v) = b.get_mut(key) {
+                    *v = Value::String(REDACTED.into());
+                }
+            }
+            if let Some(Value::Object(r)) = b.get_mut("resource") {
+                for key in ["text", "blob"] {
+                    if let Some(v) = r.get_mut(key) {
+                        *v = Value::String(REDACTED.into());
+                    }
+                }
+            }
+        }
+    }
+    if let Some(v) = result.get_mut("structuredContent") {
+        *v = Value::String(REDACTED.into());
     }
 }
 
@@ -182,6 +222,7 @@ fn write_loop(
     start: Instant,
 ) {
     let mut open: HashMap<u64, RecordedSession> = HashMap::new();
+    let mut calls = HashSet::new();
     let (mut sessions, mut messages) = (0u64, 0u64);
     let mut failed: Option<std::io::Error> = None;
     let mut last_flush = Instant::now();
@@ -231,9 +272,11 @@ fn write_loop(
         };
         match &mut event {
             Event::Open { .. } => sessions += 1,
-            Event::Message { message, .. } => {
+            Event::Message {
+                message, session, ..
+            } => {
                 messages += 1;
-                redaction.apply(message);
+                redaction.apply(message, *session, &mut calls);
             }
             _ => {}
         }

@@ -424,6 +424,7 @@ mod load;
 mod merge;
 mod push;
 mod readme;
+mod record;
 mod reports;
 mod request_steps;
 mod requests;
