@@ -91,6 +91,7 @@ pub async fn run(args: CeilingArgs) -> anyhow::Result<CeilingOutcome> {
         ..RunArgs::default()
     };
     base.overrides.thresholds = slos.iter().map(|t| t.text.clone()).collect();
+    step::refuse_arrivals(&base)?;
     // The plan once, before anything starts: a bad profile or flag stops here (exit 2).
     let plan = step_plan(&base, ladder, args.step)?;
     if let Some(n) = args.processes {

@@ -181,6 +181,25 @@ pub fn set_level(o: &mut crate::plan::Overrides, level: f64, clients: bool) {
     }
 }
 
+/// A profile of set arrivals (`[load] arrivals`, what `replay` writes) is a schedule of
+/// its own, with no rate to climb: the ladder's rates would replace it, and draw its
+/// personas by weight instead of the list's mix. Refused before anything starts. The
+/// steps' plans replace the load model, so the profile as written is resolved here (one
+/// whose arrivals are wrong is refused too; any other error is the steps' to report).
+pub fn refuse_arrivals(base: &RunArgs) -> anyhow::Result<()> {
+    use crate::plan::{LoadModel, Plan, Source, SourceError};
+    let source = Source::choose(base.profile.as_deref(), &base.overrides);
+    let arrivals = match Plan::from_source(&source, &base.overrides) {
+        Ok(plan) => matches!(plan.load.model, LoadModel::Arrivals { .. }),
+        Err(SourceError::Plan(e)) => e.key.starts_with("load.arrivals"),
+        Err(SourceError::Profile(_)) => false,
+    };
+    if arrivals {
+        anyhow::bail!("ceiling climbs a session rate, and the profile's [load] arrivals set every session's start time and persona: there is no rate to climb\nfix: run the arrivals with `mcp-fleet run`; to search a ceiling with their personas, remove `arrivals` (the personas are then drawn by weight)");
+    }
+    Ok(())
+}
+
 impl StepRun<'_> {
     /// Warm up (into `dir/warmup`, removed after), then measure `rate` for the step's
     /// length into `dir`. A signal during the warm-up ends the step there, unmeasured.

@@ -7,8 +7,9 @@ use crate::session::ResponseCache;
 #[derive(Debug, Default)]
 pub struct ClientMemory {
     pub cache: ResponseCache,
-    /// The client's index (closed model) or arrival number (open model): where its
-    /// walk through a `sequential` pool starts.
+    /// The client's index (closed model) or arrival number k (open model, set
+    /// arrivals: the k-th of the list, whose persona it is): where its walk through a
+    /// `sequential` pool starts.
     client: u64,
     /// The next row of each `sequential` pool.
     cursors: Vec<u64>,
@@ -22,7 +23,7 @@ impl ClientMemory {
         }
     }
 
-    /// The client's index (closed model) or arrival number (open model).
+    /// The client's index (closed model) or arrival number (open model, set arrivals).
     pub fn client(&self) -> u64 {
         self.client
     }

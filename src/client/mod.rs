@@ -76,7 +76,9 @@ impl Work for FleetWork {
         stop: &StopSignals,
     ) -> SessionOutcome {
         let plan = &self.plan;
-        let persona = &plan.personas[plan.persona_weights.sample(rng)];
+        // Drawn by weight, or with set arrivals arrival k's own: the open loop numbers
+        // each client's memory by its arrival.
+        let persona = plan.session_persona(memory.client(), rng);
         let scenario_index = persona.scenarios[persona.scenario_weights.sample(rng)];
         let scenario = &plan.scenarios[scenario_index];
         // Each session gets its own generator, drawn from the client's, so answers and

@@ -2,20 +2,22 @@
 //! stop (session budget, deadline plus grace, Ctrl-C). A closed model keeps a number of
 //! virtual clients busy (constant or ramping in stages); an open model starts sessions
 //! at their intended times whatever the server's speed, and counts the arrivals it
-//! could not start as `dropped`. Both hand each session to the same [`Work`], so think
-//! time, session shapes and stopping are knobs of one loop, and tests can replace the
-//! work with a fake under a paused clock. A session that cannot reach the target is
-//! counted as `unreachable`; a closed-model client then backs off before its next one
-//! (an open model's arrivals are never retried), and the run can give up on a target
-//! that stays down (`--abort-on-unreachable`).
+//! could not start as `dropped` — the times from a rate curve or from the plan's list
+//! of set arrivals, through one loop ([`open`]). All hand each session to the same
+//! [`Work`], so think time, session shapes and stopping are knobs of one loop, and
+//! tests can replace the work with a fake under a paused clock. A session that cannot
+//! reach the target is counted as `unreachable`; a closed-model client then backs off
+//! before its next one (an open model's arrivals are never retried), and the run can
+//! give up on a target that stays down (`--abort-on-unreachable`).
 //!
 //! Under a shard (`run --shard I/N`) the fleet runs its part of the same schedule:
-//! open-model arrival k only when k mod N = I, at its own intended time and with its
-//! own seed; closed-model client slot j on shard j mod N, the curve read on ticks of
-//! the shared start so every shard sees the same counts at the same times. Everything is
-//! anchored on `start` (the run's `--start-at`), so the N shards together make exactly
-//! the sessions and the choices of one process.
+//! open-model (or set) arrival k only when k mod N = I, at its own intended time and
+//! with its own seed; closed-model client slot j on shard j mod N, the curve read on
+//! ticks of the shared start so every shard sees the same counts at the same times.
+//! Everything is anchored on `start` (the run's `--start-at`), so the N shards together
+//! make exactly the sessions and the choices of one process.
 
+mod open;
 pub mod schedule;
 pub mod traffic;
 
@@ -88,13 +90,13 @@ pub enum FleetEnd {
     Unreachable,
 }
 
-/// This shard's part of a session budget of `sessions`. Open model: the arrivals
-/// 0..S, so [`Shard::share`]. Closed model: session g = j + C·m is client slot j's (C the
-/// most clients the curve asks for), so a shard gets the sessions of its own slots (a
-/// shard without clients, none); the shares add up to S either way.
+/// This shard's part of a session budget of `sessions`. Open model and set arrivals:
+/// the arrivals 0..S, so [`Shard::share`]. Closed model: session g = j + C·m is client
+/// slot j's (C the most clients the curve asks for), so a shard gets the sessions of its
+/// own slots (a shard without clients, none); the shares add up to S either way.
 pub fn budget_share(model: &LoadModel, shard: Shard, sessions: u64) -> u64 {
     match model {
-        LoadModel::Open { .. } => shard.share(sessions),
+        LoadModel::Open { .. } | LoadModel::Arrivals { .. } => shard.share(sessions),
         LoadModel::Closed { clients } => {
             let peak = std::iter::once(clients.start)
                 .chain(clients.stages.iter().map(|s| s.target))
@@ -202,7 +204,12 @@ pub async fn run<W: Work>(
         LoadModel::Open {
             rate,
             max_in_flight,
-        } => open(rate, *max_in_flight, &shared).await,
+        } => open::open(rate.arrivals(), *max_in_flight, &shared).await,
+        // The arrival's persona is the work's to take: arrival k is the list's k-th.
+        LoadModel::Arrivals {
+            arrivals,
+            max_in_flight,
+        } => open::open(arrivals.iter().map(|a| a.at), *max_in_flight, &shared).await,
     }
     for task in timer.into_iter().chain(watch).chain([traffic]) {
         task.abort();
@@ -411,62 +418,6 @@ async fn client_loop<W: Work>(s: Shared<W>, retire: CancellationToken, slot: Slo
             }
         }
     }
-}
-
-/// Open model: start session k at its intended time; never wait for the server. An
-/// arrival that cannot reach the target is counted as unreachable, never retried: the
-/// schedule, not the failures, decides how many connections are tried. Under a shard,
-/// only our arrivals (k mod N = I), each at its own time and with its own seed, and our
-/// share of the in-flight cap. An arrival whose time came before the deadline is
-/// started even when the loop gets to it after the deadline (a busy generator is late;
-/// its lag is recorded): the schedule, which the plan bounds by the deadline, is the
-/// run's, whatever the timing. Any other drain (Ctrl-C, the budget, giving up) stops it.
-async fn open<W: Work>(rate: &Curve, max_in_flight: u32, s: &Shared<W>) {
-    let start = s.start;
-    let cap = usize::try_from(s.shard.share(u64::from(max_in_flight)).max(1)).unwrap_or(1);
-    let mut tasks = JoinSet::new();
-    for (k, offset) in rate.arrivals().enumerate() {
-        let k = k as u64;
-        if !s.shard.owns(k) {
-            continue;
-        }
-        if s.budget.exhausted() {
-            break;
-        }
-        let intended = start + offset;
-        if s.deadline_drained.load(Ordering::Acquire) && intended > Instant::now() {
-            break; // after the deadline
-        }
-        let stopped = || {
-            s.stop.abort.is_cancelled()
-                || (s.stop.drain.is_cancelled() && !s.deadline_drained.load(Ordering::Acquire))
-        };
-        tokio::select! {
-            biased;
-            () = tokio::time::sleep_until(intended) => {}
-            () = s.stop.drain.cancelled(), if !s.deadline_drained.load(Ordering::Acquire) => {}
-        }
-        if stopped() || Instant::now() < intended || !s.budget.claim() {
-            break;
-        }
-        s.work.started_late(intended, Instant::now());
-        while tasks.try_join_next().is_some() {}
-        if tasks.len() >= cap {
-            s.live.dropped.fetch_add(1, Ordering::Relaxed);
-            s.work.dropped();
-            continue;
-        }
-        let (work, live, stop) = (s.work.clone(), s.live.clone(), s.stop.clone());
-        let mut rng = SmallRng::seed_from_u64(client_seed(s.seed, k));
-        tasks.spawn(async move {
-            live.session_started();
-            let mut memory = ClientMemory::new(k);
-            let outcome = work.session(intended, &mut rng, &mut memory, &stop).await;
-            live.in_flight.fetch_sub(1, Ordering::Relaxed);
-            live.session_ended(outcome);
-        });
-    }
-    while tasks.join_next().await.is_some() {}
 }
 
 #[cfg(test)]

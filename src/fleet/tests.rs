@@ -741,6 +741,10 @@ fn budget_shares_add_up_for_every_model() {
             rate: Curve::constant(5.0, None),
             max_in_flight: 10,
         },
+        LoadModel::Arrivals {
+            arrivals: Vec::new(),
+            max_in_flight: 10,
+        },
         LoadModel::Closed {
             clients: Curve::constant(4.0, None),
         },
@@ -817,4 +821,110 @@ async fn late_arrivals_before_the_deadline_are_started_and_other_drains_stop_the
         fake.log.lock().expect("lock").is_empty(),
         "a Ctrl-C drain starts nothing"
     );
+}
+
+/// Set arrivals at `ms` offsets (personas alternating), ending with the last as the plan
+/// makes them end.
+fn set_arrivals(ms: &[u64], max_in_flight: u32, sessions: Option<u64>) -> Load {
+    let arrivals: Vec<crate::plan::Arrival> = ms
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| crate::plan::Arrival {
+            at: Duration::from_millis(n),
+            persona: (k % 2) as u16,
+        })
+        .collect();
+    let last = Duration::from_millis(ms.last().copied().unwrap_or_default());
+    load(
+        LoadModel::Arrivals {
+            arrivals,
+            max_in_flight,
+        },
+        sessions,
+        Some(last),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn set_arrivals_start_at_their_times_as_arrival_k_of_the_list() {
+    let l = set_arrivals(&[0, 100, 100, 400, 1_500], 10_000, None);
+    let ms = Duration::from_millis;
+    let t0 = Instant::now();
+    let log = entries(&l, Shard::ONE, ms(250)).await;
+    // Arrival k is client k (its persona is the list's k-th) at its own time; the last
+    // is due at the deadline and still started, then finishes within the grace.
+    let got: Vec<(u64, Duration)> = log.iter().map(|&(k, at, _)| (k, at)).collect();
+    assert_eq!(
+        got,
+        [
+            (0, ms(0)),
+            (1, ms(100)),
+            (2, ms(100)),
+            (3, ms(400)),
+            (4, ms(1_500))
+        ]
+    );
+    assert_eq!(
+        t0.elapsed(),
+        ms(1_750),
+        "the run ends with the last session"
+    );
+    // Each arrival's seed is its index's, as in the open model.
+    let seeds: Vec<u64> = log.iter().map(|e| e.2).collect();
+    let mut want = Vec::new();
+    for k in 0..5 {
+        let mut rng = SmallRng::seed_from_u64(client_seed(7, k));
+        want.push(rand::RngCore::next_u64(&mut rng));
+    }
+    assert_eq!(seeds, want);
+
+    let fake = Fake::new(ms(10));
+    let t0 = Instant::now();
+    let live = go(&l, &fake).await;
+    assert_eq!(live.completed.load(Ordering::SeqCst), 5);
+    for (intended, actual) in fake.log.lock().expect("lock").iter() {
+        assert_eq!(actual, intended, "no lag under a paused clock");
+        assert!(*intended - t0 <= ms(1_500));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn set_arrivals_are_capped_budgeted_late_and_sharded_as_the_open_model() {
+    let ms = Duration::from_millis;
+    // A stalled server and at most 4 in flight: the other 6 are dropped and counted.
+    let mut stalled = Fake::new(ms(10));
+    Arc::get_mut(&mut stalled).expect("unique").stall_until = Some(Instant::now() + ms(500));
+    let ten: Vec<u64> = (0..10).map(|k| k * 10).collect();
+    let live = go(&set_arrivals(&ten, 4, None), &stalled).await;
+    assert_eq!(stalled.peak.load(Ordering::SeqCst), 4);
+    assert_eq!(stalled.dropped.load(Ordering::SeqCst), 6);
+    assert_eq!(live.dropped.load(Ordering::SeqCst), 6);
+
+    // A budget takes the first arrivals of the list.
+    let fake = Fake::new(ms(10));
+    let live = Arc::new(LiveCounters::default());
+    let anchor = Anchor::now();
+    let l = set_arrivals(&ten, 100, Some(3));
+    let end = run(&l, 1, anchor, fake.clone(), live, StopSignals::default()).await;
+    assert_eq!(end, FleetEnd::Budget);
+    assert_eq!(fake.log.lock().expect("lock").len(), 3);
+
+    // A loop that reaches the list late starts every arrival, each with its lag.
+    let fake = Fake::new(ms(10));
+    let late = Anchor {
+        shard: Shard::ONE,
+        start: Instant::now() - ms(1_000),
+    };
+    let l = set_arrivals(&[0, 200, 400, 1_200], 100, None);
+    let live = Arc::new(LiveCounters::default());
+    run(&l, 1, late, fake.clone(), live, StopSignals::default()).await;
+    let lags = fake.lags.lock().expect("lock").clone();
+    assert_eq!(lags, [ms(1_000), ms(800), ms(600), ms(0)]);
+
+    // N shards together run the list once, each arrival at its own time and seed.
+    let many: Vec<u64> = (0..23).map(|k| k * k * 3).collect();
+    let n = shards_make_the_whole(&set_arrivals(&many, 10_000, None), ms(35)).await;
+    assert_eq!(n, 23);
+    let n = shards_make_the_whole(&set_arrivals(&many, 10_000, Some(17)), ms(35)).await;
+    assert_eq!(n, 17);
 }

@@ -9,6 +9,7 @@ use super::soak::{SoakPlan, Span};
 use super::target::Target;
 use super::Plan;
 
+mod load;
 mod personas;
 
 impl Plan {
@@ -44,7 +45,9 @@ impl Plan {
     pub fn describe_shard(&self, shard: crate::shard::Shard, seed_from_profile: bool) -> String {
         let (i, n) = (shard.index, shard.count);
         let part = match self.load.model {
-            LoadModel::Open { .. } => format!("arrivals k with k mod {n} = {i}"),
+            LoadModel::Open { .. } | LoadModel::Arrivals { .. } => {
+                format!("arrivals k with k mod {n} = {i}")
+            }
             LoadModel::Closed { .. } => format!("clients j with j mod {n} = {i}"),
         };
         let seed = if seed_from_profile {
@@ -86,8 +89,8 @@ impl Plan {
             ", request timeout {}",
             humantime::format_duration(self.connection.timeout)
         );
-        let total: u32 = self.personas.iter().map(|p| p.weight).sum();
-        for p in &self.personas {
+        let shares = self.persona_shares();
+        for (p, share) in self.personas.iter().zip(shares) {
             let scen: Vec<&str> = p
                 .scenarios
                 .iter()
@@ -97,7 +100,7 @@ impl Plan {
                 s,
                 "  persona  {:<20} {:>5.1}%  {} {} {}  capabilities {}  scenarios {}",
                 p.name,
-                f64::from(p.weight) * 100.0 / f64::from(total.max(1)),
+                share * 100.0,
                 p.route.transport.name(),
                 p.era.name(),
                 p.protocol_version,

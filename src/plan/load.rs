@@ -1,11 +1,13 @@
-//! The `[load]` section resolved: closed (virtual clients, constant or in stages) or open
-//! (an arrival rate, constant or in stages), the pauses between a client's sessions,
-//! when to stop (and when to give up on a target that stays unreachable). The curves are
-//! plan data; the schedule maths over them lives in `fleet::schedule`.
+//! The `[load]` section resolved: closed (virtual clients, constant or in stages), open
+//! (an arrival rate, constant or in stages) or set arrivals (sessions at listed times,
+//! each of a named persona), the pauses between a client's sessions, when to stop (and
+//! when to give up on a target that stays unreachable). The curves are plan data; the
+//! schedule maths over them lives in `fleet::schedule`.
 
 use super::error::PlanError;
 use super::pause::{Backoff, Think, DEFAULT_BACKOFF};
 use super::quantity::{parse_duration, parse_rate};
+use crate::metrics::PersonaId;
 use crate::profile::{LoadSection, StageSection};
 use std::time::Duration;
 
@@ -81,7 +83,16 @@ impl Curve {
     }
 }
 
-/// Closed or open.
+/// One session of `[load] arrivals`: when it starts (from the start of the run) and
+/// which persona it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub at: Duration,
+    /// An index into [`super::Plan::personas`].
+    pub persona: PersonaId,
+}
+
+/// Closed, open, or set arrivals.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadModel {
     /// Virtual clients (the curve: how many at each moment), each running sessions back
@@ -90,6 +101,13 @@ pub enum LoadModel {
     /// Sessions arrive at a rate (the curve: sessions per second), whatever the server's
     /// speed; arrivals beyond `max_in_flight` are dropped and counted.
     Open { rate: Curve, max_in_flight: u32 },
+    /// Sessions at set times, each of its own persona (`[load] arrivals`, what `replay`
+    /// writes), in time order: started as an open model's arrivals are (arrival k is the
+    /// k-th of the list), whatever the server's speed; beyond `max_in_flight` dropped.
+    Arrivals {
+        arrivals: Vec<Arrival>,
+        max_in_flight: u32,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -142,36 +160,6 @@ impl Storm {
 }
 
 impl Load {
-    pub fn describe(&self) -> String {
-        let model = self.describe_model();
-        match self.iteration_rate {
-            Some(r) => format!("{model}; long-lived sessions {r} iterations/s in all"),
-            None => model,
-        }
-    }
-
-    fn describe_model(&self) -> String {
-        match &self.model {
-            LoadModel::Closed { clients } if clients.stages.is_empty() => {
-                format!("closed model, {} clients", clients.start)
-            }
-            LoadModel::Closed { clients } => {
-                format!("closed model, stages {}", stages(clients, ""))
-            }
-            LoadModel::Open {
-                rate,
-                max_in_flight,
-            } => {
-                let shape = if rate.stages.iter().all(|s| s.target == rate.start) {
-                    format!("{}/s", rate.start)
-                } else {
-                    format!("stages {}", stages(rate, "/s"))
-                };
-                format!("open model, {shape}, at most {max_in_flight} in flight")
-            }
-        }
-    }
-
     /// Virtual clients at the start (closed) — for reports.
     pub fn clients(&self) -> u32 {
         match &self.model {
@@ -181,28 +169,21 @@ impl Load {
                 .map(|s| s.target)
                 .fold(clients.start, f64::max)
                 .round() as u32,
-            LoadModel::Open { max_in_flight, .. } => *max_in_flight,
+            LoadModel::Open { max_in_flight, .. } | LoadModel::Arrivals { max_in_flight, .. } => {
+                *max_in_flight
+            }
         }
     }
 }
 
-fn stages(c: &Curve, unit: &str) -> String {
-    c.stages
-        .iter()
-        .map(|s| {
-            format!(
-                "{}{unit}:{}",
-                s.target,
-                humantime::format_duration(s.duration)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 impl Load {
     /// `[load]`: the model, when to stop, the think time and the grace period.
-    pub fn from_section(l: &LoadSection, origin: &str) -> Result<Load, PlanError> {
+    /// `personas` are the persona names in plan order (what `arrivals` name).
+    pub fn from_section(
+        l: &LoadSection,
+        personas: &[&str],
+        origin: &str,
+    ) -> Result<Load, PlanError> {
         if l.sessions == Some(0) {
             return Err(PlanError::new(
                 origin,
@@ -224,15 +205,19 @@ impl Load {
                 "use e.g. duration = \"30s\"",
             ));
         }
-        let model = LoadModel::from_section(l, duration, origin)?;
-        let staged_length = match &model {
-            LoadModel::Closed { clients: c } => c.length(),
-            LoadModel::Open { rate: c, .. } => c.length(),
-        };
-        // Staged runs end with their stages unless a shorter duration is given.
-        let duration = match (duration, staged_length) {
-            (Some(d), Some(s)) => Some(d.min(s)),
-            (d, s) => d.or(s),
+        let model = LoadModel::from_section(l, duration, personas, origin)?;
+        let duration = match &model {
+            // Staged runs end with their stages unless a shorter duration is given.
+            LoadModel::Closed { clients: c } | LoadModel::Open { rate: c, .. } => {
+                match (duration, c.length()) {
+                    (Some(d), Some(s)) => Some(d.min(s)),
+                    (d, s) => d.or(s),
+                }
+            }
+            // Set arrivals end with their last one (its session then gets the grace),
+            // unless a duration is given: a shorter one leaves the later arrivals out, a
+            // longer one keeps long-lived sessions open until it.
+            LoadModel::Arrivals { arrivals, .. } => duration.or(Some(arrivals::length(arrivals))),
         };
         let sessions = match (l.sessions, duration) {
             (None, None) => Some(DEFAULT_SESSIONS),
@@ -315,17 +300,27 @@ fn starts_a_session(
             "the rate stays 0 until the run ends, so no session would arrive",
             "give a stage a rate above 0, e.g. { rate = \"10/s\", duration = \"30s\" }",
         )),
+        LoadModel::Arrivals { arrivals, .. } => arrivals::starts_before(arrivals, end, origin),
         _ => Ok(()),
     }
 }
 
 impl LoadModel {
-    /// Closed or open from which keys are set; `duration` ends a constant open model.
+    /// Closed, open or set arrivals from which keys are set; `duration` ends a constant
+    /// open model; `personas` are the names arrivals may use.
     fn from_section(
         l: &LoadSection,
         duration: Option<Duration>,
+        personas: &[&str],
         origin: &str,
     ) -> Result<LoadModel, PlanError> {
+        if let Some(list) = &l.arrivals {
+            arrivals::alone(l, origin)?;
+            return Ok(LoadModel::Arrivals {
+                arrivals: arrivals::resolve(list, personas, origin)?,
+                max_in_flight: max_in_flight(l, origin)?,
+            });
+        }
         let staged_rates = l
             .stages
             .as_ref()
@@ -339,14 +334,13 @@ impl LoadModel {
                 "keep `clients` for N looping clients, or `rate` for sessions arriving at a rate",
             ));
         }
-        let max_in_flight = l.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         let model = match &l.stages {
             Some(stages) => {
                 let curve = staged_curve(stages, open, origin)?;
                 if open {
                     LoadModel::Open {
                         rate: curve,
-                        max_in_flight,
+                        max_in_flight: max_in_flight(l, origin)?,
                     }
                 } else {
                     LoadModel::Closed { clients: curve }
@@ -357,7 +351,7 @@ impl LoadModel {
                 LoadModel::Open {
                     // With a duration the arrivals end with it (exactly rate × duration).
                     rate: Curve::constant(r, duration),
-                    max_in_flight,
+                    max_in_flight: max_in_flight(l, origin)?,
                 }
             }
             None => {
@@ -375,23 +369,29 @@ impl LoadModel {
                 }
             }
         };
-        if l.max_in_flight == Some(0) {
-            return Err(PlanError::new(
-                origin,
-                "load.max_in_flight",
-                "is 0, so every arrival would be dropped",
-                "use 1 or more",
-            ));
-        }
         if l.max_in_flight.is_some() && !open {
             return Err(PlanError::new(
                 origin,
                 "load.max_in_flight",
-                "only applies to an open model (a rate)",
+                "only applies to an open model (a rate, or set arrivals)",
                 "remove it: a closed model's clients are its cap",
             ));
         }
         Ok(model)
+    }
+}
+
+/// `max_in_flight` of a model that starts sessions on a schedule (open, set arrivals):
+/// 1 or more, default [`DEFAULT_MAX_IN_FLIGHT`].
+fn max_in_flight(l: &LoadSection, origin: &str) -> Result<u32, PlanError> {
+    match l.max_in_flight {
+        Some(0) => Err(PlanError::new(
+            origin,
+            "load.max_in_flight",
+            "is 0, so every arrival would be dropped",
+            "use 1 or more",
+        )),
+        n => Ok(n.unwrap_or(DEFAULT_MAX_IN_FLIGHT)),
     }
 }
 
@@ -458,6 +458,7 @@ fn staged_curve(stages: &[StageSection], open: bool, origin: &str) -> Result<Cur
     })
 }
 
+mod arrivals;
 mod events;
 #[cfg(test)]
 mod tests;

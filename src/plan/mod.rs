@@ -41,7 +41,7 @@ pub use connection::{Connection, DEFAULT_MAX_MESSAGE_BYTES};
 pub use error::{PlanError, SourceError};
 pub use habits::Habits;
 pub use listen::ListenPlan;
-pub use load::{Curve, Load, LoadEvent, LoadModel, Stage, Storm};
+pub use load::{Arrival, Curve, Load, LoadEvent, LoadModel, Stage, Storm};
 pub use outputs::{Outputs, PushKind, PushTarget};
 pub use overrides::{ClientArgs, Overrides};
 pub use pause::{Backoff, Think};
@@ -78,7 +78,9 @@ pub struct Plan {
     pub connection: Connection,
     pub load: Load,
     pub personas: Vec<Persona>,
-    pub persona_weights: WeightedIndex<u32>,
+    /// How a session's persona is drawn; `None` when `[load] arrivals` name each
+    /// session's own (see [`Plan::session_persona`]).
+    pub persona_weights: Option<WeightedIndex<u32>>,
     pub scenarios: Vec<Scenario>,
     /// Interned tool names; [`crate::metrics::ToolId`] indexes this.
     pub tools: Vec<String>,
@@ -265,7 +267,7 @@ impl Plan {
             }
         };
         let connection = Connection::from_section(&profile.target, origin)?;
-        let load = Load::from_section(&profile.load, origin)?;
+        let load = Load::from_section(&profile.load, &persona::names(&profile.personas), origin)?;
         let checkpoint = checkpoint::resolve(profile.load.checkpoint.as_deref(), &load, origin)?;
         let paced = load.iteration_rate.is_some();
         if profile.scenarios.is_empty() {
@@ -285,8 +287,8 @@ impl Plan {
             }
             profile.personas.push(p);
         }
-        let (personas, persona_weights) =
-            Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
+        let personas = Persona::all_from_sections(&profile.personas, &scenarios, &target, origin)?;
+        let persona_weights = persona::weights(&personas, &load.model, origin)?;
         persona::check_iteration_rate(&personas, load.iteration_rate, origin)?;
         let [tools, requests, checks] = tools.into_names(origin)?;
         let mut thresholds = threshold::resolve_all(

@@ -293,6 +293,11 @@ impl Overrides {
             l.rate = None;
             l.stages = None;
         }
+        // A load model on the command line replaces the profile's, set arrivals too (its
+        // personas are then drawn by weight).
+        if self.clients.is_some() || self.rate.is_some() || self.ramp.is_some() {
+            l.arrivals = None;
+        }
         if let Some(t) = &self.think {
             l.think = Some(t.clone());
         }

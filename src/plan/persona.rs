@@ -19,6 +19,10 @@ use crate::protocol::ProtocolVersion;
 use rand::distr::weighted::WeightedIndex;
 use serde_json::{json, Value};
 
+mod choice;
+
+pub use choice::{names, weights};
+
 /// A resolved persona: everything a session needs, pre-built.
 #[derive(Debug, Clone)]
 pub struct Persona {
@@ -87,18 +91,18 @@ impl Persona {
     /// The persona a profile without one plays: a generic modern-SDK-like client.
     pub fn default_section() -> PersonaSection {
         PersonaSection {
-            name: "default".into(),
+            name: choice::DEFAULT_NAME.into(),
             ..Default::default()
         }
     }
 
-    /// Every `[[persona]]` (names unique, ids in order) and the weights to pick them by.
+    /// Every `[[persona]]` (names unique, ids in order).
     pub fn all_from_sections(
         sections: &[PersonaSection],
         scenarios: &[Scenario],
         target: &Target,
         origin: &str,
-    ) -> Result<(Vec<Persona>, WeightedIndex<u32>), PlanError> {
+    ) -> Result<Vec<Persona>, PlanError> {
         let mut personas: Vec<Persona> = Vec::new();
         for (i, p) in sections.iter().enumerate() {
             let key = format!("persona[{i}]");
@@ -124,15 +128,7 @@ impl Persona {
                 p, id, scenarios, target, &key, origin,
             )?);
         }
-        let weights = WeightedIndex::new(personas.iter().map(|p| p.weight)).map_err(|_| {
-            PlanError::new(
-                origin,
-                "persona.weight",
-                "every persona has weight 0",
-                "give at least one persona a weight of 1 or more",
-            )
-        })?;
-        Ok((personas, weights))
+        Ok(personas)
     }
 
     pub fn from_section(

@@ -259,6 +259,7 @@ fn load_info(plan: &Plan) -> LoadInfo {
             Some(*max_in_flight),
             Some(rate.peak_before(None)),
         ),
+        LoadModel::Arrivals { max_in_flight, .. } => ("arrivals", None, Some(*max_in_flight), None),
     };
     LoadInfo {
         model: model.into(),
@@ -382,7 +383,8 @@ fn persona_summaries(
     plan.personas
         .iter()
         .zip(&stats.personas)
-        // A persona no session was given (a small weight in a short run) is no group.
+        // A persona no session was given (a small weight in a short run, a persona no
+        // set arrival names) is no group.
         .filter(|(_, (table, c))| c.started > 0 || table.active().next().is_some())
         .map(|(p, (table, c))| {
             (

@@ -38,8 +38,9 @@ use std::collections::BTreeMap;
 /// figures under its phase name), `checks` (each step check's passes and fails);
 /// 15: the phases `subscriptions/listen` and `fanout`, the `listen_*` counters, the
 /// `listen.*` and `extension.*` findings, `slowest_traces`, `extensions`; 16: `outputs`
-/// (each push output's deliveries, failures and drops).
-pub const SCHEMA_VERSION: u32 = 16;
+/// (each push output's deliveries, failures and drops); 17: `run.load.model` =
+/// `arrivals` (sessions at set times, `[load] arrivals`).
+pub const SCHEMA_VERSION: u32 = 17;
 
 /// The committed JSON schema of `summary.json`.
 pub const SUMMARY_SCHEMA: &str = include_str!("summary.schema.json");
@@ -246,11 +247,13 @@ fn finished() -> bool {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadInfo {
+    /// `closed`, `open` or `arrivals` (sessions at set times, `[load] arrivals`).
     pub model: String,
-    /// Closed model: the most virtual clients at once; `None` in an open model (its
-    /// sessions are not clients: see `max_in_flight`).
+    /// Closed model: the most virtual clients at once; `None` in an open model or set
+    /// arrivals (their sessions are not clients: see `max_in_flight`).
     pub clients: Option<u32>,
-    /// Open model: the most sessions in flight at once (arrivals beyond are dropped).
+    /// Open model and set arrivals: the most sessions in flight at once (arrivals
+    /// beyond are dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<u32>,
     /// Open model: the highest arrival rate of the plan, sessions per second.
@@ -266,6 +269,15 @@ pub struct LoadInfo {
     /// The load in words: "closed, 8 clients", "open, 500/s, at most 10000 in flight" …
     pub description: String,
     pub timeout_ms: f64,
+}
+
+impl LoadInfo {
+    /// Sessions started on a schedule whatever the server's speed (an open model, set
+    /// arrivals): response time, from the intended start, is then the figure to read,
+    /// and no client thinks between sessions.
+    pub fn is_open(&self) -> bool {
+        self.model == "open" || self.model == "arrivals"
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
-//! Load models end to end against the built-in server: an open model's arrivals, a
-//! ramp, long-lived paced sessions, weighted mixes with generated arguments and
-//! parallel calls, and the command-line overrides.
+//! Load models end to end against the built-in server: an open model's arrivals, set
+//! arrivals of named personas, a ramp, long-lived paced sessions, weighted mixes with
+//! generated arguments and parallel calls, and the command-line overrides.
 
-use crate::support::{check_schema, count, FleetRun};
+use crate::support::{check_schema, count, fleet_command, write_profile, FleetRun};
 use mcp_fleet::cli::RunArgs;
 use std::path::PathBuf;
 
@@ -317,4 +317,134 @@ async fn an_iteration_rate_needs_held_sessions_without_a_pace_of_their_own() {
         .error()
         .await;
     assert!(format!("{zero:#}").contains("iteration_rate"), "{zero:#}");
+}
+
+/// Five sessions of two personas at set times from 0 to 400 ms, each calling `sleep`
+/// for 300 ms; a third persona is never named. No weights: the list says who comes.
+const ARRIVALS: &str = r#"
+name = "arrivals"
+[load]
+arrivals = [
+  { at = "400ms", persona = "claude" },
+  { at = "0s", persona = "claude" },
+  { at = "100ms", persona = "cursor" },
+  { at = "200ms", persona = "claude" },
+  { at = "300ms", persona = "cursor" },
+]
+[[persona]]
+name = "claude"
+weight = 0
+[[persona]]
+name = "cursor"
+weight = 0
+[[persona]]
+name = "never"
+weight = 0
+[[scenario]]
+name = "slow"
+steps = [{ op = "tools/call", tool = "sleep", arguments = { ms = 300 } }]
+"#;
+
+#[test]
+fn set_arrivals_start_each_persona_at_its_time_and_the_run_waits_for_the_last() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = write_profile(dir.path(), ARRIVALS);
+    let out = dir.path().join("results");
+    let started = std::time::Instant::now();
+    let run = fleet_command()
+        .args(["run", "--quiet", "--seed", "1", "--out"])
+        .arg(&out)
+        .arg(&profile)
+        .output()
+        .expect("runs");
+    let took = started.elapsed();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    check_schema(&json);
+    let load = &json["run"]["load"];
+    assert_eq!(load["model"], "arrivals");
+    assert_eq!(
+        load["description"],
+        "arrivals at set times, 5 sessions from 0s to 400ms, at most 10000 in flight"
+    );
+    assert!(load["clients"].is_null());
+    assert_eq!(load["max_in_flight"], 10_000);
+    assert_eq!(load["duration_s"], 0.4, "until the last arrival");
+    assert_eq!(json["sessions"]["started"], 5);
+    assert_eq!(
+        json["sessions"]["completed"], 5,
+        "{:#}",
+        json["failure_examples"]
+    );
+    assert_eq!(json["personas"]["claude"]["sessions"], 3);
+    assert_eq!(json["personas"]["cursor"]["sessions"], 2);
+    assert!(
+        json["personas"]["never"].is_null(),
+        "a persona not named runs no session"
+    );
+    assert_eq!(count(&json, "lag"), 5, "every arrival's lag is recorded");
+    assert_eq!(count(&json, "tools/call"), 5);
+    // The last arrival (400 ms) ran its 300 ms call to the end: the run ended after it.
+    let secs = json["run"]["duration_s"].as_f64().unwrap_or(0.0);
+    assert!(secs >= 0.7, "the run lasted {secs} s");
+    assert!(took.as_secs_f64() >= 0.7, "{took:?}");
+    assert_eq!(json["run"]["stopped_by"], "duration");
+}
+
+#[test]
+fn arrivals_of_an_unknown_persona_fail_validation_and_ceiling_refuses_arrivals() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wrong = ARRIVALS.replace(
+        r#"at = "300ms", persona = "cursor""#,
+        r#"at = "300ms", persona = "gpt""#,
+    );
+    let profile = write_profile(dir.path(), &wrong);
+    let out = fleet_command()
+        .arg("validate")
+        .arg(&profile)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("profile.toml: `load.arrivals[4].persona`: names no persona: \"gpt\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("fix: use one of the profile's persona names (claude, cursor, never)"),
+        "{err}"
+    );
+
+    let profile = write_profile(dir.path(), ARRIVALS);
+    let out = fleet_command()
+        .arg("validate")
+        .arg(&profile)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("load     arrivals at set times, 5 sessions"),
+        "{text}"
+    );
+    assert!(text.contains("stop after 400ms"), "{text}");
+
+    // A ceiling has no rate to climb in a list of arrivals.
+    let out = fleet_command()
+        .arg("ceiling")
+        .arg(&profile)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[load] arrivals") && err.contains("fix: "),
+        "{err}"
+    );
 }

@@ -49,7 +49,7 @@ async fn the_quickstart_folder_holds_every_report_and_the_hlogs_match_the_summar
     .run()
     .await;
     check_schema(&json);
-    assert_eq!(json["schema_version"], 16);
+    assert_eq!(json["schema_version"], 17);
     assert!(!summary.passed(), "one threshold cannot hold");
     // The quickstart profile's two thresholds come first, then the --threshold ones.
     let verdicts: Vec<bool> = summary.thresholds.iter().map(|t| t.passed).collect();

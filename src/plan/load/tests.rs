@@ -5,7 +5,7 @@ use super::*;
 
 fn load(text: &str) -> Result<Load, PlanError> {
     let p = crate::profile::Profile::parse(text, "p.toml").expect("parses");
-    Load::from_section(&p.load, "p.toml")
+    Load::from_section(&p.load, &crate::plan::persona::names(&p.personas), "p.toml")
 }
 
 #[test]

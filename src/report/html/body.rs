@@ -390,7 +390,7 @@ fn parameters(out: &mut String, s: &Summary) {
         params.push(("duration budget", format!("{d}s")));
     }
     // Think time is a closed-model client's pause; an open model's arrivals have none.
-    if l.model != "open" {
+    if !l.is_open() {
         params.push(("think", l.think.clone()));
     }
     let timeout = std::time::Duration::from_secs_f64(l.timeout_ms.max(0.0) / 1000.0);

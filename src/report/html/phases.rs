@@ -34,7 +34,7 @@ pub(super) fn tables(out: &mut String, s: &Summary, ranges: &[Ranges]) {
     // Each request step under its own phase name (the row `request` adds them up).
     phase_rows(out, "request steps", &s.requests, None);
     out.push_str("</tbody></table>\n");
-    if s.run.load.model == "open" {
+    if s.run.load.is_open() {
         response_table(out, s);
     }
     ranges_table(out, ranges);

@@ -78,7 +78,7 @@ pub(super) fn ordered(phases: &BTreeMap<String, PhaseSummary>) -> Vec<(&str, &Ph
 
 /// The phase table; in an open model, then the response-time table.
 pub(super) fn phases(out: &mut String, s: &Summary, st: Style) {
-    let open = s.run.load.model == "open";
+    let open = s.run.load.is_open();
     if open {
         let _ = writeln!(out, "{}", st.bold("service time (from the actual start)"));
     }
