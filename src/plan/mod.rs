@@ -15,6 +15,7 @@ mod describe;
 mod error;
 mod extensions;
 mod habits;
+pub mod library;
 mod listen;
 mod load;
 mod names;
@@ -249,6 +250,7 @@ impl Plan {
         overrides: &Overrides,
         origin: &str,
     ) -> Result<Plan, PlanError> {
+        library::expand(&mut profile.personas, origin)?;
         overrides.apply(&mut profile, origin)?;
         let target = Target::from_section(&profile.target, origin)?;
         let builtin_change_every = match &profile.target.change_every {

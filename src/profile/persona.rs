@@ -13,6 +13,12 @@ use super::tasks::TasksSection;
 #[serde(deny_unknown_fields)]
 pub struct PersonaSection {
     pub name: String,
+    /// Start from a persona of the client library (`from = "python-sdk-1"`: the
+    /// recorded real clients of profiles/clients/, built in) or of another profile
+    /// (`from = "hosts.toml"`, its first persona, or `"hosts.toml#name"`; relative to
+    /// this profile): its keys, under the ones written here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     /// Relative share of sessions; default 1.
     pub weight: Option<u32>,
     /// `legacy` (initialize handshake), `modern` (2026-07-28, stateless) or `auto`

@@ -78,7 +78,7 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 
 /// The exchange's record: the header names the client sent, never their values (but
 /// the protocol version's).
-fn exchange(req: &http::request::Parts, connection: u64) -> HttpExchange {
+pub(super) fn exchange(req: &http::request::Parts, connection: u64) -> HttpExchange {
     let mut headers: Vec<String> = req.headers.keys().map(|k| k.as_str().to_string()).collect();
     headers.sort();
     headers.dedup();

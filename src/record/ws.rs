@@ -34,6 +34,7 @@ pub async fn relay(
 ) -> Result<Response<DownBody>, std::io::Error> {
     let client_side = hyper::upgrade::on(&mut req);
     let (parts, _) = req.into_parts();
+    let mut record = super::http::exchange(&parts, connection);
     let mut forward = Request::from_parts(parts, Empty::new().map_err(|e| match e {}).boxed());
     forward
         .headers_mut()
@@ -55,6 +56,8 @@ pub async fn relay(
     let (head, _) = response.into_parts();
     let sessions = proxy.sessions.clone();
     let id = sessions.open(Transport::Ws, connection);
+    record.status = head.status.as_u16();
+    sessions.trace.http(id, record);
     sessions.stream_began(id);
     tokio::spawn(async move {
         let (client, server) = match tokio::try_join!(client_side, server_side) {
