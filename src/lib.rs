@@ -31,6 +31,7 @@ pub mod processes;
 pub mod profile;
 pub mod protocol;
 pub mod redact;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod server;
