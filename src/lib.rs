@@ -32,6 +32,7 @@ pub mod profile;
 pub mod protocol;
 pub mod record;
 pub mod redact;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod server;

@@ -33,6 +33,9 @@ const LAYERS: &[&[&str]] = &[
     // the fleet and the results use.
     &["shard"],
     &["plan"],
+    // Trace → profile (`replay`, `profile --from-trace`): reads the trace and writes the
+    // profile's mirror, checked against the plan's own rules (captures, phase names).
+    &["replay"],
     &["transport"],
     // The resource watcher: the server's processes (the stdio children the transport
     // lists), cgroup and /metrics, and the generator itself.

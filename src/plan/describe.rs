@@ -293,7 +293,7 @@ impl Step {
             Step::Ping => "ping".into(),
             Step::Request(r) if r.phase == r.method => r.method.clone(),
             Step::Request(r) => format!("{} as {}", r.method, r.phase),
-            Step::Pause(d) => format!("pause {}", humantime::format_duration(*d)),
+            Step::Pause(d) => format!("pause {}", d.describe()),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::error::PlanError;
 use serde_json::{Map, Value};
 
 /// Whether `id` has the form `{vendor-prefix}/{name}` (`io.modelcontextprotocol/ui`).
-fn valid(id: &str) -> bool {
+pub fn is_extension_id(id: &str) -> bool {
     let Some((prefix, name)) = id.split_once('/') else {
         return false;
     };
@@ -78,7 +78,7 @@ pub fn declare(
             ));
         };
         declared.extend(add);
-        if let Some(id) = declared.keys().find(|id| !valid(id)) {
+        if let Some(id) = declared.keys().find(|id| !is_extension_id(id)) {
             return Err(err(
                 format!("{id:?} is not an extension id"),
                 "use {vendor-prefix}/{name}, e.g. \"io.modelcontextprotocol/ui\" or \"com.example/feature\"",

@@ -5,7 +5,7 @@ use super::capture::Capture;
 use super::check::Check;
 use super::error::PlanError;
 pub use super::names::ToolTable;
-use super::quantity::parse_duration;
+use super::pause::Think;
 pub use super::request::Request;
 use super::template::{Template, TemplateContext};
 use crate::metrics::{Phase, ToolId};
@@ -13,7 +13,6 @@ use crate::profile::{self, ScenarioSection, Step as RawStep};
 use crate::protocol::methods;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 /// A resolved scenario step.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,8 @@ pub enum Step {
     Ping,
     /// Any JSON-RPC request, timed as its own phase.
     Request(Request),
-    Pause(Duration),
+    /// A fixed pause, a uniform range or an exponential mean (as `[load] think`).
+    Pause(Think),
 }
 
 /// One tool call: a `tools/call` step, or one tool of a mix.
@@ -372,7 +372,7 @@ impl Step {
                 r.checks = checks;
                 Step::Request(r)
             }
-            RawStep::Pause { duration } => Step::Pause(parse_duration(
+            RawStep::Pause { duration } => Step::Pause(Think::parse_key(
                 duration,
                 &format!("{key}.duration"),
                 origin,

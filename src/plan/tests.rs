@@ -493,3 +493,29 @@ fn an_open_model_plan_shows_no_think_time() {
     assert!(!text.contains("think"), "{text}");
     assert!(text.contains("request timeout 10s"), "{text}");
 }
+
+#[test]
+fn a_pause_step_is_a_duration_a_range_or_an_exponential_mean() {
+    use std::time::Duration;
+    let p = plan(
+        "[[scenario]]\nname = \"s\"\nsteps = [{ op = \"pause\", duration = \"5ms\" }, \
+         { op = \"pause\", duration = \"10ms..20ms\" }, { op = \"pause\", duration = \"exp:3ms\" }]\n",
+    )
+    .expect("pauses");
+    let ms = Duration::from_millis;
+    assert_eq!(
+        p.scenarios[0].steps,
+        [
+            Step::Pause(Think::Fixed(ms(5))),
+            Step::Pause(Think::Uniform(ms(10), ms(20))),
+            Step::Pause(Think::Exponential(ms(3))),
+        ]
+    );
+    let e =
+        plan("[[scenario]]\nname = \"s\"\nsteps = [{ op = \"pause\", duration = \"2s..1s\" }]\n")
+            .expect_err("backwards");
+    assert!(
+        e.to_string().contains("scenario[0].steps[0].duration"),
+        "{e}"
+    );
+}

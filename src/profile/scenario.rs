@@ -88,6 +88,7 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checks: Option<Vec<CheckSpec>>,
     },
+    /// `"250ms"`, a uniform range `"100ms..2s"` or an exponential mean `"exp:1s"`.
     #[serde(rename = "pause")]
     Pause { duration: String },
 }

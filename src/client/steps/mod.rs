@@ -78,7 +78,7 @@ pub async fn run(
         }
         let result = match step {
             Step::Pause(d) => {
-                tokio::time::sleep(*d).await;
+                tokio::time::sleep(d.sample(session.rng())).await;
                 Ok(())
             }
             Step::List { phase, method } => {
