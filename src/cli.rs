@@ -7,11 +7,13 @@ pub use crate::report::style::ColorWhen;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use record::RecordArgs;
+pub use replay::{ProfileArgs, ReplayArgs};
 pub use serve::ServeArgs;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub mod record;
+pub mod replay;
 pub mod serve;
 
 /// `mcp-fleet --help`'s closing lines: where to start, and the exit codes in short.
@@ -103,6 +105,12 @@ pub enum Command {
     /// Record real clients' sessions through a transparent proxy into a trace file, for
     /// `replay` and `profile --from-trace`.
     Record(Box<RecordArgs>),
+    /// Replay a recorded trace: every session as its own client, at the recorded pace or
+    /// scaled (--speed, --times, --rate), with all of `run`'s results.
+    Replay(Box<ReplayArgs>),
+    /// Write a profile from a recorded trace (--from-trace): personas by client
+    /// identity and habits, weighted as seen; scenarios from what they did.
+    Profile(ProfileArgs),
     /// Print a shell completion script to stdout, e.g. `mcp-fleet completions bash >
     /// ~/.local/share/bash-completion/completions/mcp-fleet` (see the README, Install).
     Completions(CompletionsArgs),

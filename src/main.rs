@@ -30,6 +30,33 @@ impl From<bool> for Verdict {
     }
 }
 
+/// How a run (or a replay) ended, said on stderr when it failed.
+fn run_verdict(o: &mcp_fleet::RunOutcome, strict: bool) -> Verdict {
+    let findings_fail = strict && o.summary.has_error_findings();
+    if findings_fail {
+        console::errln(format_args!(
+            "error: conformance findings of error severity (--strict)"
+        ));
+    }
+    if o.stopped_by == StopReason::Unreachable {
+        console::errln(format_args!(
+            "error: the target stayed unreachable (--abort-on-unreachable); the results so far were written"
+        ));
+    }
+    let nothing_worked = o.summary.nothing_completed();
+    if nothing_worked && o.stopped_by.exit_code().is_none() {
+        let s = &o.summary.sessions;
+        console::errln(format_args!(
+            "error: no session completed ({} failed, {} unreachable); exit 1",
+            s.failed, s.unreachable
+        ));
+    }
+    match o.stopped_by.exit_code() {
+        Some(code) => Verdict::Stopped(code),
+        None => Verdict::from(o.summary.passed() && !findings_fail && !nothing_worked),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -55,38 +82,25 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => {
                 let strict = args.strict;
-                mcp_fleet::run(*args).await.map(|o| {
-                    let findings_fail = strict && o.summary.has_error_findings();
-                    if findings_fail {
-                        console::errln(format_args!(
-                            "error: conformance findings of error severity (--strict)"
-                        ));
-                    }
-                    if o.stopped_by == StopReason::Unreachable {
-                        console::errln(format_args!(
-                            "error: the target stayed unreachable (--abort-on-unreachable); the results so far were written"
-                        ));
-                    }
-                    let nothing_worked = o.summary.nothing_completed();
-                    if nothing_worked && o.stopped_by.exit_code().is_none() {
-                        let s = &o.summary.sessions;
-                        console::errln(format_args!(
-                            "error: no session completed ({} failed, {} unreachable); exit 1",
-                            s.failed, s.unreachable
-                        ));
-                    }
-                    match o.stopped_by.exit_code() {
-                        Some(code) => Verdict::Stopped(code),
-                        None => Verdict::from(
-                            o.summary.passed() && !findings_fail && !nothing_worked,
-                        ),
-                    }
-                })
+                mcp_fleet::run(*args).await.map(|o| run_verdict(&o, strict))
             }
-            Command::Ceiling(args) => mcp_fleet::ceiling::run(*args).await.map(|o| match o.exit_code() {
-                Some(code) => Verdict::Stopped(code),
-                None => Verdict::from(o.passed()),
-            }),
+            Command::Replay(args) => {
+                let strict = args.run.strict;
+                mcp_fleet::record::playback::replay(*args)
+                    .await
+                    .map(|o| run_verdict(&o, strict))
+            }
+            Command::Profile(args) => {
+                mcp_fleet::record::playback::write_profile(&args).map(|()| Verdict::Passed)
+            }
+            Command::Ceiling(args) => {
+                mcp_fleet::ceiling::run(*args)
+                    .await
+                    .map(|o| match o.exit_code() {
+                        Some(code) => Verdict::Stopped(code),
+                        None => Verdict::from(o.passed()),
+                    })
+            }
             Command::Serve(args) => mcp_fleet::serve(*args).await.map(|()| Verdict::Passed),
             Command::Inspect(args) => mcp_fleet::inspect::run(*args).await.map(|shown| {
                 console::out(format_args!("{}", shown.text));
@@ -113,10 +127,14 @@ fn main() -> ExitCode {
             },
             Command::Compare(args) => mcp_fleet::compare(&args).map(Verdict::from),
             Command::Merge(args) => mcp_fleet::merge::run(&args).map(Verdict::from),
-            Command::Record(args) => mcp_fleet::record::run(*args).await.map(|r| match r.exit_code {
-                0 => Verdict::Passed,
-                code => Verdict::Stopped(code),
-            }),
+            Command::Record(args) => {
+                mcp_fleet::record::run(*args)
+                    .await
+                    .map(|r| match r.exit_code {
+                        0 => Verdict::Passed,
+                        code => Verdict::Stopped(code),
+                    })
+            }
             Command::Completions(args) => {
                 console::out(format_args!("{}", mcp_fleet::cli::completions(args.shell)));
                 Ok(Verdict::Passed)

@@ -65,7 +65,8 @@ const LAYERS: &[&[&str]] = &[
     // `inspect` reuses the root's way from the command line to a plan; `ceiling` runs
     // steps of the root's `run_slice`.
     &["inspect", "ceiling"],
-    // `mcp-fleet record`: a proxy that writes what real clients and a server say.
+    // `mcp-fleet record`: a proxy that writes what real clients and a server say; and the
+    // commands that play its trace back (`replay` runs it, `profile --from-trace`).
     &["record"],
 ];
 

@@ -2,9 +2,11 @@
 //! writes what they say to each other into a trace (`crate::trace`): HTTP transports on
 //! one port ([`http`], [`ws`]), or a stdio server wrapped ([`stdio`]). Bytes pass
 //! unchanged; the trace gets messages, times, identities and habits, never a secret.
+//! [`playback`]: the commands that play a trace back (`replay`, `profile --from-trace`).
 
 mod body;
 mod http;
+pub mod playback;
 mod sessions;
 mod stdio;
 mod upstream;

@@ -112,6 +112,7 @@ fn identity(p: &PersonaSection) -> String {
         capabilities: p.capabilities.clone(),
         extensions: p.extensions.clone(),
         transport: p.transport.clone(),
+        url: p.url.clone(),
         get_stream: p.get_stream,
         listen: p.listen.clone(),
         ..PersonaSection::default()

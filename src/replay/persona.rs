@@ -35,6 +35,9 @@ pub(super) fn persona(
         protocol_version: summary.protocol_version.clone(),
         client_info: summary.client_info.as_ref().map(|i| client_info(i, notes)),
         transport: Some(session.transport.name().to_string()),
+        // The path it used, resolved against the run's target: one --target serves the
+        // personas of every transport (/mcp, /sse, /ws on the reference server).
+        url: session.http.first().map(|(_, h)| h.path.clone()),
         get_stream: summary.habits.get_stream.then_some(true),
         ..PersonaSection::default()
     };
