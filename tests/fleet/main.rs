@@ -425,6 +425,7 @@ mod merge;
 mod push;
 mod readme;
 mod record;
+mod replay;
 mod reports;
 mod request_steps;
 mod requests;
