@@ -171,6 +171,10 @@ pub struct RunArgs {
     /// executable is something else (the integration tests) name the binary here.
     #[arg(skip)]
     pub builtin_program: Option<PathBuf>,
+    /// What `--processes` hands its shard processes after `run` (None: this command's own
+    /// arguments after `run`). Not a flag: `replay` runs a profile it wrote.
+    #[arg(skip)]
+    pub child_argv: Option<Vec<std::ffi::OsString>>,
 }
 
 /// `ceiling --help`'s closing section: what the search does and what the exit code says.

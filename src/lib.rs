@@ -350,11 +350,13 @@ fn processes_options(args: &RunArgs, n: u32) -> processes::Options {
         quiet: args.quiet,
         view: args.view,
         // This command's own arguments after `run`, for the children.
-        argv: std::env::args_os()
-            .skip(1)
-            .skip_while(|a| a != "run")
-            .skip(1)
-            .collect(),
+        argv: args.child_argv.clone().unwrap_or_else(|| {
+            std::env::args_os()
+                .skip(1)
+                .skip_while(|a| a != "run")
+                .skip(1)
+                .collect()
+        }),
     }
 }
 

@@ -65,6 +65,21 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<crate::RunOutcome> {
     std::fs::write(&file, profile_toml(&profile))
         .with_context(|| format!("cannot write the replay profile {}", file.display()))?;
     run.profile = Some(file.clone());
+    // Shard processes (`--processes`) run the profile written here, with the run options
+    // (not the replay's own: they are in the profile already).
+    let after: Vec<std::ffi::OsString> = std::env::args_os()
+        .skip(1)
+        .skip_while(|a| a != "replay")
+        .skip(1)
+        .filter(|a| *a != path.as_os_str())
+        .collect();
+    let mut child = vec![file.clone().into_os_string()];
+    child.extend(crate::processes::strip(
+        &after,
+        &["--speed", "--times", "--rate"],
+        &["--partial"],
+    ));
+    run.child_argv = Some(child);
     let outcome = crate::run(run).await;
     let _ = std::fs::remove_file(&file);
     outcome

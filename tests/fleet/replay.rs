@@ -137,11 +137,13 @@ async fn a_replay_shows_every_session_again_and_scales() {
     assert_eq!(shapes(&replayed), shapes(&recorded));
     // Scaled: twice the arrivals, or a rate for a count, and faster.
     let direct = format!("--target=http://{addr}/mcp");
+    // (In two shard processes, which run the replay's profile, not the quickstart.)
     let twice = replay(
         &dir.path().join("a.jsonl"),
-        &[&direct, "--times", "2"],
+        &[&direct, "--times", "2", "--processes", "2"],
         &dir.path().join("r2"),
     );
+    assert_eq!(twice["run"]["load"]["model"], "arrivals");
     assert_eq!(twice["sessions"]["completed"], 24);
     let rated = replay(
         &dir.path().join("a.jsonl"),
