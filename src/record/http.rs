@@ -105,6 +105,17 @@ fn modern_identity(message: &Value) -> Option<String> {
     ))
 }
 
+/// The `clientInfo` a request carries (in `initialize`, or a modern request's `_meta`),
+/// as one string to compare.
+fn client_info(message: &Value) -> Option<String> {
+    let info = match modern_meta(message) {
+        Some(meta) => meta.get(crate::trace::META_CLIENT_INFO),
+        None => message.get("params").and_then(|p| p.get("clientInfo")),
+    }?;
+    let get = |k: &str| info.get(k).map(Value::to_string).unwrap_or_default();
+    Some(format!("{} {}", get("name"), get("version")))
+}
+
 fn is_initialize(body: &Option<Value>) -> bool {
     let first = match body {
         Some(Value::Array(batch)) => batch.first(),
@@ -146,20 +157,31 @@ async fn handle(
     } else if let Some(id) = sessions.by_endpoint(path_and_query, connection) {
         Some(id)
     } else if is_initialize(&message) {
-        Some(sessions.open(Transport::Http, connection))
+        // After a dual-era client's probe, its fallback: one session.
+        let client = message.as_ref().and_then(first).and_then(client_info);
+        let probe = client.and_then(|c| sessions.probing(peer.ip(), &c, connection));
+        Some(probe.unwrap_or_else(|| sessions.open(Transport::Http, connection)))
     } else if let Some(identity) = message.as_ref().and_then(first).and_then(modern_identity) {
-        Some(sessions.by_client(peer.ip(), &identity, connection, false))
+        let discovers = message
+            .as_ref()
+            .and_then(first)
+            .and_then(|m| m.get("method"))
+            == Some(&Value::from("server/discover"));
+        Some(sessions.by_client(peer.ip(), &identity, connection, false, discovers))
     } else if parts.method == http::Method::GET {
         legacy_get = true;
         None
     } else if message.is_some() {
         // A legacy client of a server that hands out no session id.
-        Some(sessions.by_client(peer.ip(), NO_SESSION_ID, connection, true))
+        Some(sessions.by_client(peer.ip(), NO_SESSION_ID, connection, true, false))
     } else {
         None
     };
     if let Some(id) = session {
         record_json(sessions, id, From::Client, &bytes);
+        let m = message.as_ref().and_then(first);
+        let method = m.and_then(|m| m.get("method")).and_then(Value::as_str);
+        sessions.sent(id, method, m.and_then(client_info), peer.ip());
     }
     let mut record = exchange(&parts, connection);
     // Forward: the same request, to the upstream's host.

@@ -3,13 +3,21 @@
 //! out (Streamable HTTP, legacy era), the endpoint URI of a legacy HTTP+SSE stream, and
 //! for the stateless modern era (and servers that hand out no session id) the client
 //! itself: its address and identity. A session ends at a DELETE, at its SSE stream's
-//! end, or when the last of its client's connections closes.
+//! end, or when its client has held no connection for [`IDLE_CLOSE`] (some HTTP clients
+//! close their connection after each answer and open the next for the next request).
+//! A dual-era client's `server/discover` probe and the `initialize` it falls back to
+//! are one session.
 
 use crate::trace::{ClosedBy, TraceWriter, Transport};
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::Notify;
+
+/// How long a session whose client holds no connection and no stream stays open: a next
+/// request within it continues the session.
+pub const IDLE_CLOSE: Duration = Duration::from_secs(2);
 
 /// A live session's hold on the proxy.
 #[derive(Debug, Default)]
@@ -20,6 +28,13 @@ struct Live {
     streams: u32,
     /// Keys under which it is found, removed at its close.
     keys: Vec<Key>,
+    /// Bumped by every exchange: an idle close checks nothing came since.
+    activity: u64,
+    /// Its client has sent nothing but `server/discover` (an era probe) yet.
+    probe_only: bool,
+    /// The client's address, and its `clientInfo` as it sent it (a probe's `_meta`).
+    ip: Option<IpAddr>,
+    client: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -81,7 +96,9 @@ impl Sessions {
     fn find(&self, key: &Key, connection: u64) -> Option<u64> {
         let mut st = self.state();
         let id = *st.keys.get(key)?;
-        st.live.get_mut(&id)?.connections.insert(connection);
+        let live = st.live.get_mut(&id)?;
+        live.connections.insert(connection);
+        live.activity += 1;
         Some(id)
     }
 
@@ -112,23 +129,40 @@ impl Sessions {
     /// The session of a client that names no session (the modern era, or a server that
     /// hands out no session id): the session its connection already carries, else the
     /// one its address and identity last opened — when `join_busy`, or when that one has
-    /// no connection left (a client that reconnected) — else a new one. So two clients
-    /// of one identity at once are two sessions, and a modern client that calls in
-    /// parallel over several connections shows as several.
-    pub fn by_client(&self, ip: IpAddr, identity: &str, connection: u64, join_busy: bool) -> u64 {
-        if let Some(id) = self.find(&Key::Connection(connection), connection) {
-            return id;
-        }
+    /// no connection left (a client that came back within [`IDLE_CLOSE`]) — else a new
+    /// one. A `server/discover` (`discovers`) begins a client's life: it joins only a
+    /// session that has done nothing but discover. So two clients of one identity at
+    /// once are two sessions, and a modern client that calls in parallel over several
+    /// connections shows as several.
+    pub fn by_client(
+        &self,
+        ip: IpAddr,
+        identity: &str,
+        connection: u64,
+        join_busy: bool,
+        discovers: bool,
+    ) -> u64 {
         let key = Key::Client(ip, identity.to_string());
-        let joinable = {
+        let candidate = {
             let st = self.state();
-            st.keys.get(&key).copied().filter(|id| {
-                st.live
-                    .get(id)
-                    .is_some_and(|l| join_busy || l.connections.is_empty())
-            })
+            let usable = |id: &u64, idle_only: bool| {
+                st.live.get(id).is_some_and(|l| {
+                    (!idle_only || join_busy || l.connections.is_empty())
+                        && (!discovers || l.probe_only || l.activity == 0)
+                })
+            };
+            st.keys
+                .get(&Key::Connection(connection))
+                .copied()
+                .filter(|id| usable(id, false))
+                .map(|id| (id, Key::Connection(connection)))
+                .or_else(|| {
+                    let id = st.keys.get(&key).copied().filter(|id| usable(id, true))?;
+                    Some((id, key.clone()))
+                })
         };
-        let id = match joinable.and_then(|id| self.find(&key, connection).filter(|f| *f == id)) {
+        let id = match candidate.and_then(|(id, k)| self.find(&k, connection).filter(|f| *f == id))
+        {
             Some(id) => id,
             None => {
                 let id = self.open(Transport::Http, connection);
@@ -150,6 +184,7 @@ impl Sessions {
     pub fn stream_began(&self, id: u64) {
         if let Some(live) = self.state().live.get_mut(&id) {
             live.streams += 1;
+            live.activity += 1;
         }
     }
 
@@ -159,30 +194,81 @@ impl Sessions {
             match st.live.get_mut(&id) {
                 Some(live) => {
                     live.streams = live.streams.saturating_sub(1);
-                    live.streams == 0 && live.connections.is_empty()
+                    (live.streams == 0 && live.connections.is_empty()).then_some(live.activity)
                 }
-                None => false,
+                None => None,
             }
         };
-        if idle {
-            self.close(id, ClosedBy::Client, Some("its connections closed".into()));
+        if let Some(activity) = idle {
+            self.close_when_idle(id, activity);
         }
     }
 
-    /// A client connection closed: sessions left with no connection and no stream end.
+    /// A client connection closed: sessions left with no connection and no stream end
+    /// after [`IDLE_CLOSE`] unless their client comes back.
     pub fn connection_closed(&self, connection: u64) {
-        let idle: Vec<u64> = {
+        let idle: Vec<(u64, u64)> = {
             let mut st = self.state();
             st.live
                 .iter_mut()
                 .filter_map(|(id, live)| {
                     let held = live.connections.remove(&connection);
-                    (held && live.connections.is_empty() && live.streams == 0).then_some(*id)
+                    (held && live.connections.is_empty() && live.streams == 0)
+                        .then_some((*id, live.activity))
                 })
                 .collect()
         };
-        for id in idle {
-            self.close(id, ClosedBy::Client, Some("its connections closed".into()));
+        for (id, activity) in idle {
+            self.close_when_idle(id, activity);
+        }
+    }
+
+    fn close_when_idle(&self, id: u64, activity: u64) {
+        let sessions = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(IDLE_CLOSE).await;
+            let still_idle = sessions.state().live.get(&id).is_some_and(|l| {
+                l.activity == activity && l.connections.is_empty() && l.streams == 0
+            });
+            if still_idle {
+                sessions.close(
+                    id,
+                    ClosedBy::Client,
+                    Some(format!("no connection for {} s", IDLE_CLOSE.as_secs())),
+                );
+            }
+        });
+    }
+
+    /// The session of the client at `ip` with this `clientInfo` that has only probed
+    /// (`server/discover`) so far, to take the `initialize` it falls back to.
+    pub fn probing(&self, ip: IpAddr, client: &str, connection: u64) -> Option<u64> {
+        let mut st = self.state();
+        let id = st
+            .live
+            .iter()
+            .filter(|(_, l)| {
+                l.probe_only && l.ip == Some(ip) && l.client.as_deref() == Some(client)
+            })
+            .map(|(id, _)| *id)
+            .max()?;
+        let live = st.live.get_mut(&id)?;
+        live.probe_only = false;
+        live.connections.insert(connection);
+        live.activity += 1;
+        Some(id)
+    }
+
+    /// What `id`'s client sent (its method and `clientInfo`): whether it is still only
+    /// probing.
+    pub fn sent(&self, id: u64, method: Option<&str>, client: Option<String>, ip: IpAddr) {
+        if let Some(live) = self.state().live.get_mut(&id) {
+            live.probe_only =
+                method == Some("server/discover") && (live.probe_only || live.activity <= 1);
+            live.ip.get_or_insert(ip);
+            if live.client.is_none() {
+                live.client = client;
+            }
         }
     }
 

@@ -39,6 +39,9 @@ pub(super) fn persona(
         // personas of every transport (/mcp, /sse, /ws on the reference server).
         url: session.http.first().map(|(_, h)| h.path.clone()),
         get_stream: summary.habits.get_stream.then_some(true),
+        // Every list it fetched is a step of its own: a change announced must not make
+        // the replay fetch one more than the client did.
+        list_changed: Some("ignore".into()),
         ..PersonaSection::default()
     };
     if summary.probed {
