@@ -420,6 +420,9 @@ app_checks() {
 # The servers of ours on the Go, Java and TypeScript v2 SDKs, built here.
 # shellcheck source=interop/sdk_checks.sh
 source "$ROOT/interop/sdk_checks.sh"
+# Real SDK clients and the MCP Inspector recorded by `mcp-fleet record`, then replayed.
+# shellcheck source=interop/record.sh
+source "$ROOT/interop/record.sh"
 
 # ---------------------------------------------------------------- main
 
@@ -453,6 +456,7 @@ go_sdk_checks
 mcp_go_checks
 java_sdk_checks
 ts2_checks
+record_checks
 
 cleanup
 [ "$failed" -eq 0 ] || say "failed: ${failed_names[*]}"
