@@ -8,8 +8,29 @@ use super::error::PlanError;
 use crate::profile::{PersonaSection, Profile};
 
 /// The built-in library: name → profile text (one `[[persona]]` each, recorded from the
-/// real client it names; see profiles/clients/README.md).
-pub const LIBRARY: &[(&str, &str)] = &[];
+/// real client it names by interop/record.sh; written by interop/client_library.py).
+pub const LIBRARY: &[(&str, &str)] = &[
+    (
+        "ts-sdk-1",
+        include_str!("../../profiles/clients/ts-sdk-1.toml"),
+    ),
+    (
+        "ts-sdk-2",
+        include_str!("../../profiles/clients/ts-sdk-2.toml"),
+    ),
+    (
+        "python-sdk-1",
+        include_str!("../../profiles/clients/python-sdk-1.toml"),
+    ),
+    (
+        "python-sdk-2",
+        include_str!("../../profiles/clients/python-sdk-2.toml"),
+    ),
+    (
+        "inspector-cli",
+        include_str!("../../profiles/clients/inspector-cli.toml"),
+    ),
+];
 
 /// How deep `from` may chain (a library persona that starts from another).
 const DEPTH: usize = 4;
@@ -153,6 +174,31 @@ mod tests {
             .is_some_and(|c| c.name.as_deref() == Some("host")));
         assert_eq!(ps[1].protocol_version.as_deref(), Some("2025-06-18"));
         assert!(ps.iter().all(|p| p.from.is_none()));
+    }
+
+    #[test]
+    fn every_library_persona_resolves_by_name() {
+        let names: Vec<&str> = LIBRARY.iter().map(|(n, _)| *n).collect();
+        let text: String = names
+            .iter()
+            .map(|n| format!("[[persona]]\nname = \"my-{n}\"\nfrom = \"{n}\"\n"))
+            .collect();
+        let profile = Profile::parse(&text, "t").expect("parses");
+        let plan = crate::plan::Plan::resolve(profile, &crate::plan::Overrides::default(), "t")
+            .expect("resolves");
+        assert_eq!(plan.personas.len(), names.len());
+        for (p, (name, lib)) in plan.effective_profile.personas.iter().zip(LIBRARY) {
+            let own = Profile::parse(lib, name)
+                .expect("library parses")
+                .personas
+                .remove(0);
+            assert_eq!(p.name, format!("my-{name}"));
+            assert_eq!(p.protocol_version, own.protocol_version, "{name}");
+            assert!(
+                p.client_info.is_some() && p.capabilities.is_some(),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -327,3 +327,76 @@ fn traces_that_cannot_be_trusted_exit_2_with_their_reason() {
         }
     }
 }
+
+/// The persona library: each recorded SDK client, started from by name, shows on the
+/// wire (recorded in turn) the identity and habits it was recorded with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn library_personas_show_the_recorded_clients_identity_and_habits() {
+    let server = builtin_http(ServerOptions::default()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = Recording::start(
+        &format!("http://{}/mcp", server.addr),
+        &dir.path().join("t.jsonl"),
+        &[],
+    );
+    let names = [
+        "ts-sdk-1",
+        "ts-sdk-2",
+        "python-sdk-1",
+        "python-sdk-2",
+        "inspector-cli",
+    ];
+    let mut profile = String::from("[load]\narrivals = [");
+    for (i, n) in names.iter().enumerate() {
+        profile.push_str(&format!("{{ at = \"{}ms\", persona = \"{n}\" }}, ", i * 50));
+    }
+    profile.push_str("]\n");
+    for n in names {
+        profile.push_str(&format!("[[persona]]\nname = \"{n}\"\nfrom = \"{n}\"\n"));
+    }
+    profile.push_str("[[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }]\n");
+    let json = FleetRun::new(RunArgs {
+        overrides: mcp_fleet::cli::Overrides {
+            target: Some(format!("http://{}/mcp", rec.addr)),
+            ..Default::default()
+        },
+        ..RunArgs::default()
+    })
+    .profile(&profile)
+    .run()
+    .await
+    .json;
+    assert_eq!(json["sessions"]["completed"], 5, "{}", json["sessions"]);
+    let trace = rec.stop();
+    let seen: Vec<_> = trace.sessions.iter().map(|s| s.summary()).collect();
+    for (name, text) in mcp_fleet::plan::library::LIBRARY {
+        let lib = mcp_fleet::profile::Profile::parse(text, name)
+            .expect("parses")
+            .personas
+            .remove(0);
+        let info = lib.client_info.as_ref().expect("client_info");
+        // python-sdk-1 and -2 share the SDK's default clientInfo: told apart by era.
+        let modern = lib.era.as_deref() == Some("auto");
+        let s = seen
+            .iter()
+            .find(|s| {
+                s.client_info.as_ref().and_then(|c| c["name"].as_str()) == info.name.as_deref()
+                    && s.client_info.as_ref().and_then(|c| c["version"].as_str())
+                        == info.version.as_deref()
+                    // A dual-era client against a modern server stays modern after its probe.
+                    && (s.era == "modern") == modern
+            })
+            .unwrap_or_else(|| panic!("{name} not seen: {seen:?}"));
+        assert_eq!(
+            s.capabilities.as_ref().map(|c| c.get("roots").is_some()),
+            Some(true),
+            "{name}"
+        );
+        if !modern {
+            assert_eq!(s.protocol_version, lib.protocol_version, "{name}");
+            assert_eq!(s.habits.get_stream, lib.get_stream == Some(true), "{name}");
+            // The Inspector's CLI leaves without a DELETE; the SDK clients send one.
+            assert_eq!(s.habits.delete, lib.abandon.is_none(), "{name}");
+        }
+    }
+}
