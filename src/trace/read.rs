@@ -63,6 +63,18 @@ pub struct RecordedSession {
 }
 
 impl RecordedSession {
+    /// A session opened at `opened`, nothing seen of it yet.
+    pub fn new(id: u64, transport: Transport, opened: u64) -> RecordedSession {
+        RecordedSession {
+            id,
+            transport,
+            opened,
+            messages: Vec::new(),
+            http: Vec::new(),
+            closed: None,
+        }
+    }
+
     /// The client's messages, in order.
     pub fn client_messages(&self) -> impl Iterator<Item = &Value> {
         self.messages
@@ -207,17 +219,7 @@ fn add(
             if sessions.contains_key(&session) {
                 return Err(format!("session {session} is opened twice"));
             }
-            sessions.insert(
-                session,
-                RecordedSession {
-                    id: session,
-                    transport,
-                    opened: t,
-                    messages: Vec::new(),
-                    http: Vec::new(),
-                    closed: None,
-                },
-            );
+            sessions.insert(session, RecordedSession::new(session, transport, t));
         }
         Event::Message {
             t,

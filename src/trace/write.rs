@@ -299,17 +299,7 @@ fn track(open: &mut HashMap<u64, RecordedSession>, event: &mut Event) {
             session,
             transport,
         } => {
-            open.insert(
-                *session,
-                RecordedSession {
-                    id: *session,
-                    transport: *transport,
-                    opened: *t,
-                    messages: Vec::new(),
-                    http: Vec::new(),
-                    closed: None,
-                },
-            );
+            open.insert(*session, RecordedSession::new(*session, *transport, *t));
         }
         Event::Message {
             t,

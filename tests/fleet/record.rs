@@ -58,6 +58,11 @@ impl Recording {
         }
     }
 
+    /// A recording in front of the built-in server at `server`, its trace `dir/name`.
+    pub fn of(server: std::net::SocketAddr, dir: &Path, name: &str) -> Recording {
+        Recording::start(&format!("http://{server}/mcp"), &dir.join(name), &[])
+    }
+
     /// SIGINT, then its exit (bounded) and the trace it wrote.
     pub fn stop(mut self) -> Trace {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
@@ -131,11 +136,7 @@ async fn the_proxy_changes_nothing_on_every_http_transport_and_the_trace_holds_e
     let server = builtin_http(ServerOptions::default()).await;
     let addr = server.addr;
     let dir = tempfile::tempdir().expect("tempdir");
-    let rec = Recording::start(
-        &format!("http://{addr}/mcp"),
-        &dir.path().join("t.jsonl"),
-        &[],
-    );
+    let rec = Recording::of(addr, dir.path(), "t.jsonl");
     let via = rec.addr.clone();
     let mut tools_list = 0;
     for (path, transport) in [
@@ -196,11 +197,7 @@ async fn the_proxy_changes_nothing_on_every_http_transport_and_the_trace_holds_e
 async fn modern_clients_without_a_session_id_are_sessions_of_their_own() {
     let server = builtin_http(ServerOptions::default()).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let rec = Recording::start(
-        &format!("http://{}/mcp", server.addr),
-        &dir.path().join("t.jsonl"),
-        &[],
-    );
+    let rec = Recording::of(server.addr, dir.path(), "t.jsonl");
     let run = |target: String| {
         FleetRun::new(RunArgs {
             overrides: mcp_fleet::cli::Overrides {

@@ -107,11 +107,7 @@ async fn a_replay_shows_every_session_again_and_scales() {
     let server = builtin_http(ServerOptions::default()).await;
     let addr = server.addr;
     let dir = tempfile::tempdir().expect("tempdir");
-    let first = Recording::start(
-        &format!("http://{addr}/mcp"),
-        &dir.path().join("a.jsonl"),
-        &[],
-    );
+    let first = Recording::of(addr, dir.path(), "a.jsonl");
     let via = first.addr.clone();
     fleet_through(format!("http://{via}/mcp"), None, false).await;
     fleet_through(format!("http://{via}/sse"), Some(TransportKind::Sse), false).await;
@@ -120,11 +116,7 @@ async fn a_replay_shows_every_session_again_and_scales() {
     let recorded = first.stop();
     assert_eq!(recorded.sessions.len(), 12);
     // The replay, recorded in turn through a second proxy.
-    let second = Recording::start(
-        &format!("http://{addr}/mcp"),
-        &dir.path().join("b.jsonl"),
-        &[],
-    );
+    let second = Recording::of(addr, dir.path(), "b.jsonl");
     let target = format!("--target=http://{}/mcp", second.addr);
     let json = replay(
         &dir.path().join("a.jsonl"),
@@ -171,11 +163,7 @@ async fn a_replay_shows_every_session_again_and_scales() {
 async fn a_derived_profile_validates_and_runs_green() {
     let server = builtin_http(ServerOptions::default()).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let rec = Recording::start(
-        &format!("http://{}/mcp", server.addr),
-        &dir.path().join("t.jsonl"),
-        &[],
-    );
+    let rec = Recording::of(server.addr, dir.path(), "t.jsonl");
     fleet_through(format!("http://{}/mcp", rec.addr), None, false).await;
     fleet_through(format!("ws://{}/ws", rec.addr), None, false).await;
     drop(rec.stop());
@@ -334,11 +322,7 @@ fn traces_that_cannot_be_trusted_exit_2_with_their_reason() {
 async fn library_personas_show_the_recorded_clients_identity_and_habits() {
     let server = builtin_http(ServerOptions::default()).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let rec = Recording::start(
-        &format!("http://{}/mcp", server.addr),
-        &dir.path().join("t.jsonl"),
-        &[],
-    );
+    let rec = Recording::of(server.addr, dir.path(), "t.jsonl");
     let names = [
         "ts-sdk-1",
         "ts-sdk-2",
