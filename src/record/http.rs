@@ -167,7 +167,9 @@ async fn handle(
             .and_then(first)
             .and_then(|m| m.get("method"))
             == Some(&Value::from("server/discover"));
-        Some(sessions.by_client(peer.ip(), &identity, connection, false, discovers))
+        // A request on another connection than its session's (a held listen, calls in
+        // parallel) joins the latest session of its client; a discover begins one.
+        Some(sessions.by_client(peer.ip(), &identity, connection, !discovers, discovers))
     } else if parts.method == http::Method::GET {
         legacy_get = true;
         None

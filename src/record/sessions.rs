@@ -131,9 +131,10 @@ impl Sessions {
     /// one its address and identity last opened — when `join_busy`, or when that one has
     /// no connection left (a client that came back within [`IDLE_CLOSE`]) — else a new
     /// one. A `server/discover` (`discovers`) begins a client's life: it joins only a
-    /// session that has done nothing but discover. So two clients of one identity at
-    /// once are two sessions, and a modern client that calls in parallel over several
-    /// connections shows as several.
+    /// session that has done nothing but discover. So two modern clients of one identity
+    /// at once are two sessions (each discovers first), and a client's held listen or
+    /// parallel calls on other connections are its session's — the latest one of that
+    /// identity from that address, which two such clients at once may confuse.
     pub fn by_client(
         &self,
         ip: IpAddr,

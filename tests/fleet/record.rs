@@ -231,6 +231,51 @@ async fn modern_clients_without_a_session_id_are_sessions_of_their_own() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_subscriptions_listen_passes_through_and_is_a_habit() {
+    let server = builtin_http(ServerOptions::default()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rec = Recording::of(server.addr, dir.path(), "t.jsonl");
+    let profile = "[[persona]]\nname = \"listener\"\nera = \"modern\"\nlisten = { lists = [\"tools\"] }\n\
+                   [[scenario]]\nname = \"s\"\nsteps = [{ op = \"tools/list\" }, { op = \"pause\", duration = \"600ms\" }]\n";
+    let run = |target: String| {
+        FleetRun::new(RunArgs {
+            overrides: mcp_fleet::cli::Overrides {
+                target: Some(target),
+                sessions: Some(4),
+                clients: Some(1),
+                ..Default::default()
+            },
+            ..RunArgs::default()
+        })
+        .profile(profile)
+        .run()
+    };
+    let direct = run(format!("http://{}/mcp", server.addr)).await.json;
+    let proxied = run(format!("http://{}/mcp", rec.addr)).await.json;
+    // (The `subscriptions/listen` phase's samples vary from run to run in sessions this
+    // short, proxy or not: its count is left out; every listen opened is counted.)
+    let without_listen = |json: &serde_json::Value| {
+        let mut v = shape(json);
+        v.retain(|(phase, _, _)| phase != "subscriptions/listen");
+        v
+    };
+    assert_eq!(without_listen(&direct), without_listen(&proxied));
+    for json in [&direct, &proxied] {
+        assert_eq!(crate::support::counter(json, "listen_opened"), 4);
+    }
+    let trace = rec.stop();
+    assert_eq!(trace.sessions.len(), 4);
+    for s in &trace.sessions {
+        assert!(s.summary().habits.listen, "session {}", s.id);
+        // The listen's answer is a stream, held while the session lived.
+        assert!(s
+            .http
+            .iter()
+            .any(|(_, h)| h.content_type.as_deref() == Some("text/event-stream")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stdio_server_is_wrapped_and_recorded() {
     let dir = tempfile::tempdir().expect("tempdir");
     let trace = dir.path().join("s.jsonl");

@@ -78,8 +78,8 @@ pub async fn run(
         }
         let result = match step {
             Step::Pause(d) => {
-                tokio::time::sleep(d.sample(session.rng())).await;
-                Ok(())
+                let until = Instant::now() + d.sample(session.rng());
+                pause_reading(session, timer, env, until, on_error).await
             }
             Step::List { phase, method } => {
                 list::list_all(session, timer, (*phase, method), env, on_error).await
@@ -137,6 +137,27 @@ async fn list_what_variables_need(
 }
 
 /// Lists the server announced as changed, fetched again (personas that honour it).
+/// A pause: a listening session reads the server meanwhile (its listen's
+/// acknowledgement and changes, a changed list fetched again), as between a long-lived
+/// session's iterations; else it only waits.
+async fn pause_reading(
+    session: &mut Session<'_>,
+    timer: &mut Timer<'_>,
+    env: &mut Env<'_>,
+    until: Instant,
+    on_error: OnError,
+) -> Result<(), FailureKind> {
+    while session.listening() && Instant::now() < until {
+        session.listen_until(until).await;
+        if session.pending_refetch.is_empty() {
+            break; // the time is up, or the listen is gone: wait the plain way
+        }
+        refetch_changed_lists(session, timer, env, on_error).await?;
+    }
+    tokio::time::sleep_until(until).await;
+    Ok(())
+}
+
 pub(super) async fn refetch_changed_lists(
     session: &mut Session<'_>,
     timer: &mut Timer<'_>,
