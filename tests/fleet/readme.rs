@@ -123,18 +123,44 @@ fn start(arguments: &str, addr: &str, cwd: &Path) -> Child {
 
 /// Wait for `child` at most until `deadline` (killed then); its exit code and output.
 fn finish(mut child: Child, deadline: Instant) -> (Option<i32>, String, String) {
-    while child.try_wait().expect("waits").is_none() {
+    use std::io::Read;
+    // Read both pipes meanwhile: a command that prints more than a pipe holds (a shell
+    // completion script is ~66 KB) would otherwise wait on us as we wait on it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break Some(status);
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
-            break;
+            break child.wait().ok();
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("output");
+    };
     (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        status.and_then(|s| s.code()),
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
     )
 }
 
